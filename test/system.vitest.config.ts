@@ -1,0 +1,14 @@
+import { defineConfig } from 'vitest/config';
+
+// Tests that start the real server (`npm start`'s wrangler dev) or a real browser.
+export default defineConfig({
+  test: {
+    name: 'system',
+    root: import.meta.dirname,
+    include: ['scripts/**/*.test.ts', 'e2e/**/*.test.ts'],
+    environment: 'node',
+    testTimeout: 120_000,
+    hookTimeout: 180_000,
+    fileParallelism: false,
+  },
+});

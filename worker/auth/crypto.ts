@@ -1,0 +1,69 @@
+/** Hashing and secrets, all on WebCrypto. Nothing secret is stored or compared in clear. */
+
+const encoder = new TextEncoder();
+
+const base64url = (bytes: Uint8Array): string =>
+  btoa(String.fromCharCode(...bytes)).replace(/\+/g, '-').replace(/\//g, '_').replace(/=+$/, '');
+
+const hex = (buffer: ArrayBuffer): string =>
+  [...new Uint8Array(buffer)].map((b) => b.toString(16).padStart(2, '0')).join('');
+
+export const randomBytes = (n: number): Uint8Array => crypto.getRandomValues(new Uint8Array(n));
+
+/** A fresh secret with a recognisable prefix (for secret scanners), e.g. `knock_at_…`. */
+export const randomToken = (prefix = '', bytes = 32): string => prefix + base64url(randomBytes(bytes));
+
+/** Constant-time string comparison (lengths may leak, contents do not). */
+export const safeEqual = (a: string, b: string): boolean => {
+  const x = encoder.encode(a);
+  const y = encoder.encode(b);
+  if (x.byteLength !== y.byteLength) {
+    crypto.subtle.timingSafeEqual(x, x);
+    return false;
+  }
+  return crypto.subtle.timingSafeEqual(x, y);
+};
+
+const hmacKeys = new Map<string, Promise<CryptoKey>>();
+const hmacKey = (secret: string): Promise<CryptoKey> => {
+  let key = hmacKeys.get(secret);
+  if (!key) {
+    key = crypto.subtle.importKey('raw', encoder.encode(secret), { name: 'HMAC', hash: 'SHA-256' }, false, ['sign']);
+    hmacKeys.set(secret, key);
+  }
+  return key;
+};
+
+/** HMAC-SHA-256 of `value` under the deployment's token-hashing key, hex encoded. */
+export const keyedHash = async (secret: string, value: string): Promise<string> =>
+  hex(await crypto.subtle.sign('HMAC', await hmacKey(secret), encoder.encode(value)));
+
+export const sha256Base64url = async (value: string): Promise<string> =>
+  base64url(new Uint8Array(await crypto.subtle.digest('SHA-256', encoder.encode(value))));
+
+// Workers cap PBKDF2 at 100,000 iterations.
+const PBKDF2_ITERATIONS = 100_000;
+
+const pbkdf2 = async (password: string, salt: Uint8Array, iterations: number): Promise<string> => {
+  const key = await crypto.subtle.importKey('raw', encoder.encode(password), 'PBKDF2', false, ['deriveBits']);
+  const bits = await crypto.subtle.deriveBits({ name: 'PBKDF2', hash: 'SHA-256', salt, iterations }, key, 256);
+  return base64url(new Uint8Array(bits));
+};
+
+/** `pbkdf2-sha256$<iterations>$<salt>$<hash>`, with a per-user random salt. */
+export const hashPassword = async (password: string): Promise<string> => {
+  const salt = randomBytes(16);
+  return `pbkdf2-sha256$${PBKDF2_ITERATIONS}$${base64url(salt)}$${await pbkdf2(password, salt, PBKDF2_ITERATIONS)}`;
+};
+
+const fromBase64url = (s: string): Uint8Array =>
+  Uint8Array.from(atob(s.replace(/-/g, '+').replace(/_/g, '/')), (ch) => ch.charCodeAt(0));
+
+export const verifyPassword = async (password: string, stored: string): Promise<boolean> => {
+  const [scheme, iterations, salt, hash] = stored.split('$');
+  if (scheme !== 'pbkdf2-sha256' || !salt || !hash) return false;
+  return safeEqual(await pbkdf2(password, fromBase64url(salt), Number(iterations)), hash);
+};
+
+/** A hash to verify against when a username does not exist, so timing does not tell. */
+export const DUMMY_PASSWORD_HASH = 'pbkdf2-sha256$100000$AAAAAAAAAAAAAAAAAAAAAA$AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA';

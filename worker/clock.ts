@@ -1,0 +1,10 @@
+/**
+ * The one source of "now" for the Worker and its Durable Objects. Tests replace `clock.now`
+ * to move time forward instead of sleeping.
+ */
+export const clock = {
+  now: (): number => Date.now(),
+};
+
+export const isoNow = (): string => new Date(clock.now()).toISOString();
+export const epochSeconds = (): number => Math.floor(clock.now() / 1000);

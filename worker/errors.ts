@@ -1,0 +1,94 @@
+import type { Context } from 'hono';
+import { HTTPException } from 'hono/http-exception';
+import type { ContentfulStatusCode } from 'hono/utils/http-status';
+
+/**
+ * An error with the exact status, body and headers a client sees. Rules raise these where they
+ * are broken; `renderError` turns them into responses in one place.
+ */
+export class ApiError extends Error {
+  constructor(
+    readonly status: ContentfulStatusCode,
+    readonly body: Record<string, unknown>,
+    readonly headers: Record<string, string> = {},
+  ) {
+    super(typeof body.message === 'string' ? body.message : String(body.error ?? status));
+  }
+}
+
+/** Plain-data form of an error, so Durable Objects can return it across RPC. */
+export interface Problem {
+  status: ContentfulStatusCode;
+  body: Record<string, unknown>;
+  headers?: Record<string, string>;
+}
+
+export const raise = (p: Problem): never => {
+  throw new ApiError(p.status, p.body, p.headers);
+};
+
+/** Every contract error body, by name. */
+export const problems = {
+  unauthorized: (): Problem => ({ status: 401, body: { message: '401 Unauthorized' } }),
+  tokenExpired: (): Problem => ({
+    status: 401,
+    body: {
+      error: 'invalid_token',
+      error_description: 'Token is expired. You can either do re-authorization or token refresh.',
+    },
+    headers: { 'WWW-Authenticate': 'Bearer realm="Knock", error="invalid_token", error_description="Token is expired"' },
+  }),
+  tokenRevoked: (): Problem => ({
+    status: 401,
+    body: { error: 'invalid_token', error_description: 'Token was revoked. You have to re-authorize from the user.' },
+    headers: { 'WWW-Authenticate': 'Bearer realm="Knock", error="invalid_token", error_description="Token was revoked"' },
+  }),
+  insufficientScope: (): Problem => ({
+    status: 403,
+    body: {
+      error: 'insufficient_scope',
+      error_description: 'The request requires higher privileges than provided by the access token.',
+      scope: 'api',
+    },
+    headers: { 'WWW-Authenticate': 'Bearer realm="Knock", error="insufficient_scope", scope="api"' },
+  }),
+  forbidden: (): Problem => ({ status: 403, body: { message: '403 Forbidden' } }),
+  notFound: (what?: string): Problem => ({ status: 404, body: { message: what ? `404 ${what} Not Found` : '404 Not found' } }),
+  routeNotFound: (): Problem => ({ status: 404, body: { error: '404 Not Found' } }),
+  methodNotAllowed: (allow: string[]): Problem => ({
+    status: 405,
+    body: { error: '405 Method Not Allowed' },
+    headers: { Allow: allow.join(', ') },
+  }),
+  badRequest: (message: unknown): Problem => ({ status: 400, body: { message } }),
+  /** GitLab's shape for a parameter that failed validation: `{"error": "<param> is invalid"}`. */
+  invalidParam: (error: string): Problem => ({ status: 400, body: { error } }),
+  conflict: (message: unknown): Problem => ({ status: 409, body: { message } }),
+  payloadTooLarge: (): Problem => ({ status: 413, body: { error: '413 Payload Too Large' } }),
+  unsupportedMediaType: (): Problem => ({
+    status: 415,
+    body: { error: '415 Unsupported Media Type: send application/json, application/x-www-form-urlencoded or multipart/form-data' },
+  }),
+  tooManyRequests: (retryAfter: number): Problem => ({
+    status: 429,
+    body: { message: 'Retry later' },
+    headers: { 'Retry-After': String(retryAfter) },
+  }),
+};
+
+/** JSON with exactly `application/json`, as GitLab sends it. */
+export const json = (body: unknown, status = 200, headers: Record<string, string> = {}): Response =>
+  new Response(body === null ? null : JSON.stringify(body), {
+    status,
+    headers: { 'Content-Type': 'application/json', ...headers },
+  });
+
+export const renderError = (err: Error, c: Context): Response => {
+  if (err instanceof ApiError) return json(err.body, err.status, err.headers);
+  if (err instanceof HTTPException) {
+    if (err.status === 413) return renderError(new ApiError(413, problems.payloadTooLarge().body), c);
+    return json({ error: `${err.status} ${err.message || 'Error'}` }, err.status);
+  }
+  console.error('unhandled error', c.req.method, new URL(c.req.url).pathname, err);
+  return json({ error: '500 Internal Server Error' }, 500);
+};
