@@ -4,6 +4,6 @@ import { defineConfig } from 'vitest/config';
 // browser, and system tests (real `wrangler dev`, Chromium) driven from Node.
 export default defineConfig({
   test: {
-    projects: ['test/worker/vitest.config.ts', 'test/extension/vitest.config.ts', 'test/system.vitest.config.ts'],
+    projects: ['test/*/vitest.config.ts', 'test/vitest.system.config.ts'],
   },
 });

@@ -8,7 +8,7 @@ const base64url = (bytes: Uint8Array): string =>
 const hex = (buffer: ArrayBuffer): string =>
   [...new Uint8Array(buffer)].map((b) => b.toString(16).padStart(2, '0')).join('');
 
-export const randomBytes = (n: number): Uint8Array => crypto.getRandomValues(new Uint8Array(n));
+export const randomBytes = (n: number): Uint8Array<ArrayBuffer> => crypto.getRandomValues(new Uint8Array(n));
 
 /** A fresh secret with a recognisable prefix (for secret scanners), e.g. `knock_at_…`. */
 export const randomToken = (prefix = '', bytes = 32): string => prefix + base64url(randomBytes(bytes));
@@ -44,7 +44,7 @@ export const sha256Base64url = async (value: string): Promise<string> =>
 // Workers cap PBKDF2 at 100,000 iterations.
 const PBKDF2_ITERATIONS = 100_000;
 
-const pbkdf2 = async (password: string, salt: Uint8Array, iterations: number): Promise<string> => {
+const pbkdf2 = async (password: string, salt: Uint8Array<ArrayBuffer>, iterations: number): Promise<string> => {
   const key = await crypto.subtle.importKey('raw', encoder.encode(password), 'PBKDF2', false, ['deriveBits']);
   const bits = await crypto.subtle.deriveBits({ name: 'PBKDF2', hash: 'SHA-256', salt, iterations }, key, 256);
   return base64url(new Uint8Array(bits));
@@ -56,7 +56,7 @@ export const hashPassword = async (password: string): Promise<string> => {
   return `pbkdf2-sha256$${PBKDF2_ITERATIONS}$${base64url(salt)}$${await pbkdf2(password, salt, PBKDF2_ITERATIONS)}`;
 };
 
-const fromBase64url = (s: string): Uint8Array =>
+const fromBase64url = (s: string): Uint8Array<ArrayBuffer> =>
   Uint8Array.from(atob(s.replace(/-/g, '+').replace(/_/g, '/')), (ch) => ch.charCodeAt(0));
 
 export const verifyPassword = async (password: string, stored: string): Promise<boolean> => {

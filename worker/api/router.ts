@@ -1,0 +1,30 @@
+import { OpenAPIHono } from '@hono/zod-openapi';
+import type { AppEnv } from '../env';
+import { problems, raise } from '../errors';
+
+interface Issue {
+  code: string;
+  path: PropertyKey[];
+  message: string;
+  input?: unknown;
+}
+
+/**
+ * GitLab's wording for a parameter that failed validation: "<name> is missing",
+ * "<name> does not have a valid value", or "<name> is invalid".
+ */
+export const describeIssue = (issue: Issue): string => {
+  const name = issue.path.map(String).join('.') || 'body';
+  if (issue.code === 'invalid_type' && issue.input === undefined) return `${name} is missing`;
+  if (issue.code === 'custom' && issue.message) return `${name} ${issue.message}`;
+  if (issue.code === 'invalid_value' || issue.code === 'invalid_union') return `${name} does not have a valid value`;
+  return `${name} is invalid`;
+};
+
+/** A router whose schemas both validate input (400 in GitLab's shape) and document the API. */
+export const createRouter = () =>
+  new OpenAPIHono<AppEnv>({
+    defaultHook: (result) => {
+      if (!result.success) raise(problems.invalidParam(describeIssue(result.error.issues[0] as Issue)));
+    },
+  });

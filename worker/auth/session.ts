@@ -1,0 +1,84 @@
+import type { Context, MiddlewareHandler } from 'hono';
+import { deleteCookie, getCookie, setCookie } from 'hono/cookie';
+import type { AppEnv } from '../env';
+import { directory, type UserRow } from '../durable/directory';
+import { hashSecret } from '../store/tokens';
+import { randomToken, safeEqual } from './crypto';
+
+export interface Session {
+  user: UserRow;
+  csrfToken: string;
+  idHash: string;
+}
+
+const SESSION_COOKIE = 'knock_session';
+/** Pre-sign-in CSRF secret (double-submit), replaced by the session's own once signed in. */
+const CSRF_COOKIE = 'knock_csrf';
+export const SESSION_TTL_SECONDS = 7 * 24 * 3600;
+
+const cookieOptions = (c: Context, maxAge?: number) => ({
+  httpOnly: true,
+  sameSite: 'Lax' as const,
+  secure: new URL(c.req.url).protocol === 'https:',
+  path: '/',
+  ...(maxAge ? { maxAge } : {}),
+});
+
+/** Loads the signed-in user (server-side session record) for the HTML pages. */
+export const loadSession: MiddlewareHandler<AppEnv> = async (c, next) => {
+  const id = getCookie(c, SESSION_COOKIE);
+  let session: Session | null = null;
+  if (id) {
+    const idHash = await hashSecret(c.env, id);
+    const found = await directory(c.env).getSession(idHash);
+    if (found) session = { ...found, idHash };
+  }
+  c.set('session', session);
+  await next();
+};
+
+export const startSession = async (c: Context<AppEnv>, user: UserRow): Promise<void> => {
+  if (c.var.session) await directory(c.env).deleteSession(c.var.session.idHash);
+  const id = randomToken('', 32);
+  await directory(c.env).createSession(await hashSecret(c.env, id), user.id, randomToken('', 24), SESSION_TTL_SECONDS);
+  setCookie(c, SESSION_COOKIE, id, cookieOptions(c, SESSION_TTL_SECONDS));
+  deleteCookie(c, CSRF_COOKIE, { path: '/' });
+};
+
+export const endSession = async (c: Context<AppEnv>): Promise<void> => {
+  if (c.var.session) await directory(c.env).deleteSession(c.var.session.idHash);
+  deleteCookie(c, SESSION_COOKIE, { path: '/' });
+};
+
+/** The CSRF token to embed in a form: the session's, or a fresh pre-sign-in one. */
+export const csrfTokenFor = (c: Context<AppEnv>): string => {
+  if (c.var.session) return c.var.session.csrfToken;
+  let token = getCookie(c, CSRF_COOKIE);
+  if (!token || token.length < 20) {
+    token = randomToken('', 24);
+    setCookie(c, CSRF_COOKIE, token, cookieOptions(c));
+  }
+  return token;
+};
+
+/** Whether a submitted form's token belongs to this browser's session. */
+export const validCsrf = (c: Context<AppEnv>, submitted: unknown): boolean => {
+  if (typeof submitted !== 'string' || !submitted) return false;
+  const expected = c.var.session ? c.var.session.csrfToken : getCookie(c, CSRF_COOKIE);
+  return !!expected && safeEqual(submitted, expected);
+};
+
+/**
+ * A `return_to` that can only lead to a path on this origin: no scheme, no host, no `//`
+ * or `/\` tricks, no control characters. Anything else becomes `fallback`.
+ */
+export const safeReturnTo = (value: unknown, fallback = '/'): string => {
+  if (typeof value !== 'string' || !value.startsWith('/') || value.length > 2048) return fallback;
+  if (/^\/[/\\]/.test(value) || /[\u0000-\u001f\\]/.test(value)) return fallback;
+  try {
+    const resolved = new URL(value, 'http://knock.invalid');
+    return resolved.origin === 'http://knock.invalid' ? resolved.pathname + resolved.search : fallback;
+  } catch {
+    return fallback;
+  }
+};

@@ -1,0 +1,266 @@
+import { DurableObject } from 'cloudflare:workers';
+import { clock, isoNow } from '../clock';
+import type { Env } from '../env';
+import { problems } from '../errors';
+import { directoryMigrations } from './directory-schema';
+import { migrate } from './migrations';
+import { fail, ok, type Result } from './result';
+
+export interface UserRow {
+  id: number;
+  username: string;
+  name: string;
+  email: string | null;
+  admin: boolean;
+  state: string;
+  created_at: string;
+}
+
+export interface ApplicationRow {
+  id: number;
+  client_id: string;
+  secret_hash: string | null;
+  name: string;
+  redirect_uris: string[];
+  scopes: string[];
+  confidential: boolean;
+  created_at: string;
+}
+
+export interface NewUser {
+  username: string;
+  name: string;
+  email?: string | null;
+  passwordHash?: string | null;
+  admin?: boolean;
+}
+
+export interface NewApplication {
+  clientId: string;
+  secretHash: string | null;
+  name: string;
+  redirectUris: string[];
+  scopes: string[];
+  confidential: boolean;
+  ownerId: number;
+}
+
+/** Failed sign-ins allowed per username and per client address within the window. */
+export const LOGIN_FAILURE_LIMIT = 10;
+export const LOGIN_WINDOW_MS = 15 * 60 * 1000;
+
+const USER_COLUMNS = 'id, username, name, email, admin, state, created_at';
+type RawUser = Omit<UserRow, 'admin'> & { admin: number };
+const toUser = (r: RawUser): UserRow => ({ ...r, admin: r.admin === 1 });
+
+type RawApplication = Omit<ApplicationRow, 'redirect_uris' | 'scopes' | 'confidential'> & {
+  redirect_uris: string;
+  scopes: string;
+  confidential: number;
+};
+const toApplication = (r: RawApplication): ApplicationRow => ({
+  id: r.id,
+  client_id: r.client_id,
+  secret_hash: r.secret_hash,
+  name: r.name,
+  redirect_uris: JSON.parse(r.redirect_uris),
+  scopes: r.scopes.split(' ').filter(Boolean),
+  confidential: r.confidential === 1,
+  created_at: r.created_at,
+});
+
+const isUniqueViolation = (e: unknown): boolean => e instanceof Error && /UNIQUE constraint failed/.test(e.message);
+
+/**
+ * The directory: users, OAuth applications, browser sessions and sign-in throttling. One
+ * instance (named "directory"); SQLite makes every method here atomic.
+ */
+export class Directory extends DurableObject<Env> {
+  private readonly sql: SqlStorage;
+
+  constructor(ctx: DurableObjectState, env: Env) {
+    super(ctx, env);
+    this.sql = ctx.storage.sql;
+    migrate(ctx.storage, directoryMigrations);
+  }
+
+  // ---- users ----
+
+  createUser(input: NewUser): Result<UserRow> {
+    try {
+      const row = this.sql
+        .exec<RawUser>(
+          `INSERT INTO users (username, name, email, password_hash, admin, created_at)
+           VALUES (?, ?, ?, ?, ?, ?) RETURNING ${USER_COLUMNS}`,
+          input.username,
+          input.name,
+          input.email ?? null,
+          input.passwordHash ?? null,
+          input.admin ? 1 : 0,
+          isoNow(),
+        )
+        .one();
+      return ok(toUser(row));
+    } catch (e) {
+      if (!isUniqueViolation(e)) throw e;
+      const field = /users\.email/.test(String(e)) ? 'email' : 'username';
+      return fail(problems.conflict(field === 'email' ? 'Email has already been taken' : 'Username has already been taken'));
+    }
+  }
+
+  /** The built-in administrator `root`, created on first use. */
+  ensureRoot(): UserRow {
+    this.sql.exec(
+      `INSERT INTO users (username, name, admin, created_at) VALUES ('root', 'Administrator', 1, ?)
+       ON CONFLICT (username) DO NOTHING`,
+      isoNow(),
+    );
+    return toUser(this.sql.exec<RawUser>(`SELECT ${USER_COLUMNS} FROM users WHERE username = 'root'`).one());
+  }
+
+  getUser(id: number): UserRow | null {
+    const row = this.sql.exec<RawUser>(`SELECT ${USER_COLUMNS} FROM users WHERE id = ?`, id).toArray()[0];
+    return row ? toUser(row) : null;
+  }
+
+  getUsers(ids: number[]): UserRow[] {
+    if (ids.length === 0) return [];
+    return this.sql
+      .exec<RawUser>(`SELECT ${USER_COLUMNS} FROM users WHERE id IN (SELECT value FROM json_each(?))`, JSON.stringify(ids))
+      .toArray()
+      .map(toUser);
+  }
+
+  findUserByUsername(username: string): UserRow | null {
+    const row = this.sql.exec<RawUser>(`SELECT ${USER_COLUMNS} FROM users WHERE username = ?`, username).toArray()[0];
+    return row ? toUser(row) : null;
+  }
+
+  listUsers(filter: { username?: string; search?: string }, offset: number, limit: number): { total: number; users: UserRow[] } {
+    const where: string[] = [];
+    const args: unknown[] = [];
+    if (filter.username !== undefined) {
+      where.push('username = ?');
+      args.push(filter.username);
+    }
+    if (filter.search) {
+      where.push("(username LIKE ? ESCAPE '\\' OR name LIKE ? ESCAPE '\\' OR email LIKE ? ESCAPE '\\')");
+      const like = `%${filter.search.replace(/[\\%_]/g, (ch) => `\\${ch}`)}%`;
+      args.push(like, like, like);
+    }
+    const clause = where.length ? `WHERE ${where.join(' AND ')}` : '';
+    const total = this.sql.exec<{ n: number }>(`SELECT COUNT(*) AS n FROM users ${clause}`, ...args).one().n;
+    const users = this.sql
+      .exec<RawUser>(`SELECT ${USER_COLUMNS} FROM users ${clause} ORDER BY id LIMIT ? OFFSET ?`, ...args, limit, offset)
+      .toArray()
+      .map(toUser);
+    return { total, users };
+  }
+
+  // ---- sign-in ----
+
+  /**
+   * First half of a sign-in: refuses throttled attempts, else returns the password hash to
+   * verify in the Worker (PBKDF2 is slow; it must not block this single object).
+   */
+  beginSignIn(username: string, clientAddress: string): { retryAfter: number } | { user: UserRow | null; passwordHash: string | null } {
+    const now = clock.now();
+    this.sql.exec('DELETE FROM login_failures WHERE at <= ?', now - LOGIN_WINDOW_MS);
+    let retryAfter = 0;
+    for (const key of [`user:${username.toLowerCase()}`, `ip:${clientAddress}`]) {
+      const rows = this.sql
+        .exec<{ n: number; first: number | null }>('SELECT COUNT(*) AS n, MIN(at) AS first FROM login_failures WHERE key = ?', key)
+        .one();
+      if (rows.n >= LOGIN_FAILURE_LIMIT && rows.first !== null) {
+        retryAfter = Math.max(retryAfter, Math.ceil((rows.first + LOGIN_WINDOW_MS - now) / 1000));
+      }
+    }
+    if (retryAfter > 0) return { retryAfter };
+    const row = this.sql
+      .exec<RawUser & { password_hash: string | null }>(`SELECT ${USER_COLUMNS}, password_hash FROM users WHERE username = ?`, username)
+      .toArray()[0];
+    if (!row) return { user: null, passwordHash: null };
+    const { password_hash, ...user } = row;
+    return { user: toUser(user), passwordHash: password_hash };
+  }
+
+  recordSignIn(username: string, clientAddress: string, succeeded: boolean): void {
+    const userKey = `user:${username.toLowerCase()}`;
+    if (succeeded) {
+      this.sql.exec('DELETE FROM login_failures WHERE key = ?', userKey);
+      return;
+    }
+    const now = clock.now();
+    this.sql.exec('INSERT INTO login_failures (key, at) VALUES (?, ?), (?, ?)', userKey, now, `ip:${clientAddress}`, now);
+  }
+
+  // ---- browser sessions ----
+
+  createSession(idHash: string, userId: number, csrfToken: string, ttlSeconds: number): void {
+    const now = clock.now();
+    this.sql.exec('DELETE FROM sessions WHERE expires_at <= ?', now);
+    this.sql.exec(
+      'INSERT INTO sessions (id_hash, user_id, csrf_token, created_at, expires_at) VALUES (?, ?, ?, ?, ?)',
+      idHash,
+      userId,
+      csrfToken,
+      new Date(now).toISOString(),
+      now + ttlSeconds * 1000,
+    );
+  }
+
+  getSession(idHash: string): { user: UserRow; csrfToken: string } | null {
+    const row = this.sql
+      .exec<{ user_id: number; csrf_token: string; expires_at: number }>(
+        'SELECT user_id, csrf_token, expires_at FROM sessions WHERE id_hash = ?',
+        idHash,
+      )
+      .toArray()[0];
+    if (!row || row.expires_at <= clock.now()) return null;
+    const user = this.getUser(row.user_id);
+    if (!user || user.state !== 'active') return null;
+    return { user, csrfToken: row.csrf_token };
+  }
+
+  deleteSession(idHash: string): void {
+    this.sql.exec('DELETE FROM sessions WHERE id_hash = ?', idHash);
+  }
+
+  // ---- OAuth applications ----
+
+  createApplication(input: NewApplication): ApplicationRow {
+    const row = this.sql
+      .exec<RawApplication>(
+        `INSERT INTO applications (client_id, secret_hash, name, redirect_uris, scopes, confidential, owner_id, created_at)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?) RETURNING *`,
+        input.clientId,
+        input.secretHash,
+        input.name,
+        JSON.stringify(input.redirectUris),
+        input.scopes.join(' '),
+        input.confidential ? 1 : 0,
+        input.ownerId,
+        isoNow(),
+      )
+      .one();
+    return toApplication(row);
+  }
+
+  listApplications(): ApplicationRow[] {
+    return this.sql.exec<RawApplication>('SELECT * FROM applications ORDER BY id').toArray().map(toApplication);
+  }
+
+  getApplicationByClientId(clientId: string): ApplicationRow | null {
+    const row = this.sql.exec<RawApplication>('SELECT * FROM applications WHERE client_id = ?', clientId).toArray()[0];
+    return row ? toApplication(row) : null;
+  }
+
+  /** Deletes an application; returns its client id so the caller can end its grants. */
+  deleteApplication(id: number): string | null {
+    const row = this.sql.exec<{ client_id: string }>('DELETE FROM applications WHERE id = ? RETURNING client_id', id).toArray()[0];
+    return row?.client_id ?? null;
+  }
+}
+
+/** The single Directory instance. */
+export const directory = (env: Env) => env.DIRECTORY.getByName('directory');

@@ -1,0 +1,129 @@
+import { Hono, type Context } from 'hono';
+import { hashPassword, verifyPassword, DUMMY_PASSWORD_HASH } from '../auth/crypto';
+import { csrfTokenFor, endSession, safeReturnTo, startSession, validCsrf } from '../auth/session';
+import { config } from '../config';
+import { directory, type UserRow } from '../durable/directory';
+import type { Result } from '../durable/result';
+import type { AppEnv } from '../env';
+import { NewUserSchema } from '../api/users';
+import { describeIssue } from '../api/router';
+import { errorPage } from './error-page';
+import { CsrfField, ErrorNotice, Layout } from './layout';
+
+const clientAddress = (c: Context) => c.req.header('cf-connecting-ip') ?? c.req.header('x-real-ip') ?? 'local';
+
+const SignInPage = (p: { csrf: string; returnTo: string; username?: string; error?: string | null; signupEnabled: boolean }) => (
+  <Layout title="Sign in">
+    <div class="card">
+      <h1>Sign in to Knock</h1>
+      <ErrorNotice message={p.error} />
+      <form method="post" action="/users/sign_in">
+        <CsrfField token={p.csrf} />
+        <input type="hidden" name="return_to" value={p.returnTo} />
+        <label for="username">Username</label>
+        <input type="text" id="username" name="username" autocomplete="username" required value={p.username ?? ''} autofocus />
+        <label for="password">Password</label>
+        <input type="password" id="password" name="password" autocomplete="current-password" required />
+        <div class="actions stretch">
+          <button class="primary" type="submit">Sign in</button>
+        </div>
+      </form>
+    </div>
+    {p.signupEnabled ? (
+      <footer class="muted">
+        New here? <a href={`/users/sign_up?return_to=${encodeURIComponent(p.returnTo)}`}>Create an account</a>
+      </footer>
+    ) : null}
+  </Layout>
+);
+
+const SignUpPage = (p: { csrf: string; returnTo: string; values?: Record<string, string>; error?: string | null }) => (
+  <Layout title="Sign up">
+    <div class="card">
+      <h1>Create your Knock account</h1>
+      <ErrorNotice message={p.error} />
+      <form method="post" action="/users/sign_up">
+        <CsrfField token={p.csrf} />
+        <input type="hidden" name="return_to" value={p.returnTo} />
+        <label for="name">Full name</label>
+        <input type="text" id="name" name="name" autocomplete="name" required value={p.values?.name ?? ''} />
+        <label for="username">Username</label>
+        <input type="text" id="username" name="username" autocomplete="username" required value={p.values?.username ?? ''} />
+        <label for="email">Email</label>
+        <input type="email" id="email" name="email" autocomplete="email" value={p.values?.email ?? ''} />
+        <label for="password">Password (at least 8 characters)</label>
+        <input type="password" id="password" name="password" autocomplete="new-password" minlength={8} required />
+        <div class="actions stretch">
+          <button class="primary" type="submit">Create account</button>
+        </div>
+      </form>
+    </div>
+    <footer class="muted">
+      Already have an account? <a href={`/users/sign_in?return_to=${encodeURIComponent(p.returnTo)}`}>Sign in</a>
+    </footer>
+  </Layout>
+);
+
+const formField = (form: Record<string, unknown>, name: string): string => (typeof form[name] === 'string' ? (form[name] as string) : '');
+
+/** Sign-in, sign-up and sign-out pages. */
+export const accountPages = new Hono<AppEnv>()
+  .get('/users/sign_in', (c) => {
+    const returnTo = safeReturnTo(c.req.query('return_to'));
+    if (c.var.session) return c.redirect(returnTo, 303);
+    return c.html(<SignInPage csrf={csrfTokenFor(c)} returnTo={returnTo} signupEnabled={config(c.env).signupEnabled} />);
+  })
+  .post('/users/sign_in', async (c) => {
+    const form = await c.req.parseBody();
+    const returnTo = safeReturnTo(form.return_to);
+    if (!validCsrf(c, form.authenticity_token)) return errorPage(c, 403, 'Form expired', 'Please go back, reload the page and try again.');
+    const username = formField(form, 'username').trim();
+    const password = formField(form, 'password');
+    const page = (error: string, status: 401 | 429 | 400) =>
+      c.html(<SignInPage csrf={csrfTokenFor(c)} returnTo={returnTo} username={username} error={error} signupEnabled={config(c.env).signupEnabled} />, status);
+    if (!username || !password) return page('Enter your username and password.', 400);
+
+    const dir = directory(c.env);
+    const attempt = await dir.beginSignIn(username, clientAddress(c));
+    if ('retryAfter' in attempt) {
+      c.header('Retry-After', String(attempt.retryAfter));
+      return page('Too many failed sign-in attempts. Try again later.', 429);
+    }
+    // Verify against a dummy hash for unknown users, so timing does not reveal who exists.
+    const valid = await verifyPassword(password, attempt.passwordHash ?? DUMMY_PASSWORD_HASH);
+    const succeeded = valid && !!attempt.user && attempt.user.state === 'active';
+    await dir.recordSignIn(username, clientAddress(c), succeeded);
+    if (!succeeded || !attempt.user) return page('Invalid username or password.', 401);
+    await startSession(c, attempt.user);
+    return c.redirect(returnTo, 303);
+  })
+  .post('/users/sign_out', async (c) => {
+    const form = await c.req.parseBody();
+    if (!validCsrf(c, form.authenticity_token)) return errorPage(c, 403, 'Form expired', 'Please go back, reload the page and try again.');
+    await endSession(c);
+    return c.redirect('/users/sign_in', 303);
+  })
+  .get('/users/sign_up', (c) => {
+    if (!config(c.env).signupEnabled) return errorPage(c, 404, 'Sign-up is disabled', 'Ask an administrator for an account.');
+    return c.html(<SignUpPage csrf={csrfTokenFor(c)} returnTo={safeReturnTo(c.req.query('return_to'))} />);
+  })
+  .post('/users/sign_up', async (c) => {
+    if (!config(c.env).signupEnabled) return errorPage(c, 404, 'Sign-up is disabled', 'Ask an administrator for an account.');
+    const form = await c.req.parseBody();
+    const returnTo = safeReturnTo(form.return_to);
+    if (!validCsrf(c, form.authenticity_token)) return errorPage(c, 403, 'Form expired', 'Please go back, reload the page and try again.');
+    const values = { name: formField(form, 'name'), username: formField(form, 'username').trim(), email: formField(form, 'email').trim() };
+    const parsed = NewUserSchema.safeParse({ ...values, email: values.email || undefined, password: formField(form, 'password') });
+    const again = (error: string, status: 400 | 409) =>
+      c.html(<SignUpPage csrf={csrfTokenFor(c)} returnTo={returnTo} values={values} error={error} />, status);
+    if (!parsed.success) return again(`The ${describeIssue(parsed.error.issues[0] as never)}.`, 400);
+    const created = (await directory(c.env).createUser({
+      username: parsed.data.username,
+      name: parsed.data.name,
+      email: parsed.data.email ?? null,
+      passwordHash: await hashPassword(parsed.data.password),
+    })) as unknown as Result<UserRow>;
+    if (!created.ok) return again(String(created.problem.body.message), 409);
+    await startSession(c, created.value);
+    return c.redirect(returnTo, 303);
+  });

@@ -1,0 +1,97 @@
+import { epochSeconds } from '../clock';
+import type { Caller, Env } from '../env';
+import { ApiError } from '../errors';
+import { keyedHash, randomToken } from '../auth/crypto';
+
+/** What KV keeps for one access token, under the keyed hash of the token (never the token). */
+export interface AccessTokenRecord {
+  userId: number;
+  username: string;
+  name: string;
+  admin: boolean;
+  scopes: string[];
+  clientId: string | null;
+  /** The grant (authorization) the token was issued under, for revocation and introspection. */
+  grantId: string | null;
+  /** Epoch seconds. */
+  createdAt: number;
+  expiresAt: number;
+  /** Set on a tombstone written at revocation, so the API can say "revoked". */
+  revoked?: boolean;
+}
+
+export type TokenLookup =
+  | { status: 'active'; record: AccessTokenRecord }
+  | { status: 'expired' }
+  | { status: 'revoked' }
+  | { status: 'unknown' };
+
+export const ACCESS_TOKEN_PREFIX = 'knock_at_';
+export const REFRESH_TOKEN_PREFIX = 'knock_rt_';
+
+// KV refuses expirations less than 60 seconds ahead.
+const KV_MIN_TTL = 60;
+
+export const tokenHashKey = (env: Env): string => {
+  if (!env.TOKEN_HASH_KEY) {
+    throw new ApiError(500, { error: 'TOKEN_HASH_KEY is not configured (see README: Deploying to the edge)' });
+  }
+  return env.TOKEN_HASH_KEY;
+};
+
+/** The keyed hash that identifies a token (or code, or secret) in storage. */
+export const hashSecret = (env: Env, secret: string): Promise<string> => keyedHash(tokenHashKey(env), secret);
+
+/**
+ * A new access token. Its expiry rides along in clear (`knock_at_<exp>_<random>`) only so that
+ * a token KV has already dropped can still be answered "expired" rather than "unknown".
+ */
+export const newAccessToken = (expiresAt: number): string => `${ACCESS_TOKEN_PREFIX}${expiresAt.toString(36)}_${randomToken()}`;
+
+const embeddedExpiry = (token: string): number | null => {
+  const m = /^knock_at_([0-9a-z]{1,12})_/.exec(token);
+  return m ? parseInt(m[1], 36) : null;
+};
+
+const kvKey = (hash: string) => `at:${hash}`;
+
+export const putAccessToken = async (env: Env, tokenHash: string, record: AccessTokenRecord): Promise<void> => {
+  await env.TOKENS.put(kvKey(tokenHash), JSON.stringify(record), {
+    expiration: Math.max(record.expiresAt, epochSeconds() + KV_MIN_TTL),
+  });
+};
+
+/** Replaces each token's entry by a tombstone that lives as long as the token would have. */
+export const revokeAccessTokens = async (env: Env, tokens: { hash: string; expiresAt: number }[]): Promise<void> => {
+  const tombstone = (expiresAt: number): AccessTokenRecord => ({
+    userId: 0, username: '', name: '', admin: false, scopes: [], clientId: null, grantId: null,
+    createdAt: 0, expiresAt, revoked: true,
+  });
+  await Promise.all(
+    tokens.map((t) =>
+      env.TOKENS.put(kvKey(t.hash), JSON.stringify(tombstone(t.expiresAt)), {
+        expiration: Math.max(t.expiresAt, epochSeconds() + KV_MIN_TTL),
+      }),
+    ),
+  );
+};
+
+export const lookupAccessToken = async (env: Env, token: string): Promise<TokenLookup> => {
+  const record = await env.TOKENS.get<AccessTokenRecord>(kvKey(await hashSecret(env, token)), 'json');
+  if (!record) {
+    const exp = embeddedExpiry(token);
+    return exp !== null && exp <= epochSeconds() ? { status: 'expired' } : { status: 'unknown' };
+  }
+  if (record.revoked) return { status: 'revoked' };
+  if (record.expiresAt <= epochSeconds()) return { status: 'expired' };
+  return { status: 'active', record };
+};
+
+export const callerOf = (record: AccessTokenRecord): Caller => ({
+  id: record.userId,
+  username: record.username,
+  name: record.name,
+  admin: record.admin,
+  scopes: record.scopes,
+  clientId: record.clientId,
+});
