@@ -1,0 +1,48 @@
+import { useState } from 'preact/hooks';
+import { DEFAULT_APPROVAL_LEVEL, type NamespaceKind } from '../../shared/access-levels';
+import type { AccessRequest } from '../../shared/api-types';
+import { timeAgo } from '../lib/relative-time';
+import { LevelPicker } from './LevelPicker';
+
+interface Props {
+  kind: NamespaceKind;
+  approverLevel: number;
+  request: AccessRequest;
+  now: number;
+  error?: string;
+  onApprove(level: number): void;
+  onDeny(): void;
+}
+
+export function AccessRequestRow({ kind, approverLevel, request, now, error, onApprove, onDeny }: Props) {
+  const [level, setLevel] = useState(DEFAULT_APPROVAL_LEVEL);
+  const who = `@${request.username}`;
+  return (
+    <li class="request" aria-label={`${request.name} (${who})`}>
+      <div class="who">
+        <span class="name">{request.name}</span> <span class="username">{who}</span>
+        <div class="when">requested {timeAgo(request.requested_at, now)}</div>
+      </div>
+      <div class="decision">
+        <LevelPicker
+          kind={kind}
+          approverLevel={approverLevel}
+          value={level}
+          onChange={setLevel}
+          label={`Access level for ${who}`}
+        />
+        <button type="button" class="approve" aria-label={`Approve ${who}`} onClick={() => onApprove(level)}>
+          Approve
+        </button>
+        <button type="button" class="deny" aria-label={`Deny ${who}`} onClick={onDeny}>
+          Deny
+        </button>
+      </div>
+      {error && (
+        <p class="error" role="alert">
+          {error}
+        </p>
+      )}
+    </li>
+  );
+}

@@ -1,0 +1,26 @@
+// Polling with `alarms`: one repeating alarm while signed in, at the interval from the settings.
+
+import { browser } from 'wxt/browser';
+import { refreshInbox } from './inbox-refresh';
+import { accountItem, MIN_POLL_MINUTES, settingsItem } from './stored-values';
+
+export const POLL_ALARM = 'poll-pending-requests';
+
+/** Creates, moves or removes the polling alarm to match the account and the settings. */
+export async function schedulePolling(): Promise<void> {
+  const [account, settings] = await Promise.all([accountItem.getValue(), settingsItem.getValue()]);
+  if (!account) {
+    await browser.alarms.clear(POLL_ALARM);
+    return;
+  }
+  const periodInMinutes = Math.max(MIN_POLL_MINUTES, settings.pollMinutes);
+  const existing = await browser.alarms.get(POLL_ALARM);
+  if (existing?.periodInMinutes === periodInMinutes) return;
+  await browser.alarms.create(POLL_ALARM, { delayInMinutes: periodInMinutes, periodInMinutes });
+}
+
+/** What an alarm does: refresh the inbox; failures wait for the next alarm. */
+export async function onPollAlarm(alarm: { name: string }): Promise<void> {
+  if (alarm.name !== POLL_ALARM) return;
+  await refreshInbox().catch(() => undefined);
+}

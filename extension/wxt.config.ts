@@ -1,0 +1,33 @@
+import preact from '@preact/preset-vite';
+import { defineConfig } from 'wxt';
+
+/**
+ * Public half of the development signing key. It pins the Chromium extension id to
+ * `odhclnlgfnipbpcdeojbgcidnleblgjk`, so the OAuth redirect URI
+ * `https://odhclnlgfnipbpcdeojbgcidnleblgjk.chromiumapp.org/` (wrangler.toml,
+ * EXTENSION_REDIRECT_URIS) is the same on every machine. The private half is not needed.
+ */
+const CHROMIUM_PUBLIC_KEY =
+  'MIIBIjANBgkqhkiG9w0BAQEFAAOCAQ8AMIIBCgKCAQEAtXCHARHYQTnW/sEAEKWYABc8GrBaeMd71PRyGWlPk40JwT73HfkJoX1zEq+YdCmYTIGRYAia1P/KFT38KTU0YYsL+yi8UOrg00Eor3NspkR12v3qy1dlXWm0l+uHaLVmQLkpAAlXbidGKm5toib45cdbehn1Luki5mfcr3bYw9p89jx+X7b9ekoL3tdZ8ri1C3i0dNK+KPVEB1xqHycgZJsSNZN2wGr5hzVSvmpDP6JEGsZgO5lyhQNnIUBTeaYN9dSpEG5eOM7bl1gLXdXLqD5ZTLq8qL0eiyKAfPMBBCgAVTwlTCJOKYQawTy590aXnd/PRZwqzQU31TEInoVPgwIDAQAB';
+
+/** Firefox derives the redirect URI from this id (sha1 → `https://1315abde….extensions.allizom.org/`). */
+const GECKO_ID = 'knock-extension@knock.dev';
+
+export default defineConfig({
+  imports: false,
+  manifestVersion: 3,
+  vite: () => ({ plugins: [preact()] }),
+  manifest: ({ browser }) => ({
+    name: 'Knock',
+    description: 'Approve and deny access requests from the toolbar.',
+    version: '0.1.0',
+    permissions: ['storage', 'alarms', 'notifications', 'identity'],
+    // A local development server is allowed from the start; any other server is asked for at
+    // run time, from the options page, when its URL is saved.
+    host_permissions: ['http://127.0.0.1/*', 'http://localhost/*'],
+    optional_host_permissions: ['https://*/*', 'http://*/*'],
+    ...(browser === 'firefox'
+      ? { browser_specific_settings: { gecko: { id: GECKO_ID, strict_min_version: '128.0' } } }
+      : { key: CHROMIUM_PUBLIC_KEY }),
+  }),
+});

@@ -1,0 +1,72 @@
+// A small typed client for Knock's `/api/v4` (contract §3–§4). It does not know about tokens:
+// the `fetch` it is given adds the Authorization header (and refreshes when needed).
+
+import { apiErrorFrom } from './api-error';
+import type { NamespaceKind } from './access-levels';
+import type { AccessRequest, ApprovedAccessRequest, Group, Project, User } from './api-types';
+
+export type Fetch = (url: string, init?: RequestInit) => Promise<Response>;
+
+export interface KnockClientOptions {
+  /** The server's origin, e.g. `https://knock.example` (a trailing slash is fine). */
+  serverUrl: string;
+  fetch: Fetch;
+}
+
+const ROUTE: Record<NamespaceKind, string> = { group: 'groups', project: 'projects' };
+const PER_PAGE = 100;
+/** A guard against a server that never stops paginating. */
+const MAX_PAGES = 50;
+
+export type KnockClient = ReturnType<typeof createKnockClient>;
+
+export function createKnockClient({ serverUrl, fetch }: KnockClientOptions) {
+  const apiBase = `${serverUrl.replace(/\/+$/, '')}/api/v4`;
+
+  async function call(method: string, path: string, query?: Record<string, string | number>): Promise<Response> {
+    const url = new URL(`${apiBase}${path}`);
+    for (const [name, value] of Object.entries(query ?? {})) url.searchParams.set(name, String(value));
+    const response = await fetch(url.href, { method, headers: { Accept: 'application/json' } });
+    if (!response.ok) throw await apiErrorFrom(response);
+    return response;
+  }
+
+  async function json<T>(method: string, path: string, query?: Record<string, string | number>): Promise<T> {
+    return (await call(method, path, query)).json() as Promise<T>;
+  }
+
+  /** Every item of a paginated list, following `X-Next-Page`. */
+  async function all<T>(path: string, query: Record<string, string | number> = {}): Promise<T[]> {
+    const items: T[] = [];
+    let page = 1;
+    for (let count = 0; count < MAX_PAGES; count++) {
+      const response = await call('GET', path, { ...query, per_page: PER_PAGE, page });
+      items.push(...((await response.json()) as T[]));
+      const next = Number(response.headers.get('X-Next-Page'));
+      if (!Number.isInteger(next) || next <= page) break;
+      page = next;
+    }
+    return items;
+  }
+
+  const target = (kind: NamespaceKind, idOrPath: number | string) =>
+    `/${ROUTE[kind]}/${encodeURIComponent(String(idOrPath))}`;
+
+  return {
+    currentUser: () => json<User>('GET', '/user'),
+    groups: (minAccessLevel: number) => all<Group>('/groups', { min_access_level: minAccessLevel }),
+    projects: (minAccessLevel: number) => all<Project>('/projects', { min_access_level: minAccessLevel }),
+    accessRequests: (kind: NamespaceKind, id: number | string) =>
+      all<AccessRequest>(`${target(kind, id)}/access_requests`),
+    approve: (kind: NamespaceKind, id: number | string, userId: number, accessLevel: number) =>
+      json<ApprovedAccessRequest>('PUT', `${target(kind, id)}/access_requests/${userId}/approve`, {
+        access_level: accessLevel,
+      }),
+    deny: async (kind: NamespaceKind, id: number | string, userId: number): Promise<void> => {
+      await call('DELETE', `${target(kind, id)}/access_requests/${userId}`);
+    },
+    /** Asks for access to a group or project, by id or full path (`acme/website`). */
+    requestAccess: (kind: NamespaceKind, idOrPath: number | string) =>
+      json<AccessRequest>('POST', `${target(kind, idOrPath)}/access_requests`),
+  };
+}

@@ -1,0 +1,160 @@
+// A small in-memory stand-in for Knock's HTTP API (contract §3–§5), enough for the extension's
+// unit tests: token refresh with rotation, the listing routes, approve, deny, request, and 429s.
+
+import type { AccessRequest, Group, Project, User } from '../../shared/api-types';
+
+export const SERVER = 'https://knock.test';
+
+interface Source {
+  kind: 'group' | 'project';
+  record: Group | Project;
+  /** The signed-in user's level there. */
+  level: number;
+  requests: AccessRequest[];
+}
+
+export function accessRequest(id: number, username: string, name: string, requestedAt: string): AccessRequest {
+  return {
+    id,
+    username,
+    name,
+    state: 'active',
+    avatar_url: null,
+    web_url: `${SERVER}/${username}`,
+    created_at: requestedAt,
+    requested_at: requestedAt,
+  };
+}
+
+export function createFakeKnock() {
+  let issued = 0;
+  const server = {
+    user: { id: 1, username: 'alice', name: 'Alice Owner' } as User,
+    sources: [] as Source[],
+    validAccessTokens: new Set<string>(),
+    /** Refresh tokens that still work; each is used once (rotation). */
+    liveRefreshTokens: new Set<string>(),
+    /** What the token endpoint answers to a refresh, when not the normal rotation. */
+    refreshFailure: null as null | { status: number; body: unknown },
+    /** Answer the next N API calls with 429 and this Retry-After. */
+    rateLimit: { remaining: 0, retryAfter: '120' },
+    /** Approvals the server refuses, with this message. */
+    refuseDecisions: null as null | { status: number; message: string },
+    approvals: [] as { kind: string; id: number; userId: number; accessLevel: number }[],
+    denials: [] as { kind: string; id: number; userId: number }[],
+    accessRequestsMade: [] as { kind: string; idOrPath: string }[],
+    calls: [] as string[],
+    refreshCalls: 0,
+
+    /** A fresh token pair, as if the user had just signed in. */
+    issueTokens() {
+      issued += 1;
+      const pair = { access_token: `access-${issued}`, refresh_token: `refresh-${issued}` };
+      server.validAccessTokens.add(pair.access_token);
+      server.liveRefreshTokens.add(pair.refresh_token);
+      return {
+        ...pair,
+        token_type: 'Bearer' as const,
+        expires_in: 28800,
+        scope: 'api',
+        created_at: Math.floor(Date.now() / 1000),
+      };
+    },
+
+    addGroup(id: number, path: string, level: number, requests: AccessRequest[] = []) {
+      const record: Group = { id, name: path, path, full_path: path };
+      server.sources.push({ kind: 'group', record, level, requests });
+    },
+
+    addProject(id: number, pathWithNamespace: string, level: number, requests: AccessRequest[] = []) {
+      const path = pathWithNamespace.split('/').at(-1)!;
+      const record: Project = {
+        id,
+        name: path,
+        path,
+        path_with_namespace: pathWithNamespace,
+        name_with_namespace: pathWithNamespace.replace('/', ' / '),
+      };
+      server.sources.push({ kind: 'project', record, level, requests });
+    },
+
+    fetch: async (input: string | URL | Request, init: RequestInit = {}): Promise<Response> => {
+      const url = new URL(typeof input === 'string' || input instanceof URL ? input : input.url);
+      const method = (init.method ?? 'GET').toUpperCase();
+      server.calls.push(`${method} ${url.pathname}`);
+      if (url.pathname === '/login/oauth/access_token') return tokenEndpoint(JSON.parse(String(init.body)));
+      if (url.pathname === '/login/oauth/revoke') return new Response(null, { status: 200 });
+
+      const token = new Headers(init.headers).get('Authorization')?.replace(/^Bearer /, '');
+      if (!token || !server.validAccessTokens.has(token)) {
+        return json(401, { error: 'invalid_token', error_description: 'Token is expired.' });
+      }
+      if (server.rateLimit.remaining > 0) {
+        server.rateLimit.remaining -= 1;
+        return json(429, { message: '429 Too Many Requests' }, { 'Retry-After': server.rateLimit.retryAfter });
+      }
+      return api(method, url);
+    },
+  };
+
+  function tokenEndpoint(body: Record<string, string>): Response {
+    if (body.grant_type !== 'refresh_token') return json(200, server.issueTokens());
+    server.refreshCalls += 1;
+    if (server.refreshFailure) return json(server.refreshFailure.status, server.refreshFailure.body);
+    if (!server.liveRefreshTokens.delete(body.refresh_token ?? '')) {
+      return json(400, { error: 'invalid_grant', error_description: 'The refresh token is invalid.' });
+    }
+    return json(200, server.issueTokens());
+  }
+
+  function api(method: string, url: URL): Response {
+    const path = url.pathname.replace(/^\/api\/v4/, '');
+    const minLevel = Number(url.searchParams.get('min_access_level') ?? 0);
+    if (method === 'GET' && path === '/user') return json(200, server.user);
+    if (method === 'GET' && (path === '/groups' || path === '/projects')) {
+      const kind = path === '/groups' ? 'group' : 'project';
+      const records = server.sources.filter((s) => s.kind === kind && s.level >= minLevel).map((s) => s.record);
+      return json(200, records, { 'X-Next-Page': '' });
+    }
+    const match = path.match(/^\/(groups|projects)\/([^/]+)\/access_requests(?:\/(\d+)(\/approve)?)?$/);
+    if (!match) return json(404, { error: '404 Not Found' });
+    const [, route, rawId, userId, approve] = match;
+    const kind = route === 'groups' ? 'group' : 'project';
+    const idOrPath = decodeURIComponent(rawId!);
+    const source = server.sources.find(
+      (s) =>
+        s.kind === kind &&
+        (String(s.record.id) === idOrPath ||
+          ('full_path' in s.record ? s.record.full_path : s.record.path_with_namespace) === idOrPath),
+    );
+    if (method === 'POST' && !userId) {
+      server.accessRequestsMade.push({ kind, idOrPath });
+      if (!source) return json(404, { message: `404 ${kind === 'group' ? 'Group' : 'Project'} Not Found` });
+      return json(201, accessRequest(server.user.id, server.user.username, server.user.name, new Date().toISOString()));
+    }
+    if (!source) return json(404, { message: '404 Not Found' });
+    if (method === 'GET' && !userId) return json(200, source.requests, { 'X-Next-Page': '' });
+    if (server.refuseDecisions) return json(server.refuseDecisions.status, { message: server.refuseDecisions.message });
+    const pending = source.requests.find((r) => r.id === Number(userId));
+    if (!pending) return json(404, { message: '404 Not found' });
+    source.requests = source.requests.filter((r) => r !== pending);
+    if (method === 'PUT' && approve) {
+      const accessLevel = Number(url.searchParams.get('access_level') ?? 30);
+      server.approvals.push({ kind, id: source.record.id, userId: pending.id, accessLevel });
+      return json(201, { ...pending, access_level: accessLevel });
+    }
+    server.denials.push({ kind, id: source.record.id, userId: pending.id });
+    return new Response(null, { status: 204 });
+  }
+
+  return server;
+}
+
+function json(status: number, body: unknown, headers: Record<string, string> = {}): Response {
+  return new Response(JSON.stringify(body), {
+    status,
+    headers: { 'Content-Type': 'application/json', ...headers },
+  });
+}
+
+export type FakeKnock = ReturnType<typeof createFakeKnock>;
