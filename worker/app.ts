@@ -7,7 +7,7 @@ import { api } from './api';
 import { loadSession } from './auth/session';
 import { publicOrigin } from './config';
 import type { AppEnv } from './env';
-import { problems, raise, renderError } from './errors';
+import { json, problems, raise, renderError } from './errors';
 import { accountPages } from './pages/accounts';
 import { homePages } from './pages/home';
 
@@ -42,5 +42,6 @@ app.route('/api/v4', api);
 app.route('/', homePages);
 app.route('/', accountPages);
 
-app.notFound(() => raise(problems.routeNotFound()));
+// Returned, not thrown, so methodNotAllowed can still turn it into a 405.
+app.notFound(() => json(problems.routeNotFound().body, 404));
 app.onError(renderError);

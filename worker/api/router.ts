@@ -6,7 +6,6 @@ interface Issue {
   code: string;
   path: PropertyKey[];
   message: string;
-  input?: unknown;
 }
 
 /**
@@ -15,7 +14,7 @@ interface Issue {
  */
 export const describeIssue = (issue: Issue): string => {
   const name = issue.path.map(String).join('.') || 'body';
-  if (issue.code === 'invalid_type' && issue.input === undefined) return `${name} is missing`;
+  if (issue.code === 'invalid_type' && /received undefined/.test(issue.message)) return `${name} is missing`;
   if (issue.code === 'custom' && issue.message) return `${name} ${issue.message}`;
   if (issue.code === 'invalid_value' || issue.code === 'invalid_union') return `${name} does not have a valid value`;
   return `${name} is invalid`;

@@ -1,0 +1,104 @@
+import { env, exports } from 'cloudflare:workers';
+import { hashSecret, newAccessToken, putAccessToken } from '../../../worker/store/tokens';
+
+export const ORIGIN = 'http://knock.test';
+export const ADMIN = { 'PRIVATE-TOKEN': 'test-admin-token' };
+
+/** Calls the Worker as a client would. */
+export const call = (path: string, init: RequestInit = {}) => exports.default.fetch(`${ORIGIN}${path}`, init);
+
+export const jsonBody = (body: unknown, headers: Record<string, string> = {}, method = 'POST'): RequestInit => ({
+  method,
+  headers: { 'Content-Type': 'application/json', ...headers },
+  body: JSON.stringify(body),
+});
+
+let counter = 0;
+/** A name unique within the test run. */
+export const unique = (prefix: string) => `${prefix}${Date.now().toString(36)}${(counter++).toString(36)}`;
+
+export interface TestUser {
+  id: number;
+  username: string;
+  password: string;
+  headers: Record<string, string>;
+}
+
+/** Creates a user through the admin API and gives it an `api` access token. */
+export const createUser = async (prefix = 'user', opts: { admin?: boolean; scopes?: string[] } = {}): Promise<TestUser> => {
+  const username = unique(prefix);
+  const password = `pw-${username}-secret`;
+  const res = await call('/api/v4/users', jsonBody({ username, name: `User ${username}`, password, email: `${username}@example.test`, admin: opts.admin ?? false }, ADMIN));
+  if (res.status !== 201) throw new Error(`createUser ${res.status}: ${await res.text()}`);
+  const user = (await res.json()) as { id: number; username: string };
+  const token = await issueToken(user.id, username, opts.scopes ?? ['api'], opts.admin ?? false);
+  return { id: user.id, username, password, headers: { 'PRIVATE-TOKEN': token } };
+};
+
+/** Puts an access token straight into the token store (as the token service would). */
+export const issueToken = async (userId: number, username: string, scopes: string[], admin = false, ttlSeconds = 3600): Promise<string> => {
+  const now = Math.floor(Date.now() / 1000);
+  const token = newAccessToken(now + ttlSeconds);
+  await putAccessToken(env, await hashSecret(env, token), {
+    userId, username, name: `User ${username}`, admin, scopes, clientId: null, grantId: null, createdAt: now, expiresAt: now + ttlSeconds,
+  });
+  return token;
+};
+
+/** A tiny browser: keeps cookies, sends Origin on form posts, never follows redirects. */
+export class Browser {
+  readonly cookies = new Map<string, string>();
+  /** Each browser signs in from its own address, so per-address throttling stays per test. */
+  readonly address = `198.51.${Math.floor(Math.random() * 250)}.${Math.floor(Math.random() * 250)}`;
+
+  async get(path: string, headers: Record<string, string> = {}) {
+    return this.record(
+      await call(path, { headers: { 'CF-Connecting-IP': this.address, ...headers, Cookie: this.cookieHeader() }, redirect: 'manual' }),
+    );
+  }
+
+  async post(path: string, form: Record<string, string>, headers: Record<string, string> = {}) {
+    return this.record(
+      await call(path, {
+        method: 'POST',
+        redirect: 'manual',
+        headers: {
+          'Content-Type': 'application/x-www-form-urlencoded',
+          Origin: ORIGIN,
+          'CF-Connecting-IP': this.address,
+          Cookie: this.cookieHeader(),
+          ...headers,
+        },
+        body: new URLSearchParams(form).toString(),
+      }),
+    );
+  }
+
+  /** The authenticity_token of the form in a page. */
+  static csrf(html: string): string {
+    const m = /name="authenticity_token" value="([^"]+)"/.exec(html);
+    if (!m) throw new Error('no authenticity_token in page');
+    return m[1];
+  }
+
+  async signIn(username: string, password: string, returnTo = '/') {
+    const page = await this.get(`/users/sign_in?return_to=${encodeURIComponent(returnTo)}`);
+    const token = Browser.csrf(await page.text());
+    return this.post('/users/sign_in', { username, password, authenticity_token: token, return_to: returnTo });
+  }
+
+  private cookieHeader() {
+    return [...this.cookies].map(([k, v]) => `${k}=${v}`).join('; ');
+  }
+
+  private record(res: Response) {
+    for (const line of res.headers.getSetCookie()) {
+      const [pair] = line.split(';');
+      const [name, ...rest] = pair.split('=');
+      const value = rest.join('=');
+      if (/max-age=0/i.test(line) || value === '') this.cookies.delete(name.trim());
+      else this.cookies.set(name.trim(), value);
+    }
+    return res;
+  }
+}

@@ -1,0 +1,63 @@
+// `npm start`: the Worker on http://127.0.0.1:8787 with local, persisted KV and Durable Object
+// state (.wrangler/state). The first run writes .dev.vars with a random admin token and
+// token-hashing key; later runs reuse them. Demo data is created once.
+import { randomBytes } from 'node:crypto';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { ROOT, startServer } from './server.mjs';
+
+const DEV_VARS = join(ROOT, '.dev.vars');
+
+const readDevVars = () =>
+  Object.fromEntries(
+    readFileSync(DEV_VARS, 'utf8')
+      .split('\n')
+      .map((line) => /^\s*([A-Z_][A-Z0-9_]*)\s*=\s*"?(.*?)"?\s*$/.exec(line))
+      .filter(Boolean)
+      .map((m) => [m[1], m[2]]),
+  );
+
+let firstRun = false;
+if (!existsSync(DEV_VARS)) {
+  firstRun = true;
+  const secret = (prefix) => prefix + randomBytes(24).toString('base64url');
+  writeFileSync(
+    DEV_VARS,
+    `# Local secrets for \`npm start\` (git-ignored). Deployed Workers use \`wrangler secret put\`.\n` +
+      `ADMIN_TOKEN="${secret('knock_admin_')}"\nTOKEN_HASH_KEY="${secret('')}"\n`,
+    { mode: 0o600 },
+  );
+}
+const vars = readDevVars();
+const port = Number(process.env.PORT ?? 8787);
+
+const server = await startServer({ port, persistTo: join(ROOT, '.wrangler', 'state'), stdio: 'inherit' });
+const stop = async () => {
+  await server.stop();
+  process.exit(0);
+};
+process.on('SIGINT', stop);
+process.on('SIGTERM', stop);
+server.child.on('exit', (code) => process.exit(code ?? 1));
+
+let demo = null;
+try {
+  const { seedDemo } = await import('./demo-data.mjs');
+  demo = await seedDemo(server.url, vars.ADMIN_TOKEN);
+} catch (e) {
+  if (e?.code !== 'ERR_MODULE_NOT_FOUND') console.error('Could not create the demo data:', e);
+}
+
+const lines = [
+  '',
+  `Knock is running at ${server.url}${firstRun ? ' (first run: wrote .dev.vars)' : ''}`,
+  `  Sign in:      ${server.url}/users/sign_in`,
+  `  API:          ${server.url}/api/v4   (OpenAPI: ${server.url}/api/v4/openapi.json)`,
+  `  Admin token:  ${vars.ADMIN_TOKEN}   (acts as user root; header PRIVATE-TOKEN)`,
+];
+if (demo?.users?.length) {
+  lines.push('  Demo accounts:');
+  for (const u of demo.users) lines.push(`    ${u.username.padEnd(8)} password ${u.password}${u.note ? `   ${u.note}` : ''}`);
+}
+lines.push('Press Ctrl+C to stop.', '');
+console.log(lines.join('\n'));
