@@ -3,7 +3,7 @@ import { env } from 'cloudflare:workers';
 import { describe, expect, it } from 'vitest';
 import { ADMIN, call, createUser, jsonBody } from './support/http';
 
-const register = (body: Record<string, unknown>, headers = ADMIN) => call('/api/v4/applications', jsonBody(body, headers));
+const register = (body: Record<string, unknown>, headers: Record<string, string> = ADMIN) => call('/api/v4/applications', jsonBody(body, headers));
 
 describe('applications API', () => {
   it('registers an application and shows its secret exactly once', async () => {

@@ -1,7 +1,11 @@
-declare namespace Cloudflare {
-  interface Env extends import('../../worker/env').Env {}
-  interface GlobalProps {
-    mainModule: typeof import('../../worker/index');
-    durableNamespaces: 'Directory' | 'Grants' | 'Namespace';
+import type { Env as WorkerEnv } from '../../worker/env';
+
+declare global {
+  namespace Cloudflare {
+    interface Env extends WorkerEnv {}
+    interface GlobalProps {
+      mainModule: typeof import('../../worker/index');
+      durableNamespaces: 'Directory' | 'Grants' | 'Namespace';
+    }
   }
 }
