@@ -6,7 +6,9 @@ import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { ROOT, startServer } from './server.mjs';
 
-const DEV_VARS = join(ROOT, '.dev.vars');
+// KNOCK_DEV_VARS and KNOCK_STATE_DIR let tests run `npm start` without touching your own state.
+const DEV_VARS = process.env.KNOCK_DEV_VARS ?? join(ROOT, '.dev.vars');
+const STATE_DIR = process.env.KNOCK_STATE_DIR ?? join(ROOT, '.wrangler', 'state');
 
 const readDevVars = () =>
   Object.fromEntries(
@@ -31,7 +33,13 @@ if (!existsSync(DEV_VARS)) {
 const vars = readDevVars();
 const port = Number(process.env.PORT ?? 8787);
 
-const server = await startServer({ port, persistTo: join(ROOT, '.wrangler', 'state'), stdio: 'inherit' });
+const server = await startServer({
+  port,
+  persistTo: STATE_DIR,
+  stdio: 'inherit',
+  // wrangler reads .dev.vars itself; pass them explicitly when they live elsewhere.
+  vars: process.env.KNOCK_DEV_VARS ? vars : {},
+});
 const stop = async () => {
   await server.stop();
   process.exit(0);

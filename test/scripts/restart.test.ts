@@ -1,0 +1,64 @@
+import { spawn } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+// @ts-expect-error: plain ESM module without types
+import { freePort, ROOT } from '../../worker/dev/server.mjs';
+
+/** Runs `npm start` in its own process group until it prints its banner. */
+const npmStart = (env: Record<string, string>) =>
+  new Promise<{ output: string; stop: () => Promise<void> }>((resolve, reject) => {
+    const child = spawn('npm', ['start'], { cwd: ROOT, detached: true, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+    let output = '';
+    const stop = () =>
+      new Promise<void>((done) => {
+        if (child.exitCode !== null) return done();
+        child.once('exit', () => done());
+        process.kill(-child.pid!, 'SIGTERM');
+      });
+    child.stdout.on('data', (d) => {
+      output += d;
+      if (output.includes('Press Ctrl+C to stop.')) resolve({ output, stop });
+    });
+    child.stderr.on('data', (d) => (output += d));
+    child.on('exit', (code) => reject(new Error(`npm start exited (${code}) before it was ready:\n${output}`)));
+  });
+
+describe('npm start', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'knock-start-'));
+  afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+  it('writes .dev.vars once, prints the admin token, and keeps state across a restart', async () => {
+    const port = String(await freePort());
+    const env = { PORT: port, KNOCK_DEV_VARS: join(dir, '.dev.vars'), KNOCK_STATE_DIR: join(dir, 'state') };
+    const url = `http://127.0.0.1:${port}`;
+
+    const first = await npmStart(env);
+    const token = /ADMIN_TOKEN="([^"]+)"/.exec(readFileSync(env.KNOCK_DEV_VARS, 'utf8'))![1];
+    let userId: number;
+    try {
+      expect(first.output).toContain(`Knock is running at ${url}`);
+      expect(first.output).toContain(`Admin token:  ${token}`);
+      expect((await fetch(`${url}/users/sign_in`)).status).toBe(200);
+      const res = await fetch(`${url}/api/v4/users`, {
+        method: 'POST',
+        headers: { 'PRIVATE-TOKEN': token, 'Content-Type': 'application/json' },
+        body: JSON.stringify({ username: 'survivor', name: 'Survivor', password: 'still-here-after-restart' }),
+      });
+      expect(res.status).toBe(201);
+      userId = ((await res.json()) as { id: number }).id;
+    } finally {
+      await first.stop();
+    }
+
+    const second = await npmStart(env);
+    try {
+      expect(second.output).toContain(`Admin token:  ${token}`);
+      const res = await fetch(`${url}/api/v4/users?username=survivor`, { headers: { 'PRIVATE-TOKEN': token } });
+      expect(await res.json()).toEqual([expect.objectContaining({ id: userId, username: 'survivor' })]);
+    } finally {
+      await second.stop();
+    }
+  });
+});
