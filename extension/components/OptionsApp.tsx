@@ -1,4 +1,4 @@
-import { useEffect, useState } from 'preact/hooks';
+import { useState } from 'preact/hooks';
 import { normalizeServerUrl, originPattern } from '../lib/server-url';
 import {
   accountItem,
@@ -25,7 +25,12 @@ function Feedback({ message }: { message: Message }) {
 function ServerSection({ saved, account, actions }: { saved: string; account: Account | null; actions: OptionsActions }) {
   const [draft, setDraft] = useState(saved);
   const [message, setMessage] = useState<Message>(null);
-  useEffect(() => setDraft(saved), [saved]);
+  // Show the saved address again whenever it changes (here or in another window).
+  const [shown, setShown] = useState(saved);
+  if (shown !== saved) {
+    setShown(saved);
+    setDraft(saved);
+  }
 
   function save(event: Event) {
     event.preventDefault();
@@ -115,8 +120,14 @@ function AccountSection({ serverUrl, account, actions }: { serverUrl: string; ac
   );
 }
 
+/** Settings changes are applied one after another, each to the stored value, so none is lost. */
+let settingsWrites: Promise<void> = Promise.resolve();
+function updateSettings(change: Partial<Settings>): void {
+  settingsWrites = settingsWrites.then(async () => settingsItem.setValue({ ...(await settingsItem.getValue()), ...change }));
+}
+
 function NotificationSection({ settings }: { settings: Settings }) {
-  const update = (change: Partial<Settings>) => void settingsItem.setValue({ ...settings, ...change });
+  const update = updateSettings;
   return (
     <section aria-labelledby="polling-heading">
       <h2 id="polling-heading">Checking for requests</h2>

@@ -1,0 +1,160 @@
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import { fakeBrowser } from 'wxt/testing/fake-browser';
+import { RateLimitedError, refreshInbox } from '../../extension/lib/inbox-refresh';
+import { onPollAlarm, POLL_ALARM, schedulePolling } from '../../extension/lib/polling';
+import { approve, deny } from '../../extension/lib/request-actions';
+import { accountItem, inboxItem, settingsItem } from '../../extension/lib/stored-values';
+import { accessRequest, type FakeKnock } from './fake-knock';
+import { signedInToFakeKnock } from './signed-in';
+
+const HOURS_AGO = (hours: number) => new Date(Date.now() - hours * 3600_000).toISOString();
+
+async function aliceWithTwoPendingRequests(): Promise<FakeKnock> {
+  const server = await signedInToFakeKnock();
+  server.addGroup(10, 'acme', 50, [accessRequest(2, 'bob', 'Bob Builder', HOURS_AGO(2))]);
+  server.addProject(20, 'acme/website', 40, [accessRequest(3, 'carol', 'Carol Coder', HOURS_AGO(1))]);
+  server.addProject(21, 'acme/quiet', 50, []);
+  return server;
+}
+
+const badgeText = () => fakeBrowser.action.getBadgeText({});
+
+async function notificationIds(): Promise<string[]> {
+  const all = (await fakeBrowser.notifications.getAll()) as Record<string, unknown>;
+  return Object.keys(all);
+}
+
+afterEach(() => {
+  vi.useRealTimers();
+});
+
+describe('the pending requests', () => {
+  it('are the requests of groups the user owns and projects they maintain, grouped and ordered by path', async () => {
+    await aliceWithTwoPendingRequests();
+
+    const inbox = await refreshInbox();
+
+    expect(inbox.sources.map((s) => [s.kind, s.fullPath, s.approverLevel, s.requests.map((r) => r.username)])).toEqual([
+      ['group', 'acme', 50, ['bob']],
+      ['project', 'acme/website', 40, ['carol']],
+    ]);
+    expect(await inboxItem.getValue()).toEqual(inbox);
+  });
+
+  it('say when the user owns a project, since only an Owner may grant Owner there', async () => {
+    const server = await signedInToFakeKnock();
+    server.addProject(20, 'acme/website', 50, [accessRequest(3, 'carol', 'Carol Coder', HOURS_AGO(1))]);
+
+    const inbox = await refreshInbox();
+
+    expect(inbox.sources[0]).toMatchObject({ kind: 'project', approverLevel: 50 });
+  });
+});
+
+describe('the toolbar badge', () => {
+  it('shows the number of pending requests and follows approvals and denials', async () => {
+    await aliceWithTwoPendingRequests();
+
+    await refreshInbox();
+    expect(await badgeText()).toBe('2');
+
+    await approve({ kind: 'group', sourceId: 10, userId: 2, accessLevel: 40 });
+    expect(await badgeText()).toBe('1');
+
+    await deny({ kind: 'project', sourceId: 20, userId: 3 });
+    expect(await badgeText()).toBe('');
+  });
+
+  it('is cleared when the session ends', async () => {
+    const server = await aliceWithTwoPendingRequests();
+    await refreshInbox();
+    server.validAccessTokens.clear();
+    server.refreshFailure = { status: 400, body: { error: 'invalid_grant' } };
+
+    await expect(refreshInbox()).rejects.toThrow('signed out');
+
+    expect(await badgeText()).toBe('');
+    expect(await accountItem.getValue()).toBeNull();
+  });
+});
+
+describe('notifications', () => {
+  it('are shown once per new request, never again for the same one', async () => {
+    const server = await aliceWithTwoPendingRequests();
+    const created = vi.spyOn(fakeBrowser.notifications, 'create');
+
+    await refreshInbox();
+    await refreshInbox();
+    expect(created).toHaveBeenCalledTimes(2);
+    expect(await notificationIds()).toHaveLength(2);
+
+    server.sources[1]!.requests.push(accessRequest(4, 'dave', 'Dave', HOURS_AGO(0)));
+    await refreshInbox();
+    await refreshInbox();
+
+    expect(created).toHaveBeenCalledTimes(3);
+    expect(created.mock.calls[2]![1]).toMatchObject({ title: 'Dave (@dave) asks for access', message: 'to project acme/website' });
+  });
+
+  it('are not shown when turned off, and old requests stay quiet when they are turned on', async () => {
+    await aliceWithTwoPendingRequests();
+    await settingsItem.setValue({ pollMinutes: 5, notificationsEnabled: false });
+    const created = vi.spyOn(fakeBrowser.notifications, 'create');
+
+    await refreshInbox();
+    await settingsItem.setValue({ pollMinutes: 5, notificationsEnabled: true });
+    await refreshInbox();
+
+    expect(created).not.toHaveBeenCalled();
+  });
+});
+
+describe('polling', () => {
+  it('repeats at the interval from the settings (5 minutes unless changed) while signed in', async () => {
+    await aliceWithTwoPendingRequests();
+
+    await schedulePolling();
+    expect(await fakeBrowser.alarms.get(POLL_ALARM)).toMatchObject({ periodInMinutes: 5 });
+
+    await settingsItem.setValue({ pollMinutes: 15, notificationsEnabled: true });
+    await schedulePolling();
+    expect(await fakeBrowser.alarms.get(POLL_ALARM)).toMatchObject({ periodInMinutes: 15 });
+  });
+
+  it('stops when signed out', async () => {
+    await aliceWithTwoPendingRequests();
+    await schedulePolling();
+
+    await accountItem.setValue(null);
+    await schedulePolling();
+
+    expect(await fakeBrowser.alarms.get(POLL_ALARM)).toBeFalsy();
+  });
+
+  it('refreshes the list and badge when the alarm fires', async () => {
+    await aliceWithTwoPendingRequests();
+
+    await onPollAlarm({ name: POLL_ALARM });
+
+    expect(await badgeText()).toBe('2');
+  });
+
+  it('waits out a 429 for as long as Retry-After says', async () => {
+    vi.useFakeTimers({ toFake: ['Date'] });
+    const server = await aliceWithTwoPendingRequests();
+    server.rateLimit = { remaining: 1, retryAfter: '120' };
+
+    await onPollAlarm({ name: POLL_ALARM });
+    const callsAfterThrottle = server.calls.length;
+
+    vi.advanceTimersByTime(119_000);
+    await onPollAlarm({ name: POLL_ALARM });
+    await expect(refreshInbox()).rejects.toBeInstanceOf(RateLimitedError);
+    expect(server.calls.length).toBe(callsAfterThrottle);
+
+    vi.advanceTimersByTime(2_000);
+    await onPollAlarm({ name: POLL_ALARM });
+    expect(server.calls.length).toBeGreaterThan(callsAfterThrottle);
+    expect(await badgeText()).toBe('2');
+  });
+});

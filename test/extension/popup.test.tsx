@@ -1,0 +1,264 @@
+import { fireEvent, render, screen, waitFor, within } from '@testing-library/preact';
+import { describe, expect, it, vi } from 'vitest';
+import type { PopupActions } from '../../extension/components/popup-actions';
+import { PopupApp } from '../../extension/components/PopupApp';
+import type { Inbox } from '../../extension/lib/pending-requests';
+import { accountItem, inboxItem, serverUrlItem } from '../../extension/lib/stored-values';
+import { accessRequest, SERVER } from './fake-knock';
+
+const NOW = Date.parse('2026-11-21T12:00:00.000Z');
+
+const INBOX: Inbox = {
+  fetchedAt: NOW - 60_000,
+  sources: [
+    {
+      kind: 'group',
+      id: 10,
+      fullPath: 'acme',
+      title: 'Acme',
+      approverLevel: 50,
+      requests: [accessRequest(2, 'bob', 'Bob Builder', '2026-11-21T10:00:00.000Z')],
+    },
+    {
+      kind: 'project',
+      id: 20,
+      fullPath: 'acme/website',
+      title: 'Acme / Website',
+      approverLevel: 40,
+      requests: [accessRequest(3, 'carol', 'Carol Coder', '2026-11-21T11:30:00.000Z')],
+    },
+  ],
+};
+
+/** A promise the test settles when it wants to. */
+function deferred<T>() {
+  let resolve!: (value: T) => void;
+  let reject!: (error: unknown) => void;
+  const promise = new Promise<T>((res, rej) => {
+    resolve = res;
+    reject = rej;
+  });
+  return { promise, resolve, reject };
+}
+
+function fakeActions(overrides: Partial<PopupActions> = {}): PopupActions {
+  return {
+    refreshInbox: vi.fn(async () => INBOX),
+    approve: vi.fn(async () => undefined),
+    deny: vi.fn(async () => undefined),
+    requestAccess: vi.fn(async () => accessRequest(1, 'alice', 'Alice', new Date(NOW).toISOString())),
+    signIn: vi.fn(async () => undefined),
+    openOptions: vi.fn(),
+    ...overrides,
+  };
+}
+
+async function signedIn() {
+  await serverUrlItem.setValue(SERVER);
+  await accountItem.setValue({ serverUrl: SERVER, userId: 1, username: 'alice', name: 'Alice Owner' });
+}
+
+const rowOf = (username: string) => screen.getByRole('listitem', { name: new RegExp(`@${username}`) });
+
+describe('the popup, signed in', () => {
+  it('lists each request under its group or project with name, @username and how long ago', async () => {
+    await signedIn();
+    render(<PopupApp actions={fakeActions()} now={NOW} />);
+
+    const group = await screen.findByRole('region', { name: /Group Acme/ });
+    const bob = within(group).getByRole('listitem', { name: 'Bob Builder (@bob)' });
+    expect(bob.textContent).toContain('Bob Builder');
+    expect(bob.textContent).toContain('@bob');
+    expect(bob.textContent).toContain('requested 2 hours ago');
+    const project = screen.getByRole('region', { name: /Project Acme \/ Website/ });
+    expect(within(project).getByRole('listitem').textContent).toContain('requested 30 minutes ago');
+  });
+
+  it('shows the cached list at once, then the server’s answer', async () => {
+    await signedIn();
+    await inboxItem.setValue(INBOX);
+    const answer = deferred<Inbox>();
+    render(<PopupApp actions={fakeActions({ refreshInbox: () => answer.promise })} now={NOW} />);
+
+    expect(await screen.findByText('Bob Builder')).toBeTruthy();
+    expect(screen.getByText('Updating…')).toBeTruthy();
+
+    answer.resolve({ fetchedAt: NOW, sources: [INBOX.sources[1]!] });
+
+    await waitFor(() => expect(screen.queryByText('Bob Builder')).toBeNull());
+    expect(screen.getByText('Carol Coder')).toBeTruthy();
+    expect(screen.getByText('Updated just now')).toBeTruthy();
+  });
+
+  it('says it is loading when there is nothing cached yet', async () => {
+    await signedIn();
+    render(<PopupApp actions={fakeActions({ refreshInbox: () => new Promise(() => {}) })} now={NOW} />);
+
+    expect(await screen.findByText('Loading access requests…')).toBeTruthy();
+  });
+
+  it('says so when nothing is waiting', async () => {
+    await signedIn();
+    render(<PopupApp actions={fakeActions({ refreshInbox: async () => ({ fetchedAt: NOW, sources: [] }) })} now={NOW} />);
+
+    expect(await screen.findByText("No pending access requests. You're all caught up.")).toBeTruthy();
+  });
+
+  it('shows why the list could not be loaded, and tries again on request', async () => {
+    await signedIn();
+    const refreshInbox = vi
+      .fn<PopupActions['refreshInbox']>()
+      .mockRejectedValueOnce(new Error('Could not reach https://knock.test'))
+      .mockResolvedValueOnce(INBOX);
+    render(<PopupApp actions={fakeActions({ refreshInbox })} now={NOW} />);
+
+    const alert = await screen.findByRole('alert');
+    expect(alert.textContent).toContain('Could not load access requests: Could not reach https://knock.test');
+
+    fireEvent.click(within(alert).getByRole('button', { name: 'Try again' }));
+
+    expect(await screen.findByText('Bob Builder')).toBeTruthy();
+    expect(screen.queryByRole('alert')).toBeNull();
+  });
+});
+
+describe('the level picker', () => {
+  const optionsFor = (username: string) =>
+    within(rowOf(username))
+      .getAllByRole('option')
+      .map((option) => option.textContent);
+
+  it('offers exactly the levels the contract allows for the kind and the approver, Developer first chosen', async () => {
+    await signedIn();
+    const ownedProject = { ...INBOX.sources[1]!, id: 21, fullPath: 'acme/api', title: 'Acme / API', approverLevel: 50, requests: [accessRequest(4, 'dave', 'Dave', '2026-11-21T11:00:00.000Z')] };
+    render(<PopupApp actions={fakeActions({ refreshInbox: async () => ({ ...INBOX, sources: [...INBOX.sources, ownedProject] }) })} now={NOW} />);
+    await screen.findByText('Bob Builder');
+
+    expect(optionsFor('bob')).toEqual(['Minimal access', 'Guest', 'Planner', 'Reporter', 'Developer', 'Maintainer', 'Owner']);
+    expect(optionsFor('carol')).toEqual(['Guest', 'Planner', 'Reporter', 'Developer', 'Maintainer']);
+    expect(optionsFor('dave')).toEqual(['Guest', 'Planner', 'Reporter', 'Developer', 'Maintainer', 'Owner']);
+    const picker = screen.getByRole('combobox', { name: 'Access level for @carol' }) as HTMLSelectElement;
+    expect(picker.selectedOptions[0]!.textContent).toBe('Developer');
+  });
+});
+
+describe('approving and denying', () => {
+  it('approves at the chosen level, removing the request at once', async () => {
+    await signedIn();
+    const approval = deferred<void>();
+    const actions = fakeActions({ approve: vi.fn(() => approval.promise) });
+    render(<PopupApp actions={actions} now={NOW} />);
+    await screen.findByText('Carol Coder');
+
+    fireEvent.change(screen.getByRole('combobox', { name: 'Access level for @carol' }), { target: { value: '40' } });
+    fireEvent.click(screen.getByRole('button', { name: 'Approve @carol' }));
+
+    expect(screen.queryByText('Carol Coder')).toBeNull();
+    expect(screen.getByRole('status').textContent).toBe('Approving @carol as Maintainer…');
+    expect(actions.approve).toHaveBeenCalledWith({ kind: 'project', sourceId: 20, userId: 3, accessLevel: 40 });
+
+    approval.resolve();
+    await waitFor(() => expect(screen.getByRole('status').textContent).toBe('Approved @carol as Maintainer on acme/website.'));
+    expect(screen.queryByText('Carol Coder')).toBeNull();
+  });
+
+  it('puts the request back with the server’s reason when approving fails', async () => {
+    await signedIn();
+    const actions = fakeActions({ approve: vi.fn(async () => Promise.reject(new Error('403 Forbidden'))) });
+    render(<PopupApp actions={actions} now={NOW} />);
+    await screen.findByText('Bob Builder');
+
+    fireEvent.click(screen.getByRole('button', { name: 'Approve @bob' }));
+
+    const error = await within(await waitFor(() => rowOf('bob'))).findByRole('alert');
+    expect(error.textContent).toBe('Could not approve @bob: 403 Forbidden');
+    expect(actions.approve).toHaveBeenCalledWith({ kind: 'group', sourceId: 10, userId: 2, accessLevel: 30 });
+  });
+
+  it('denies, removing the request at once', async () => {
+    await signedIn();
+    const actions = fakeActions();
+    render(<PopupApp actions={actions} now={NOW} />);
+    await screen.findByText('Bob Builder');
+
+    fireEvent.click(screen.getByRole('button', { name: 'Deny @bob' }));
+
+    expect(screen.queryByText('Bob Builder')).toBeNull();
+    expect(actions.deny).toHaveBeenCalledWith({ kind: 'group', sourceId: 10, userId: 2 });
+    await waitFor(() => expect(screen.getByRole('status').textContent).toBe("Denied @bob's request for acme."));
+  });
+
+  it('uses only native buttons and selects, so every control is reachable and usable by keyboard', async () => {
+    await signedIn();
+    render(<PopupApp actions={fakeActions()} now={NOW} />);
+    await screen.findByText('Bob Builder');
+
+    for (const control of [...screen.getAllByRole('button'), ...screen.getAllByRole('combobox')]) {
+      expect(['BUTTON', 'SELECT']).toContain(control.tagName);
+      expect(control.getAttribute('tabindex')).not.toBe('-1');
+      expect(control.hasAttribute('disabled')).toBe(false);
+    }
+  });
+});
+
+describe('requesting access', () => {
+  it('asks for access to a project by its path', async () => {
+    await signedIn();
+    const actions = fakeActions();
+    render(<PopupApp actions={actions} now={NOW} />);
+
+    fireEvent.click(await screen.findByRole('button', { name: 'Request access' }));
+    fireEvent.input(screen.getByRole('textbox', { name: 'Path' }), { target: { value: 'acme/website' } });
+    fireEvent.submit(screen.getByRole('textbox', { name: 'Path' }).closest('form')!);
+
+    expect(await screen.findByText('Access requested to project acme/website. Its owners will see your request.')).toBeTruthy();
+    expect(actions.requestAccess).toHaveBeenCalledWith({ kind: 'project', path: 'acme/website' });
+  });
+
+  it('asks for access to a group, and shows the server’s refusal', async () => {
+    await signedIn();
+    const actions = fakeActions({ requestAccess: vi.fn(async () => Promise.reject(new Error('404 Group Not Found'))) });
+    render(<PopupApp actions={actions} now={NOW} />);
+
+    fireEvent.click(await screen.findByRole('button', { name: 'Request access' }));
+    fireEvent.click(screen.getByRole('radio', { name: 'a group' }));
+    fireEvent.input(screen.getByRole('textbox', { name: 'Path' }), { target: { value: 'nope' } });
+    fireEvent.submit(screen.getByRole('textbox', { name: 'Path' }).closest('form')!);
+
+    expect((await screen.findByRole('alert')).textContent).toBe('Could not request access to nope: 404 Group Not Found');
+    expect(actions.requestAccess).toHaveBeenCalledWith({ kind: 'group', path: 'nope' });
+  });
+});
+
+describe('the popup, signed out', () => {
+  it('offers to sign in to the saved server', async () => {
+    await serverUrlItem.setValue(SERVER);
+    const actions = fakeActions();
+    render(<PopupApp actions={actions} now={NOW} />);
+
+    expect((await screen.findByText(/You are signed out of/)).textContent).toContain('knock.test');
+    fireEvent.click(screen.getByRole('button', { name: 'Sign in' }));
+
+    expect(actions.signIn).toHaveBeenCalled();
+    expect(actions.refreshInbox).not.toHaveBeenCalled();
+  });
+
+  it('sends a new user to the options to choose a server', async () => {
+    const actions = fakeActions();
+    render(<PopupApp actions={actions} now={NOW} />);
+
+    fireEvent.click(await screen.findByRole('button', { name: 'Open options' }));
+
+    expect(actions.openOptions).toHaveBeenCalled();
+  });
+
+  it('switches to the signed-out state when the session ends while open', async () => {
+    await signedIn();
+    render(<PopupApp actions={fakeActions()} now={NOW} />);
+    await screen.findByText('Bob Builder');
+
+    await accountItem.setValue(null);
+
+    expect(await screen.findByRole('button', { name: 'Sign in' })).toBeTruthy();
+  });
+});
