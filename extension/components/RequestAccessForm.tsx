@@ -61,7 +61,7 @@ export function RequestAccessForm({ actions }: { actions: Pick<PopupActions, 're
         />
       </label>
       <button type="submit" disabled={sending}>
-        {sending ? 'Requesting…' : 'Request access'}
+        {sending ? 'Sending…' : 'Send request'}
       </button>
       {outcome && (
         <p class={outcome.ok ? 'success' : 'error'} role={outcome.ok ? 'status' : 'alert'}>
