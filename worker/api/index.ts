@@ -1,6 +1,11 @@
 import { apiAuth } from '../auth/api-auth';
 import { account } from './account';
 import { applications } from './applications';
+import { accessRequestRoutes } from './access-requests';
+import { impersonationTokens } from './impersonation-tokens';
+import { memberRoutes } from './members';
+import { groups, projects } from './namespaces';
+import { KINDS } from '../auth/policy';
 import { createRouter } from './router';
 import { users } from './users';
 
@@ -20,3 +25,11 @@ api.use('*', async (c, next) => (c.req.path.endsWith('/openapi.json') ? next() :
 api.route('/', account);
 api.route('/users', users);
 api.route('/applications', applications);
+api.route('/users', impersonationTokens);
+api.route('/groups', groups);
+api.route('/projects', projects);
+// Written once, mounted for each kind (GitLab's %w[group project] loop).
+for (const kind of [KINDS.group, KINDS.project]) {
+  api.route(`/${kind.route}`, memberRoutes(kind));
+  api.route(`/${kind.route}`, accessRequestRoutes(kind));
+}

@@ -34,4 +34,33 @@ export const directoryMigrations = [
      at INTEGER NOT NULL
    );
    CREATE INDEX login_failures_key ON login_failures (key, at);`,
+  // Groups, projects and personal (user) namespaces share one path registry, so a full path names
+  // exactly one of them. `memberships` is the per-user index of the namespaces' members, pushed
+  // by each namespace's Durable Object (see docs/README-access-requests.md, "Consistency").
+  `CREATE TABLE namespaces (
+     id INTEGER PRIMARY KEY AUTOINCREMENT,
+     kind TEXT NOT NULL CHECK (kind IN ('group', 'project', 'user')),
+     name TEXT NOT NULL,
+     path TEXT NOT NULL,
+     full_path TEXT NOT NULL UNIQUE COLLATE NOCASE,
+     full_name TEXT NOT NULL,
+     parent_id INTEGER REFERENCES namespaces (id),
+     visibility TEXT NOT NULL,
+     request_access_enabled INTEGER NOT NULL,
+     description TEXT NOT NULL DEFAULT '',
+     creator_id INTEGER,
+     created_at TEXT NOT NULL
+   );
+   CREATE INDEX namespaces_parent ON namespaces (parent_id);
+   CREATE INDEX namespaces_kind ON namespaces (kind, id);
+   CREATE TABLE memberships (
+     user_id INTEGER NOT NULL,
+     namespace_id INTEGER NOT NULL,
+     access_level INTEGER NOT NULL,
+     created_at TEXT NOT NULL,
+     created_by INTEGER,
+     version INTEGER NOT NULL,
+     PRIMARY KEY (user_id, namespace_id)
+   ) WITHOUT ROWID;
+   CREATE INDEX memberships_namespace ON memberships (namespace_id, access_level);`,
 ];

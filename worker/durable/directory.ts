@@ -4,6 +4,18 @@ import type { Env } from '../env';
 import { problems } from '../errors';
 import { directoryMigrations } from './directory-schema';
 import { migrate } from './migrations';
+import {
+  applyMembershipChanges,
+  createNamespace,
+  ensureUserNamespace,
+  listEffectiveMembers,
+  listNamespaces,
+  membershipOf,
+  resolveNamespace,
+  type ListFilter,
+  type MembershipChange,
+  type NewNamespace,
+} from './namespace-registry';
 import { fail, ok, type Result } from './result';
 
 export interface UserRow {
@@ -224,6 +236,37 @@ export class Directory extends DurableObject<Env> {
 
   deleteSession(idHash: string): void {
     this.sql.exec('DELETE FROM sessions WHERE id_hash = ?', idHash);
+  }
+
+  // ---- groups and projects: path registry and membership index (see namespace-registry.ts) ----
+
+  createNamespace(input: NewNamespace) {
+    return this.ctx.storage.transactionSync(() => createNamespace(this.sql, input));
+  }
+
+  ensureUserNamespace(user: { username: string; name: string }) {
+    return ensureUserNamespace(this.sql, user);
+  }
+
+  resolveNamespace(kind: 'group' | 'project', ref: number | string, userId: number) {
+    return resolveNamespace(this.sql, kind, ref, userId);
+  }
+
+  listNamespaces(kind: 'group' | 'project', filter: ListFilter, offset: number, limit: number) {
+    return listNamespaces(this.sql, kind, filter, offset, limit);
+  }
+
+  /** Called by a namespace's Durable Object with the member changes of its outbox. */
+  applyMembershipChanges(namespaceId: number, changes: MembershipChange[]): void {
+    this.ctx.storage.transactionSync(() => applyMembershipChanges(this.sql, namespaceId, changes));
+  }
+
+  membershipOf(namespaceId: number, userId: number) {
+    return membershipOf(this.sql, namespaceId, userId);
+  }
+
+  listEffectiveMembers(namespaceIds: number[], offset: number, limit: number) {
+    return listEffectiveMembers(this.sql, namespaceIds, offset, limit);
   }
 
   // ---- OAuth applications ----

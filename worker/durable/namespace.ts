@@ -1,5 +1,238 @@
 import { DurableObject } from 'cloudflare:workers';
+import { OWNER, type NamespaceKind } from '../../shared/access-levels';
+import { hasAccess, KINDS, mayGrantLevel, mayManageRequests, type Standing } from '../auth/policy';
+import { clock, isoNow } from '../clock';
 import type { Env } from '../env';
+import { problems } from '../errors';
+import { directory } from './directory';
+import { migrate } from './migrations';
+import type { MembershipChange } from './namespace-registry';
+import { namespaceMigrations } from './namespace-schema';
+import { fail, ok, type Result } from './result';
 
-/** One group or project: its members and access requests. */
-export class Namespace extends DurableObject<Env> {}
+/** Which group or project an object is, as the Directory knows it (passed on every call). */
+export interface NamespaceRef {
+  id: number;
+  kind: NamespaceKind;
+  creatorId: number | null;
+  createdAt: string;
+}
+
+/**
+ * The caller. Their direct membership is read here, inside the object that owns it; membership
+ * inherited from ancestor groups comes from the Directory's index.
+ */
+export interface Actor {
+  userId: number;
+  admin: boolean;
+  inherited: number;
+}
+
+export type AccessRequestRow = {
+  user_id: number;
+  requested_at: string;
+};
+
+export type MemberRow = {
+  user_id: number;
+  access_level: number;
+  created_at: string;
+  created_by: number | null;
+  expires_at: string | null;
+};
+
+export interface PageOf<T> {
+  total: number;
+  items: T[];
+}
+
+/** How long before an unpushed membership change is retried. */
+const PUSH_RETRY_MS = 10_000;
+const PUSH_BATCH = 100;
+
+/**
+ * One group or project: its members and access requests, in SQLite. Every rule that reads and
+ * then writes runs in one synchronous transaction, so concurrent calls cannot interleave: of two
+ * approvals of one request exactly one finds it.
+ */
+export class Namespace extends DurableObject<Env> {
+  private readonly sql: SqlStorage;
+  private namespaceId: number | null = null;
+
+  constructor(ctx: DurableObjectState, env: Env) {
+    super(ctx, env);
+    this.sql = ctx.storage.sql;
+    migrate(ctx.storage, namespaceMigrations);
+  }
+
+  // ---- access requests ----
+
+  /** Pending requests, oldest first: one index range per page, the total from a counter. */
+  async listAccessRequests(ref: NamespaceRef, actor: Actor, offset: number, limit: number): Promise<Result<PageOf<AccessRequestRow>>> {
+    await this.ready(ref);
+    if (!mayManageRequests(KINDS[ref.kind], this.standing(actor))) return fail(problems.forbidden());
+    const items = this.sql
+      .exec<AccessRequestRow>('SELECT user_id, requested_at FROM access_requests ORDER BY seq LIMIT ? OFFSET ?', limit, offset)
+      .toArray();
+    return ok({ total: this.counts().requests, items });
+  }
+
+  async requestAccess(ref: NamespaceRef, actor: Actor, requestAccessEnabled: boolean): Promise<Result<AccessRequestRow>> {
+    await this.ready(ref);
+    if (hasAccess(this.standing(actor))) return fail(problems.forbidden());
+    if (this.pendingRequest(actor.userId)) return fail(problems.badRequest({ user_id: ['already exists in source'] }));
+    if (!requestAccessEnabled) return fail(problems.forbidden());
+    const row = this.sql
+      .exec<AccessRequestRow>('INSERT INTO access_requests (user_id, requested_at) VALUES (?, ?) RETURNING user_id, requested_at', actor.userId, isoNow())
+      .one();
+    return ok(row);
+  }
+
+  /** The request disappears and the member appears in one transaction, or neither happens. */
+  async approveAccessRequest(ref: NamespaceRef, actor: Actor, userId: number, accessLevel: number): Promise<Result<MemberRow>> {
+    await this.ready(ref);
+    const result = this.mutate((): Result<MemberRow> => {
+      const request = this.pendingRequest(userId);
+      if (!request) return fail(problems.notFound());
+      const standing = this.standing(actor);
+      const kind = KINDS[ref.kind];
+      if (!mayManageRequests(kind, standing) || !mayGrantLevel(kind, standing, accessLevel)) return fail(problems.forbidden());
+      this.sql.exec('DELETE FROM access_requests WHERE user_id = ?', userId);
+      const member = this.sql
+        .exec<MemberRow>(
+          `INSERT INTO members (user_id, access_level, created_at, created_by) VALUES (?, ?, ?, ?)
+           ON CONFLICT (user_id) DO UPDATE SET access_level = excluded.access_level, created_by = excluded.created_by
+           RETURNING user_id, access_level, created_at, created_by, expires_at`,
+          userId,
+          accessLevel,
+          request.requested_at,
+          actor.userId,
+        )
+        .one();
+      return ok(member);
+    });
+    await this.push();
+    return result;
+  }
+
+  /** Deny (by a manager) or withdraw (by the requester). */
+  async removeAccessRequest(ref: NamespaceRef, actor: Actor, userId: number): Promise<Result<null>> {
+    await this.ready(ref);
+    if (!this.pendingRequest(userId)) return fail(problems.notFound());
+    const withdrawing = userId === actor.userId;
+    if (!withdrawing && !mayManageRequests(KINDS[ref.kind], this.standing(actor))) return fail(problems.forbidden());
+    this.sql.exec('DELETE FROM access_requests WHERE user_id = ?', userId);
+    return ok(null);
+  }
+
+  // ---- members ----
+
+  async listMembers(ref: NamespaceRef, offset: number, limit: number): Promise<PageOf<MemberRow>> {
+    await this.ready(ref);
+    const items = this.sql
+      .exec<MemberRow>('SELECT user_id, access_level, created_at, created_by, expires_at FROM members ORDER BY seq LIMIT ? OFFSET ?', limit, offset)
+      .toArray();
+    return { total: this.counts().members, items };
+  }
+
+  /** Creates the object's state for a new group or project: its creator as Owner. */
+  async initialize(ref: NamespaceRef): Promise<void> {
+    await this.ready(ref);
+  }
+
+  // ---- the membership index: outbox pushed to the Directory ----
+
+  /** Retries membership changes that could not be pushed when they happened. */
+  async alarm(): Promise<void> {
+    await this.push();
+    if (this.outboxSize() > 0) await this.ctx.storage.setAlarm(clock.now() + PUSH_RETRY_MS);
+  }
+
+  /**
+   * Runs a read-then-write rule in one transaction. The triggers have written an outbox row for
+   * any member change; the retry alarm is set before anything awaits, so it is stored with the
+   * change itself (Durable Object writes without an intervening await are committed together).
+   */
+  private mutate<T>(rule: () => Result<T>): Result<T> {
+    const result = this.ctx.storage.transactionSync(rule);
+    if (this.outboxSize() > 0) void this.ctx.storage.setAlarm(clock.now() + PUSH_RETRY_MS);
+    return result;
+  }
+
+  /** Pushes the outbox to the Directory, oldest first; what was delivered is deleted. */
+  private async push(): Promise<void> {
+    const namespaceId = this.namespaceId;
+    if (namespaceId === null) return;
+    for (;;) {
+      const rows = this.sql
+        .exec<{ version: number; user_id: number; access_level: number; created_at: string; created_by: number | null }>(
+          'SELECT version, user_id, access_level, created_at, created_by FROM outbox ORDER BY version LIMIT ?',
+          PUSH_BATCH,
+        )
+        .toArray();
+      if (rows.length === 0) return;
+      const changes: MembershipChange[] = rows.map((r) => ({
+        userId: r.user_id,
+        accessLevel: r.access_level,
+        createdAt: r.created_at,
+        createdBy: r.created_by,
+        version: r.version,
+      }));
+      try {
+        await directory(this.env).applyMembershipChanges(namespaceId, changes);
+      } catch (e) {
+        console.warn('membership push failed; the alarm will retry', namespaceId, e);
+        return;
+      }
+      this.sql.exec('DELETE FROM outbox WHERE version <= ?', rows[rows.length - 1].version);
+      if (this.outboxSize() === 0) {
+        void this.ctx.storage.deleteAlarm();
+        return;
+      }
+    }
+  }
+
+  // ---- helpers ----
+
+  /** First call: records which namespace this is and makes its creator Owner. Idempotent. */
+  private async ready(ref: NamespaceRef): Promise<void> {
+    if (this.namespaceId === ref.id) return;
+    const meta = this.sql.exec<{ namespace_id: number }>('SELECT namespace_id FROM meta').toArray()[0];
+    if (meta) {
+      if (meta.namespace_id !== ref.id) throw new Error(`namespace object ${meta.namespace_id} called as ${ref.id}`);
+      this.namespaceId = meta.namespace_id;
+      return;
+    }
+    this.mutate(() => {
+      this.sql.exec('INSERT INTO meta (singleton, namespace_id, kind) VALUES (1, ?, ?)', ref.id, ref.kind);
+      if (ref.creatorId !== null) {
+        this.sql.exec('INSERT INTO members (user_id, access_level, created_at) VALUES (?, ?, ?)', ref.creatorId, OWNER, ref.createdAt);
+      }
+      return ok(null);
+    });
+    this.namespaceId = ref.id;
+    await this.push();
+  }
+
+  private standing(actor: Actor): Standing {
+    const row = this.sql.exec<{ access_level: number }>('SELECT access_level FROM members WHERE user_id = ?', actor.userId).toArray()[0];
+    return { admin: actor.admin, direct: row?.access_level ?? 0, inherited: actor.inherited };
+  }
+
+  private pendingRequest(userId: number): AccessRequestRow | null {
+    return (
+      this.sql.exec<AccessRequestRow>('SELECT user_id, requested_at FROM access_requests WHERE user_id = ?', userId).toArray()[0] ?? null
+    );
+  }
+
+  private counts(): { members: number; requests: number } {
+    return this.sql.exec<{ members: number; requests: number }>('SELECT members, requests FROM meta').one();
+  }
+
+  private outboxSize(): number {
+    return this.sql.exec<{ n: number }>('SELECT COUNT(*) AS n FROM outbox').one().n;
+  }
+}
+
+/** The Durable Object of one group or project, named by its id. */
+export const namespaceObject = (env: Env, id: number) => env.NAMESPACES.getByName(String(id));

@@ -1,0 +1,49 @@
+import type { Context } from 'hono';
+import { z } from '@hono/zod-openapi';
+import { maySee, type Kind, type Standing } from '../auth/policy';
+import { directory } from '../durable/directory';
+import type { Actor, NamespaceRef } from '../durable/namespace';
+import type { NamespaceRow } from '../durable/namespace-registry';
+import type { AppEnv } from '../env';
+import { raise } from '../errors';
+
+/** The `:id` of a group or project: an integer id or a URL-encoded full path (`acme%2Fwebsite`). */
+export const namespaceIdParam = () =>
+  z
+    .string()
+    .min(1)
+    .max(2048)
+    .openapi({ description: 'Integer id or URL-encoded full path', example: 'acme%2Fwebsite' });
+
+export const parseNamespaceId = (id: string): number | string => (/^[0-9]{1,15}$/.test(id) ? Number(id) : id);
+
+/** A group or project the caller may see, with where the caller stands on it. */
+export interface Found {
+  namespace: NamespaceRow;
+  ancestorIds: number[];
+  standing: Standing;
+  /** What the namespace's Durable Object needs to know about it and about the caller. */
+  ref: NamespaceRef;
+  actor: Actor;
+}
+
+/**
+ * The finder: resolves `:id` and answers "may the caller see it". Missing and invisible look the
+ * same (`404 Group Not Found` / `404 Project Not Found`), so private names do not leak.
+ */
+export const findVisible = async (c: Context<AppEnv>, kind: Kind, id: string | number): Promise<Found> => {
+  const caller = c.var.caller;
+  const ref = typeof id === 'number' ? id : parseNamespaceId(id);
+  const resolved = await directory(c.env).resolveNamespace(kind.name, ref, caller.id);
+  if (!resolved) return raise(kind.notFound());
+  const standing: Standing = { admin: caller.admin, direct: resolved.direct, inherited: resolved.inherited };
+  if (!maySee(resolved.namespace.visibility, standing)) return raise(kind.notFound());
+  const ns = resolved.namespace;
+  return {
+    namespace: ns,
+    ancestorIds: resolved.ancestorIds,
+    standing,
+    ref: { id: ns.id, kind: kind.name, creatorId: ns.creator_id, createdAt: ns.created_at },
+    actor: { userId: caller.id, admin: caller.admin, inherited: resolved.inherited },
+  };
+};

@@ -1,0 +1,77 @@
+import { APPROVER_MINIMUM, mayGrant, MAINTAINER, OWNER, type NamespaceKind } from '../../shared/access-levels';
+import { problems, type Problem } from '../errors';
+
+/**
+ * Who may do what on groups and projects (contract §3). Everything that differs between the two
+ * kinds is a field of the kind below; the routes, the Durable Object and the presenters are
+ * written once and read these fields.
+ */
+export interface Kind {
+  readonly name: NamespaceKind;
+  /** The collection under /api/v4. */
+  readonly route: 'groups' | 'projects';
+  readonly label: 'Group' | 'Project';
+  /** What a caller who cannot see it (or it does not exist) is told. */
+  readonly notFound: () => Problem;
+  /** The lowest effective level that may list, approve and deny access requests. */
+  readonly managesRequests: number;
+  /** The lowest level on the parent group that may create one inside it. */
+  readonly createsInParent: number;
+}
+
+export const KINDS: Readonly<Record<NamespaceKind, Kind>> = {
+  group: {
+    name: 'group',
+    route: 'groups',
+    label: 'Group',
+    notFound: () => problems.notFound('Group'),
+    managesRequests: APPROVER_MINIMUM.group,
+    createsInParent: OWNER,
+  },
+  project: {
+    name: 'project',
+    route: 'projects',
+    label: 'Project',
+    notFound: () => problems.notFound('Project'),
+    managesRequests: APPROVER_MINIMUM.project,
+    // GitLab's default lets Developers create projects in a group; Knock asks for Maintainer.
+    createsInParent: MAINTAINER,
+  },
+};
+
+export type Visibility = 'private' | 'internal' | 'public';
+export const VISIBILITIES: readonly Visibility[] = ['private', 'internal', 'public'];
+
+/** Where a caller stands on one group or project. Levels are 0 when there is no membership. */
+export interface Standing {
+  admin: boolean;
+  /** Direct membership of this group or project. */
+  direct: number;
+  /** The highest membership of an ancestor group. */
+  inherited: number;
+}
+
+/** Effective access: the highest of direct and inherited; an administrator is Owner everywhere. */
+export const effectiveLevel = (s: Standing): number => (s.admin ? OWNER : Math.max(s.direct, s.inherited));
+
+/** Every API caller is authenticated, so internal and public are visible to all of them. */
+export const maySee = (visibility: string, s: Standing): boolean => visibility !== 'private' || effectiveLevel(s) > 0;
+
+export const mayManageRequests = (kind: Kind, s: Standing): boolean => effectiveLevel(s) >= kind.managesRequests;
+
+/** A level that no approver may ever grant on this kind is a bad parameter (400), not a 403. */
+export const isGrantableLevel = (kind: Kind, level: number): boolean => mayGrant(kind.name, OWNER, level);
+
+/** Whether this approver may grant `level` (Owner on a project needs an Owner). */
+export const mayGrantLevel = (kind: Kind, s: Standing, level: number): boolean => mayGrant(kind.name, effectiveLevel(s), level);
+
+/** Already a member, directly or through an ancestor group (administrators have access already). */
+export const hasAccess = (s: Standing): boolean => effectiveLevel(s) > 0;
+
+export const mayCreateIn = (kind: Kind, parent: Standing): boolean => effectiveLevel(parent) >= kind.createsInParent;
+
+const VISIBILITY_RANK: Record<string, number> = { private: 0, internal: 1, public: 2 };
+
+/** A group or project is never more visible than the group it lives in, as in GitLab. */
+export const visibilityAllowedUnder = (visibility: Visibility, parentVisibility: string): boolean =>
+  VISIBILITY_RANK[visibility] <= (VISIBILITY_RANK[parentVisibility] ?? 2);

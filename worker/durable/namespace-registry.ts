@@ -1,0 +1,363 @@
+import { OWNER } from '../../shared/access-levels';
+import { isoNow } from '../clock';
+import { problems } from '../errors';
+import { fail, ok, type Result } from './result';
+
+/**
+ * The Directory's half of groups and projects: the path registry (ids, full paths, the tree of
+ * parents) and the per-user membership index that the namespaces' Durable Objects push to.
+ * Plain functions over the Directory's SQLite, called from its methods (one transaction each).
+ */
+
+export type NamespaceRowKind = 'group' | 'project' | 'user';
+
+/** The group or personal namespace a group or project lives in. */
+export interface NamespaceParent {
+  id: number;
+  name: string;
+  path: string;
+  kind: 'group' | 'user';
+  full_path: string;
+  parent_id: number | null;
+}
+
+export interface NamespaceRow {
+  id: number;
+  kind: NamespaceRowKind;
+  name: string;
+  path: string;
+  full_path: string;
+  /** "Acme / Website": the names along the path. */
+  full_name: string;
+  parent_id: number | null;
+  visibility: string;
+  request_access_enabled: boolean;
+  description: string;
+  creator_id: number | null;
+  created_at: string;
+  parent: NamespaceParent | null;
+}
+
+export interface NewNamespace {
+  kind: 'group' | 'project';
+  name: string;
+  path: string;
+  parentId: number | null;
+  visibility: string;
+  requestAccessEnabled: boolean;
+  description: string;
+  creatorId: number;
+}
+
+/** A group or project with where one user stands on it, according to the membership index. */
+export interface ResolvedNamespace {
+  namespace: NamespaceRow;
+  /** Ancestor ids, nearest first. */
+  ancestorIds: number[];
+  direct: number;
+  inherited: number;
+}
+
+/** One member change pushed by a namespace's Durable Object; level 0 means "no longer a member". */
+export interface MembershipChange {
+  userId: number;
+  accessLevel: number;
+  createdAt: string;
+  createdBy: number | null;
+  /** Increases with every change in that namespace; older changes never overwrite newer ones. */
+  version: number;
+}
+
+export interface ListFilter {
+  userId: number;
+  admin: boolean;
+  minAccessLevel?: number;
+  membership?: boolean;
+  search?: string;
+}
+
+export interface EffectiveMember {
+  user_id: number;
+  username: string;
+  name: string;
+  state: string;
+  access_level: number;
+  created_at: string;
+  expires_at: null;
+  created_by: { id: number; username: string; name: string } | null;
+}
+
+/** GitLab's nesting limit for subgroups. */
+export const MAX_DEPTH = 20;
+
+/** Top-level paths the Worker serves itself (pages, API, assets), so no namespace may take them. */
+const RESERVED_TOP_LEVEL = new Set([
+  '-', '.well-known', 'admin', 'api', 'assets', 'dashboard', 'explore', 'groups', 'help', 'login', 'oauth', 'projects', 'users',
+]);
+
+const SELECT_NAMESPACE = `
+  SELECT n.id, n.kind, n.name, n.path, n.full_path, n.full_name, n.parent_id, n.visibility, n.request_access_enabled,
+         n.description, n.creator_id, n.created_at,
+         p.id AS p_id, p.name AS p_name, p.path AS p_path, p.kind AS p_kind, p.full_path AS p_full_path, p.parent_id AS p_parent_id
+  FROM namespaces n LEFT JOIN namespaces p ON p.id = n.parent_id`;
+
+type RawNamespace = Omit<NamespaceRow, 'request_access_enabled' | 'parent'> & {
+  request_access_enabled: number;
+  p_id: number | null;
+  p_name: string | null;
+  p_path: string | null;
+  p_kind: 'group' | 'user' | null;
+  p_full_path: string | null;
+  p_parent_id: number | null;
+};
+
+const toNamespace = (r: RawNamespace): NamespaceRow => ({
+  id: r.id,
+  kind: r.kind,
+  name: r.name,
+  path: r.path,
+  full_path: r.full_path,
+  full_name: r.full_name,
+  parent_id: r.parent_id,
+  visibility: r.visibility,
+  request_access_enabled: r.request_access_enabled === 1,
+  description: r.description,
+  creator_id: r.creator_id,
+  created_at: r.created_at,
+  parent:
+    r.p_id === null
+      ? null
+      : { id: r.p_id, name: r.p_name!, path: r.p_path!, kind: r.p_kind!, full_path: r.p_full_path!, parent_id: r.p_parent_id },
+});
+
+const pathTaken = () => problems.badRequest({ path: ['has already been taken'] });
+const isUniqueViolation = (e: unknown): boolean => e instanceof Error && /UNIQUE constraint failed/.test(e.message);
+
+const getById = (sql: SqlStorage, id: number): NamespaceRow | null => {
+  const row = sql.exec<RawNamespace>(`${SELECT_NAMESPACE} WHERE n.id = ?`, id).toArray()[0];
+  return row ? toNamespace(row) : null;
+};
+
+export const createNamespace = (sql: SqlStorage, input: NewNamespace): Result<NamespaceRow> => {
+  const parent = input.parentId === null ? null : getById(sql, input.parentId);
+  if (input.parentId !== null) {
+    const parentKinds = input.kind === 'group' ? ['group'] : ['group', 'user'];
+    if (!parent || !parentKinds.includes(parent.kind)) return fail(problems.notFound(input.kind === 'group' ? 'Parent Group' : 'Namespace'));
+    if (parent.full_path.split('/').length >= MAX_DEPTH) return fail(problems.badRequest({ parent_id: ['has too deep a level of nesting'] }));
+  } else {
+    if (RESERVED_TOP_LEVEL.has(input.path.toLowerCase())) return fail(problems.badRequest({ path: [`${input.path} is a reserved name`] }));
+    // A top-level path is also a user's personal namespace, even before that user has a project.
+    const user = sql.exec('SELECT 1 FROM users WHERE username = ?', input.path).toArray()[0];
+    if (user) return fail(pathTaken());
+  }
+  const now = isoNow();
+  try {
+    const { id } = sql
+      .exec<{ id: number }>(
+        `INSERT INTO namespaces (kind, name, path, full_path, full_name, parent_id, visibility, request_access_enabled, description, creator_id, created_at)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id`,
+        input.kind,
+        input.name,
+        input.path,
+        parent ? `${parent.full_path}/${input.path}` : input.path,
+        parent ? `${parent.full_name} / ${input.name}` : input.name,
+        input.parentId,
+        input.visibility,
+        input.requestAccessEnabled ? 1 : 0,
+        input.description,
+        input.creatorId,
+        now,
+      )
+      .one();
+    // The creator is Owner from the first moment, in the same transaction as the path. The
+    // namespace's Durable Object owns this membership and pushes it again (version >= 1).
+    applyMembershipChanges(sql, id, [{ userId: input.creatorId, accessLevel: OWNER, createdAt: now, createdBy: null, version: 0 }]);
+    return ok(getById(sql, id)!);
+  } catch (e) {
+    if (isUniqueViolation(e)) return fail(pathTaken());
+    throw e;
+  }
+};
+
+/** A user's personal namespace (path = username), created when they first create a project in it. */
+export const ensureUserNamespace = (sql: SqlStorage, user: { username: string; name: string }): Result<NamespaceRow> => {
+  sql.exec(
+    `INSERT INTO namespaces (kind, name, path, full_path, full_name, parent_id, visibility, request_access_enabled, created_at)
+     VALUES ('user', ?, ?, ?, ?, NULL, 'public', 0, ?) ON CONFLICT (full_path) DO NOTHING`,
+    user.name,
+    user.username,
+    user.username,
+    user.name,
+    isoNow(),
+  );
+  const row = sql.exec<RawNamespace>(`${SELECT_NAMESPACE} WHERE n.full_path = ?`, user.username).toArray()[0];
+  return row && row.kind === 'user' ? ok(toNamespace(row)) : fail(pathTaken());
+};
+
+/** A group or project by integer id or full path (case-insensitive), with the user's standing. */
+export const resolveNamespace = (
+  sql: SqlStorage,
+  kind: 'group' | 'project',
+  ref: number | string,
+  userId: number,
+): ResolvedNamespace | null => {
+  const raw =
+    typeof ref === 'number'
+      ? sql.exec<RawNamespace>(`${SELECT_NAMESPACE} WHERE n.id = ? AND n.kind = ?`, ref, kind).toArray()[0]
+      : sql.exec<RawNamespace>(`${SELECT_NAMESPACE} WHERE n.full_path = ? AND n.kind = ?`, ref, kind).toArray()[0];
+  if (!raw) return null;
+  const ancestorIds = sql
+    .exec<{ id: number }>(
+      `WITH RECURSIVE up (id, parent_id, depth) AS (
+         SELECT id, parent_id, 0 FROM namespaces WHERE id = ?
+         UNION ALL
+         SELECT n.id, n.parent_id, up.depth + 1 FROM namespaces n JOIN up ON n.id = up.parent_id WHERE up.depth < ?
+       ) SELECT id FROM up WHERE depth > 0 ORDER BY depth`,
+      raw.id,
+      MAX_DEPTH + 1,
+    )
+    .toArray()
+    .map((r) => r.id);
+  const levels = new Map(
+    sql
+      .exec<{ namespace_id: number; access_level: number }>(
+        'SELECT namespace_id, access_level FROM memberships WHERE user_id = ? AND namespace_id IN (SELECT value FROM json_each(?))',
+        userId,
+        JSON.stringify([raw.id, ...ancestorIds]),
+      )
+      .toArray()
+      .map((r) => [r.namespace_id, r.access_level]),
+  );
+  return {
+    namespace: toNamespace(raw),
+    ancestorIds,
+    direct: levels.get(raw.id) ?? 0,
+    inherited: Math.max(0, ...ancestorIds.map((id) => levels.get(id) ?? 0)),
+  };
+};
+
+/**
+ * Groups or projects the user may see, optionally only those where their effective level (direct
+ * or inherited from an ancestor group) is at least `minAccessLevel`, or where they are a member.
+ */
+export const listNamespaces = (
+  sql: SqlStorage,
+  kind: 'group' | 'project',
+  filter: ListFilter,
+  offset: number,
+  limit: number,
+): { total: number; namespaces: (NamespaceRow & { access_level: number | null })[] } => {
+  const where = ['n.kind = ?'];
+  const args: unknown[] = [kind];
+  if (!filter.admin) where.push("(n.visibility != 'private' OR eff.lvl IS NOT NULL)");
+  if (filter.minAccessLevel !== undefined && !filter.admin) {
+    where.push('eff.lvl >= ?');
+    args.push(filter.minAccessLevel);
+  }
+  if (filter.membership) where.push('eff.lvl IS NOT NULL');
+  if (filter.search) {
+    where.push("(n.name LIKE ? ESCAPE '\\' OR n.path LIKE ? ESCAPE '\\')");
+    const like = `%${filter.search.replace(/[\\%_]/g, (ch) => `\\${ch}`)}%`;
+    args.push(like, like);
+  }
+  // Every namespace the user reaches: their memberships and everything below them.
+  const reach = `
+    WITH RECURSIVE reach (id, lvl) AS (
+      SELECT namespace_id, access_level FROM memberships WHERE user_id = ? AND access_level > 0
+      UNION ALL
+      SELECT c.id, reach.lvl FROM namespaces c JOIN reach ON c.parent_id = reach.id
+    ),
+    eff (id, lvl) AS (SELECT id, MAX(lvl) FROM reach GROUP BY id)`;
+  const from = `FROM namespaces n LEFT JOIN eff ON eff.id = n.id LEFT JOIN namespaces p ON p.id = n.parent_id WHERE ${where.join(' AND ')}`;
+  const total = sql.exec<{ n: number }>(`${reach} SELECT COUNT(*) AS n ${from}`, filter.userId, ...args).one().n;
+  const rows = sql
+    .exec<RawNamespace & { lvl: number | null }>(
+      `${reach} SELECT n.id, n.kind, n.name, n.path, n.full_path, n.full_name, n.parent_id, n.visibility, n.request_access_enabled,
+              n.description, n.creator_id, n.created_at,
+              p.id AS p_id, p.name AS p_name, p.path AS p_path, p.kind AS p_kind, p.full_path AS p_full_path, p.parent_id AS p_parent_id,
+              eff.lvl AS lvl
+       ${from} ORDER BY n.id LIMIT ? OFFSET ?`,
+      filter.userId,
+      ...args,
+      limit,
+      offset,
+    )
+    .toArray();
+  return { total, namespaces: rows.map((r) => ({ ...toNamespace(r), access_level: r.lvl })) };
+};
+
+/** Idempotent: a change applies only when its version is newer than the one recorded. */
+export const applyMembershipChanges = (sql: SqlStorage, namespaceId: number, changes: MembershipChange[]): void => {
+  for (const c of changes) {
+    sql.exec(
+      `INSERT INTO memberships (user_id, namespace_id, access_level, created_at, created_by, version) VALUES (?, ?, ?, ?, ?, ?)
+       ON CONFLICT (user_id, namespace_id) DO UPDATE SET
+         access_level = excluded.access_level, created_at = excluded.created_at, created_by = excluded.created_by, version = excluded.version
+       WHERE excluded.version > memberships.version`,
+      c.userId,
+      namespaceId,
+      c.accessLevel,
+      c.createdAt,
+      c.createdBy,
+      c.version,
+    );
+  }
+};
+
+/** The index's view of one user in one namespace (for checks and tests of convergence). */
+export const membershipOf = (sql: SqlStorage, namespaceId: number, userId: number): { access_level: number; version: number } | null =>
+  sql
+    .exec<{ access_level: number; version: number }>(
+      'SELECT access_level, version FROM memberships WHERE namespace_id = ? AND user_id = ?',
+      namespaceId,
+      userId,
+    )
+    .toArray()[0] ?? null;
+
+/** Members of a namespace and of its ancestors; each user once, at their highest level. */
+export const listEffectiveMembers = (
+  sql: SqlStorage,
+  namespaceIds: number[],
+  offset: number,
+  limit: number,
+): { total: number; members: EffectiveMember[] } => {
+  const ids = JSON.stringify(namespaceIds);
+  const inScope = 'm.namespace_id IN (SELECT value FROM json_each(?)) AND m.access_level > 0';
+  const total = sql.exec<{ n: number }>(`SELECT COUNT(DISTINCT m.user_id) AS n FROM memberships m WHERE ${inScope}`, ids).one().n;
+  // SQLite takes the bare columns of an aggregate query from the row holding the MAX.
+  const rows = sql
+    .exec<{
+      user_id: number;
+      access_level: number;
+      created_at: string;
+      created_by: number | null;
+      username: string;
+      name: string;
+      state: string;
+      cb_username: string | null;
+      cb_name: string | null;
+    }>(
+      `SELECT m.user_id, MAX(m.access_level) AS access_level, m.created_at, m.created_by, u.username, u.name, u.state,
+              cb.username AS cb_username, cb.name AS cb_name
+       FROM memberships m JOIN users u ON u.id = m.user_id LEFT JOIN users cb ON cb.id = m.created_by
+       WHERE ${inScope} GROUP BY m.user_id ORDER BY m.user_id LIMIT ? OFFSET ?`,
+      ids,
+      limit,
+      offset,
+    )
+    .toArray();
+  return {
+    total,
+    members: rows.map((r) => ({
+      user_id: r.user_id,
+      username: r.username,
+      name: r.name,
+      state: r.state,
+      access_level: r.access_level,
+      created_at: r.created_at,
+      expires_at: null,
+      created_by: r.created_by !== null && r.cb_username !== null ? { id: r.created_by, username: r.cb_username, name: r.cb_name! } : null,
+    })),
+  };
+};
+

@@ -1,0 +1,61 @@
+/**
+ * The tables of one group's or project's Durable Object. Append new migrations; never edit one
+ * that has shipped.
+ *
+ * Triggers keep the bookkeeping in the database itself, so no code path can forget it:
+ * - every change to `members` bumps `meta.version` and writes an `outbox` row carrying that
+ *   version (level 0 for a removal), in the same transaction as the change. The outbox is what
+ *   gets pushed to the Directory's membership index;
+ * - `meta.members` and `meta.requests` count the rows, so a page's `X-Total` costs one row read.
+ */
+export const namespaceMigrations = [
+  `CREATE TABLE meta (
+     singleton INTEGER PRIMARY KEY CHECK (singleton = 1),
+     namespace_id INTEGER NOT NULL,
+     kind TEXT NOT NULL,
+     version INTEGER NOT NULL DEFAULT 0,
+     members INTEGER NOT NULL DEFAULT 0,
+     requests INTEGER NOT NULL DEFAULT 0
+   );
+   CREATE TABLE members (
+     seq INTEGER PRIMARY KEY AUTOINCREMENT,
+     user_id INTEGER NOT NULL UNIQUE,
+     access_level INTEGER NOT NULL,
+     created_at TEXT NOT NULL,
+     created_by INTEGER,
+     expires_at TEXT
+   );
+   CREATE TABLE access_requests (
+     seq INTEGER PRIMARY KEY AUTOINCREMENT,
+     user_id INTEGER NOT NULL UNIQUE,
+     requested_at TEXT NOT NULL
+   );
+   CREATE TABLE outbox (
+     version INTEGER PRIMARY KEY,
+     user_id INTEGER NOT NULL,
+     access_level INTEGER NOT NULL,
+     created_at TEXT NOT NULL,
+     created_by INTEGER
+   );
+   CREATE TRIGGER members_added AFTER INSERT ON members BEGIN
+     UPDATE meta SET version = version + 1, members = members + 1;
+     INSERT INTO outbox (version, user_id, access_level, created_at, created_by)
+       SELECT version, NEW.user_id, NEW.access_level, NEW.created_at, NEW.created_by FROM meta;
+   END;
+   CREATE TRIGGER members_changed AFTER UPDATE ON members BEGIN
+     UPDATE meta SET version = version + 1;
+     INSERT INTO outbox (version, user_id, access_level, created_at, created_by)
+       SELECT version, NEW.user_id, NEW.access_level, NEW.created_at, NEW.created_by FROM meta;
+   END;
+   CREATE TRIGGER members_removed AFTER DELETE ON members BEGIN
+     UPDATE meta SET version = version + 1, members = members - 1;
+     INSERT INTO outbox (version, user_id, access_level, created_at, created_by)
+       SELECT version, OLD.user_id, 0, OLD.created_at, OLD.created_by FROM meta;
+   END;
+   CREATE TRIGGER requests_added AFTER INSERT ON access_requests BEGIN
+     UPDATE meta SET requests = requests + 1;
+   END;
+   CREATE TRIGGER requests_removed AFTER DELETE ON access_requests BEGIN
+     UPDATE meta SET requests = requests - 1;
+   END;`,
+];
