@@ -8,7 +8,9 @@ import { loadSession } from './auth/session';
 import { publicOrigin } from './config';
 import type { AppEnv } from './env';
 import { json, problems, raise, renderError } from './errors';
+import { oauthRoutes } from './oauth/routes';
 import { accountPages } from './pages/accounts';
+import { authorizedApplicationsPages } from './pages/authorized-applications';
 import { homePages } from './pages/home';
 
 export const MAX_BODY_BYTES = 1024 * 1024;
@@ -41,6 +43,8 @@ for (const path of PAGE_PATHS) {
 app.route('/api/v4', api);
 app.route('/', homePages);
 app.route('/', accountPages);
+app.route('/', oauthRoutes);
+app.route('/', authorizedApplicationsPages);
 
 // Returned, not thrown, so methodNotAllowed can still turn it into a 405.
 app.notFound(() => json(problems.routeNotFound().body, 404));

@@ -69,6 +69,15 @@ export const problems = {
     status: 415,
     body: { error: '415 Unsupported Media Type: send application/json, application/x-www-form-urlencoded or multipart/form-data' },
   }),
+  /**
+   * An OAuth 2.0 error (RFC 6749 §5.2, RFC 7009, RFC 7662): `{"error","error_description"}`,
+   * never cached. `invalid_client` is 401.
+   */
+  oauth: (error: string, description: string, status: ContentfulStatusCode = 400, headers: Record<string, string> = {}): Problem => ({
+    status,
+    body: { error, error_description: description },
+    headers: { 'Cache-Control': 'no-store', Pragma: 'no-cache', ...headers },
+  }),
   tooManyRequests: (retryAfter: number): Problem => ({
     status: 429,
     body: { message: 'Retry later' },

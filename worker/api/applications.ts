@@ -3,6 +3,7 @@ import { requireAdmin } from '../auth/api-auth';
 import { randomBytes, randomToken } from '../auth/crypto';
 import { directory, type ApplicationRow } from '../durable/directory';
 import { json, problems, raise } from '../errors';
+import { endApplicationGrants } from '../oauth/application-grants';
 import { isKnownScope, parseScopes } from '../oauth/scopes';
 import { isRegistrableRedirectUri } from '../oauth/redirect-uri';
 import { hashSecret } from '../store/tokens';
@@ -97,5 +98,6 @@ applications
   .openapi(remove, async (c) => {
     const clientId = await directory(c.env).deleteApplication(c.req.valid('param').id);
     if (!clientId) return raise(problems.notFound('Application'));
+    await endApplicationGrants(c.env, clientId);
     return new Response(null, { status: 204 }) as never;
   });

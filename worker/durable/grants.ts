@@ -1,5 +1,531 @@
 import { DurableObject } from 'cloudflare:workers';
+import { randomToken } from '../auth/crypto';
+import { epochSeconds, isoNow } from '../clock';
+import { config } from '../config';
 import type { Env } from '../env';
+import { problems, type Problem } from '../errors';
+import { verifierMatches, s256 } from '../oauth/pkce';
+import { openResponse, retryKey, sealResponse } from '../oauth/sealed-response';
+import type { TokenResponse } from '../oauth/token-response';
+import {
+  AUTHORIZATION_CODE_PREFIX,
+  REFRESH_TOKEN_PREFIX,
+  hashSecret,
+  newAccessToken,
+  newRoutedSecret,
+  putAccessToken,
+  revokeAccessTokens,
+  type AccessTokenRecord,
+} from '../store/tokens';
+import { directory, type UserRow } from './directory';
+import { grantsMigrations } from './grants-schema';
+import { migrate } from './migrations';
+import { fail, ok, type Result } from './result';
 
-/** The grant authority (codes, refresh rotation, revocation): see the token service. */
-export class Grants extends DurableObject<Env> {}
+/** Contract §5: an identical retry of a rotated refresh token within this window gets the same answer. */
+export const RETRY_GRACE_SECONDS = 30;
+/** Redeemed codes are kept this long past their expiry so a late replay still revokes. */
+const USED_CODE_MEMORY_SECONDS = 24 * 3600;
+
+export interface CodeRequest {
+  userId: number;
+  clientId: string;
+  redirectUri: string;
+  scopes: string[];
+  codeChallenge: string | null;
+  /** Remember the user's consent, so the next identical authorization needs no page. */
+  rememberConsent: boolean;
+}
+
+export interface CodeRedemption {
+  userId: number;
+  code: string;
+  clientId: string;
+  publicClient: boolean;
+  redirectUri: string | null;
+  codeVerifier: string | null;
+}
+
+export interface RefreshRequest {
+  userId: number;
+  refreshToken: string;
+  clientId: string;
+  /** RFC 6749 §6: an optional narrower scope. */
+  scope: string[] | null;
+}
+
+/** What the authorized-applications page lists: one entry per application. */
+export interface Authorization {
+  clientId: string;
+  scopes: string[];
+  authorizedAt: string;
+}
+
+export interface RefreshTokenInfo {
+  userId: number;
+  clientId: string;
+  scopes: string[];
+  issuedAt: number;
+  expiresAt: number;
+}
+
+type CodeRow = {
+  hash: string;
+  client_id: string;
+  user_id: number;
+  redirect_uri: string;
+  scopes: string;
+  code_challenge: string | null;
+  expires_at: number;
+  grant_id: string | null;
+};
+
+type PairRow = {
+  refresh_hash: string;
+  grant_id: string;
+  access_hash: string;
+  access_expires_at: number;
+  refresh_expires_at: number;
+  scopes: string;
+  created_at: number;
+  state: 'active' | 'rotated' | 'revoked';
+  successor_hash: string | null;
+  retry_request: string | null;
+  retry_response: ArrayBuffer | null;
+  retry_until: number | null;
+  client_id: string;
+  user_id: number;
+  grant_scopes: string;
+  grant_revoked_at: string | null;
+};
+
+/** A token pair made ready (and hashed) before the transaction that decides whether it exists. */
+interface PreparedPair {
+  grantId: string;
+  response: TokenResponse;
+  accessHash: string;
+  refreshHash: string;
+  refreshExpiresAt: number;
+  record: AccessTokenRecord;
+}
+
+type EndedToken = { hash: string; expiresAt: number };
+
+/** What a transaction decided; the Worker-visible effects (KV writes) follow it. */
+type Outcome =
+  | { kind: 'issued'; pair: PreparedPair; ended: EndedToken[] }
+  | { kind: 'retry'; sealed: ArrayBuffer }
+  | { kind: 'refused'; problem: Problem; ended: EndedToken[] };
+
+const invalidGrant = (description: string) => problems.oauth('invalid_grant', description);
+const refused = (problem: Problem, ended: EndedToken[] = []): Outcome => ({ kind: 'refused', problem, ended });
+
+const PAIR_SELECT = `SELECT p.*, g.client_id, g.user_id, g.scopes AS grant_scopes, g.revoked_at AS grant_revoked_at
+  FROM token_pairs p JOIN grants g ON g.id = p.grant_id`;
+
+const scopeList = (s: string) => s.split(' ').filter(Boolean);
+const covers = (granted: string[], wanted: string[]) => wanted.every((s) => granted.includes(s));
+
+/**
+ * One user's grant authority: authorization codes, consents, grants and their token pairs. Every
+ * protocol transition (redeem, rotate, revoke) is decided in one synchronous transaction, so
+ * concurrent requests are serialised: a code yields one pair, a refresh token one successor.
+ * Secrets are prepared and hashed before the transaction; KV is written after it.
+ */
+export class Grants extends DurableObject<Env> {
+  private readonly sql: SqlStorage;
+
+  constructor(ctx: DurableObjectState, env: Env) {
+    super(ctx, env);
+    this.sql = ctx.storage.sql;
+    migrate(ctx.storage, grantsMigrations);
+  }
+
+  // ---- consent and codes (authorize endpoint) ----
+
+  /** Whether the user already agreed to give this application these scopes (or more). */
+  hasConsent(clientId: string, scopes: string[]): boolean {
+    return this.sql
+      .exec<{ scopes: string }>('SELECT scopes FROM consents WHERE client_id = ?', clientId)
+      .toArray()
+      .some((row) => covers(scopeList(row.scopes), scopes));
+  }
+
+  /** A new single-use authorization code (RFC 6749 §4.1.2), valid for the configured lifetime. */
+  async issueCode(req: CodeRequest): Promise<string> {
+    const indexed = this.sql.exec('SELECT 1 FROM indexed_clients WHERE client_id = ?', req.clientId).toArray().length > 0;
+    // So that deleting the application can find this user's grants.
+    if (!indexed) await holderIndexOf(this.env, req.clientId).addHolder(req.userId);
+    const code = newRoutedSecret(AUTHORIZATION_CODE_PREFIX, req.userId);
+    const hash = await hashSecret(this.env, code);
+    const now = epochSeconds();
+    const scopes = [...req.scopes].sort().join(' ');
+    this.ctx.storage.transactionSync(() => {
+      this.cleanUp(now);
+      this.sql.exec('INSERT INTO indexed_clients (client_id) VALUES (?) ON CONFLICT DO NOTHING', req.clientId);
+      if (req.rememberConsent) {
+        this.sql.exec(
+          'INSERT INTO consents (client_id, scopes, created_at) VALUES (?, ?, ?) ON CONFLICT DO NOTHING',
+          req.clientId,
+          scopes,
+          isoNow(),
+        );
+      }
+      this.sql.exec(
+        `INSERT INTO codes (hash, client_id, user_id, redirect_uri, scopes, code_challenge, expires_at)
+         VALUES (?, ?, ?, ?, ?, ?, ?)`,
+        hash,
+        req.clientId,
+        req.userId,
+        req.redirectUri,
+        scopes,
+        req.codeChallenge,
+        now + config(this.env).codeTtl,
+      );
+    });
+    return code;
+  }
+
+  // ---- token endpoint ----
+
+  /** RFC 6749 §4.1.3 with RFC 7636 §4.6: trades a code for the grant's first token pair. */
+  async redeemCode(r: CodeRedemption): Promise<Result<TokenResponse>> {
+    const codeHash = await hashSecret(this.env, r.code);
+    const seen = this.code(codeHash);
+    if (!seen || seen.user_id !== r.userId) return fail(invalidGrant('The authorization code is invalid, expired or already used.'));
+    const user = await this.activeUser(seen.user_id);
+    if (!user) return fail(invalidGrant('The user of this authorization is no longer active.'));
+    const transformed = r.codeVerifier ? await s256(r.codeVerifier) : '';
+    const pair = await this.preparePair(user, seen.client_id, randomToken('', 16), scopeList(seen.scopes));
+
+    const outcome = this.ctx.storage.transactionSync((): Outcome => {
+      const now = epochSeconds();
+      const code = this.code(codeHash);
+      if (!code) return refused(invalidGrant('The authorization code is invalid, expired or already used.'));
+      if (code.grant_id) return this.refuseReplayedCode(code, now);
+      if (code.expires_at <= now) {
+        this.sql.exec('DELETE FROM codes WHERE hash = ?', codeHash);
+        return refused(invalidGrant('The authorization code has expired.'));
+      }
+      if (code.client_id !== r.clientId) return refused(invalidGrant('The authorization code was issued to another client.'));
+      if (r.redirectUri !== null && r.redirectUri !== code.redirect_uri) {
+        return refused(invalidGrant('redirect_uri does not match the one used in the authorization request.'));
+      }
+      const pkce = this.checkPkce(code, r, transformed);
+      if (pkce) return refused(pkce);
+
+      this.sql.exec(
+        'INSERT INTO grants (id, client_id, user_id, scopes, created_at) VALUES (?, ?, ?, ?, ?)',
+        pair.grantId,
+        code.client_id,
+        code.user_id,
+        code.scopes,
+        isoNow(),
+      );
+      this.sql.exec('UPDATE codes SET grant_id = ? WHERE hash = ?', pair.grantId, codeHash);
+      this.insertPair(pair);
+      return { kind: 'issued', pair, ended: [] };
+    });
+    return this.settle(outcome);
+  }
+
+  /** RFC 6749 §6 with rotation (RFC 9700 §4.14.2): a new pair; the presented pair ends. */
+  async refresh(r: RefreshRequest): Promise<Result<TokenResponse>> {
+    const hash = await hashSecret(this.env, r.refreshToken);
+    const seen = this.pair(hash);
+    if (!seen || seen.user_id !== r.userId) return fail(invalidGrant('The refresh token is invalid, expired or revoked.'));
+    if (seen.client_id !== r.clientId) return fail(invalidGrant('The refresh token was issued to another client.'));
+    const grantScopes = scopeList(seen.grant_scopes);
+    if (r.scope && !covers(grantScopes, r.scope)) {
+      return fail(problems.oauth('invalid_scope', 'The requested scope exceeds the scope granted by the resource owner.'));
+    }
+    const user = await this.activeUser(seen.user_id);
+    if (!user) return fail(invalidGrant('The user of this authorization is no longer active.'));
+    const pair = await this.preparePair(user, seen.client_id, seen.grant_id, r.scope ?? grantScopes);
+    const key = await retryKey(this.env, r.refreshToken);
+    const sealed = await sealResponse(key, pair.response);
+    const retryRequest = JSON.stringify([r.clientId, r.scope ? [...r.scope].sort().join(' ') : null]);
+
+    const outcome = this.ctx.storage.transactionSync((): Outcome => {
+      const now = epochSeconds();
+      const current = this.pair(hash);
+      if (!current) return refused(invalidGrant('The refresh token is invalid, expired or revoked.'));
+      if (current.grant_revoked_at || current.state === 'revoked') return refused(invalidGrant('The refresh token has been revoked.'));
+      if (current.state === 'rotated') return this.retryOrRevoke(current, retryRequest, now);
+      if (current.refresh_expires_at <= now) return refused(invalidGrant('The refresh token has expired.'));
+
+      this.cleanUp(now);
+      this.sql.exec(
+        `UPDATE token_pairs SET state = 'rotated', rotated_at = ?, successor_hash = ?, retry_request = ?, retry_response = ?, retry_until = ?
+         WHERE refresh_hash = ?`,
+        now,
+        pair.refreshHash,
+        retryRequest,
+        sealed,
+        now + RETRY_GRACE_SECONDS,
+        hash,
+      );
+      this.insertPair(pair);
+      return { kind: 'issued', pair, ended: [{ hash: current.access_hash, expiresAt: current.access_expires_at }] };
+    });
+    if (outcome.kind === 'retry') {
+      const again = await openResponse(key, outcome.sealed);
+      return again ? ok(again) : fail(invalidGrant('The refresh token has already been used.'));
+    }
+    return this.settle(outcome);
+  }
+
+  // ---- revocation and introspection ----
+
+  /** RFC 7009 §2.1: revoking a refresh token ends its grant and every token issued under it. */
+  async revokeRefreshToken(refreshToken: string, clientId: string): Promise<void> {
+    const hash = await hashSecret(this.env, refreshToken);
+    const ended = this.ctx.storage.transactionSync(() => {
+      const pair = this.pair(hash);
+      return pair && pair.client_id === clientId ? this.revokeGrantTx(pair.grant_id, epochSeconds()) : [];
+    });
+    await revokeAccessTokens(this.env, ended);
+  }
+
+  /** Ends one grant (revoking one of its access tokens ends it, as revoking its refresh token does). */
+  async revokeGrant(grantId: string, clientId: string): Promise<void> {
+    const ended = this.ctx.storage.transactionSync(() => {
+      const grant = this.sql.exec<{ client_id: string }>('SELECT client_id FROM grants WHERE id = ?', grantId).toArray()[0];
+      return grant && grant.client_id === clientId ? this.revokeGrantTx(grantId, epochSeconds()) : [];
+    });
+    await revokeAccessTokens(this.env, ended);
+  }
+
+  /** RFC 7662 for refresh tokens: what an active one is, or null. */
+  async describeRefreshToken(refreshToken: string): Promise<RefreshTokenInfo | null> {
+    const pair = this.pair(await hashSecret(this.env, refreshToken));
+    if (!pair || pair.state !== 'active' || pair.grant_revoked_at || pair.refresh_expires_at <= epochSeconds()) return null;
+    return {
+      userId: pair.user_id,
+      clientId: pair.client_id,
+      scopes: scopeList(pair.grant_scopes),
+      issuedAt: pair.created_at,
+      expiresAt: pair.refresh_expires_at,
+    };
+  }
+
+  // ---- authorized applications ----
+
+  /** Each application the user has authorized (consented to or holds live tokens for). */
+  listAuthorizations(): Authorization[] {
+    const now = epochSeconds();
+    const rows = this.sql
+      .exec<{ client_id: string; scopes: string; created_at: string }>(
+        `SELECT client_id, scopes, created_at FROM consents
+         UNION ALL
+         SELECT g.client_id, g.scopes, g.created_at FROM grants g
+         WHERE g.revoked_at IS NULL AND EXISTS (
+           SELECT 1 FROM token_pairs p WHERE p.grant_id = g.id AND p.state = 'active' AND p.refresh_expires_at > ?)`,
+        now,
+      )
+      .toArray();
+    const byClient = new Map<string, Authorization>();
+    for (const row of rows) {
+      const seen = byClient.get(row.client_id);
+      if (!seen) {
+        byClient.set(row.client_id, { clientId: row.client_id, scopes: scopeList(row.scopes), authorizedAt: row.created_at });
+        continue;
+      }
+      seen.scopes = [...new Set([...seen.scopes, ...scopeList(row.scopes)])].sort();
+      if (row.created_at < seen.authorizedAt) seen.authorizedAt = row.created_at;
+    }
+    return [...byClient.values()].sort((a, b) => a.authorizedAt.localeCompare(b.authorizedAt));
+  }
+
+  /**
+   * Ends everything the user gave an application: its grants and tokens, pending codes and the
+   * remembered consent. `forgetIndex` when the application itself is being deleted.
+   */
+  async revokeClient(clientId: string, forgetIndex = false): Promise<void> {
+    const ended = this.ctx.storage.transactionSync(() => {
+      const now = epochSeconds();
+      const grants = this.sql
+        .exec<{ id: string }>('SELECT id FROM grants WHERE client_id = ? AND revoked_at IS NULL', clientId)
+        .toArray();
+      const ended = grants.flatMap((g) => this.revokeGrantTx(g.id, now));
+      this.sql.exec('DELETE FROM codes WHERE client_id = ? AND grant_id IS NULL', clientId);
+      this.sql.exec('DELETE FROM consents WHERE client_id = ?', clientId);
+      if (forgetIndex) this.sql.exec('DELETE FROM indexed_clients WHERE client_id = ?', clientId);
+      return ended;
+    });
+    await revokeAccessTokens(this.env, ended);
+  }
+
+  // ---- an application's holder index (only in the instance named by holderIndexOf) ----
+
+  addHolder(userId: number): void {
+    this.sql.exec('INSERT INTO holders (user_id) VALUES (?) ON CONFLICT DO NOTHING', userId);
+  }
+
+  holders(): number[] {
+    return this.sql.exec<{ user_id: number }>('SELECT user_id FROM holders').toArray().map((r) => r.user_id);
+  }
+
+  clearHolders(): void {
+    this.sql.exec('DELETE FROM holders');
+  }
+
+  // ---- rules, each in one place ----
+
+  /** RFC 7636 §4.6 and RFC 9700 §2.1.1: a verifier exactly when a challenge was sent; public clients always. */
+  private checkPkce(code: CodeRow, r: CodeRedemption, transformed: string): Problem | null {
+    if (code.code_challenge === null) {
+      if (r.codeVerifier) return invalidGrant('code_verifier was sent but the authorization request had no code_challenge.');
+      if (r.publicClient) return invalidGrant('Public clients must use PKCE (S256).');
+      return null;
+    }
+    if (!r.codeVerifier) return invalidGrant('code_verifier is required: the authorization request had a code_challenge.');
+    if (!verifierMatches(r.codeVerifier, transformed, code.code_challenge)) return invalidGrant('code_verifier does not match the code_challenge.');
+    return null;
+  }
+
+  /** RFC 6749 §4.1.2 and §10.5: a code used twice is refused and everything issued from it is revoked. */
+  private refuseReplayedCode(code: CodeRow, now: number): Outcome {
+    const ended = this.revokeGrantTx(code.grant_id as string, now);
+    return refused(invalidGrant('The authorization code has already been used; tokens issued from it have been revoked.'), ended);
+  }
+
+  /**
+   * A rotated refresh token presented again (RFC 9700 §4.14.2) means it leaked: the grant ends.
+   * Except (contract §5) an identical retry within 30 seconds whose successor is still unused:
+   * it is a lost response, and gets the same answer again.
+   */
+  private retryOrRevoke(pair: PairRow, retryRequest: string, now: number): Outcome {
+    const successor = pair.successor_hash
+      ? this.sql.exec<{ state: string }>('SELECT state FROM token_pairs WHERE refresh_hash = ?', pair.successor_hash).toArray()[0]
+      : undefined;
+    const identicalRetry =
+      pair.retry_response !== null &&
+      pair.retry_until !== null &&
+      now < pair.retry_until &&
+      pair.retry_request === retryRequest &&
+      successor?.state === 'active';
+    if (identicalRetry) return { kind: 'retry', sealed: pair.retry_response as ArrayBuffer };
+    const ended = this.revokeGrantTx(pair.grant_id, now);
+    return refused(invalidGrant('The refresh token has already been used; the authorization has been revoked.'), ended);
+  }
+
+  /** Marks a grant and all its pairs revoked; returns the access tokens KV must forget. */
+  private revokeGrantTx(grantId: string, now: number): EndedToken[] {
+    this.sql.exec('UPDATE grants SET revoked_at = ? WHERE id = ? AND revoked_at IS NULL', isoNow(), grantId);
+    const live = this.sql
+      .exec<{ access_hash: string; access_expires_at: number }>(
+        'SELECT access_hash, access_expires_at FROM token_pairs WHERE grant_id = ? AND access_expires_at > ?',
+        grantId,
+        now,
+      )
+      .toArray();
+    this.sql.exec(
+      "UPDATE token_pairs SET state = 'revoked', retry_request = NULL, retry_response = NULL WHERE grant_id = ?",
+      grantId,
+    );
+    return live.map((t) => ({ hash: t.access_hash, expiresAt: t.access_expires_at }));
+  }
+
+  // ---- helpers ----
+
+  private code(hash: string): CodeRow | undefined {
+    return this.sql.exec<CodeRow>('SELECT * FROM codes WHERE hash = ?', hash).toArray()[0];
+  }
+
+  private pair(refreshHash: string): PairRow | undefined {
+    return this.sql.exec<PairRow>(`${PAIR_SELECT} WHERE p.refresh_hash = ?`, refreshHash).toArray()[0];
+  }
+
+  private async activeUser(userId: number): Promise<UserRow | null> {
+    const user = await directory(this.env).getUser(userId);
+    return user && user.state === 'active' ? user : null;
+  }
+
+  private async preparePair(user: UserRow, clientId: string, grantId: string, scopes: string[]): Promise<PreparedPair> {
+    const { accessTokenTtl, refreshTokenTtl } = config(this.env);
+    const now = epochSeconds();
+    const accessToken = newAccessToken(now + accessTokenTtl);
+    const refreshToken = newRoutedSecret(REFRESH_TOKEN_PREFIX, user.id);
+    const [accessHash, refreshHash] = await Promise.all([hashSecret(this.env, accessToken), hashSecret(this.env, refreshToken)]);
+    const scope = [...scopes].sort().join(' ');
+    return {
+      grantId,
+      accessHash,
+      refreshHash,
+      refreshExpiresAt: now + refreshTokenTtl,
+      response: {
+        access_token: accessToken,
+        token_type: 'Bearer',
+        expires_in: accessTokenTtl,
+        refresh_token: refreshToken,
+        scope,
+        created_at: now,
+      },
+      record: {
+        userId: user.id,
+        username: user.username,
+        name: user.name,
+        admin: user.admin,
+        scopes: scope.split(' '),
+        clientId,
+        grantId,
+        createdAt: now,
+        expiresAt: now + accessTokenTtl,
+      },
+    };
+  }
+
+  private insertPair(p: PreparedPair): void {
+    this.sql.exec(
+      `INSERT INTO token_pairs (refresh_hash, grant_id, access_hash, access_expires_at, refresh_expires_at, scopes, created_at, state)
+       VALUES (?, ?, ?, ?, ?, ?, ?, 'active')`,
+      p.refreshHash,
+      p.grantId,
+      p.accessHash,
+      p.record.expiresAt,
+      p.refreshExpiresAt,
+      p.response.scope,
+      p.record.createdAt,
+    );
+  }
+
+  /** Applies a decided outcome to KV: the new access token appears, ended ones become tombstones. */
+  private async settle(outcome: Outcome): Promise<Result<TokenResponse>> {
+    if (outcome.kind === 'retry') throw new Error('a retry is answered by its caller');
+    await revokeAccessTokens(this.env, outcome.ended);
+    if (outcome.kind === 'refused') return fail(outcome.problem);
+    const { pair } = outcome;
+    await putAccessToken(this.env, pair.accessHash, pair.record);
+    // A revocation decided while the token was being written (a replayed code, a reused refresh
+    // token) may have written its tombstone first; make sure the revocation wins.
+    const grant = this.sql.exec<{ revoked_at: string | null }>('SELECT revoked_at FROM grants WHERE id = ?', pair.grantId).toArray()[0];
+    if (!grant || grant.revoked_at) {
+      await revokeAccessTokens(this.env, [{ hash: pair.accessHash, expiresAt: pair.record.expiresAt }]);
+    }
+    return ok(pair.response);
+  }
+
+  /** Forgets what can no longer matter: long-expired codes, dead pairs, stale retry answers. */
+  private cleanUp(now: number): void {
+    this.sql.exec('DELETE FROM codes WHERE expires_at <= ?', now - USED_CODE_MEMORY_SECONDS);
+    this.sql.exec('DELETE FROM token_pairs WHERE refresh_expires_at <= ? AND access_expires_at <= ?', now, now);
+    this.sql.exec(
+      'UPDATE token_pairs SET retry_request = NULL, retry_response = NULL WHERE retry_until <= ? AND retry_response IS NOT NULL',
+      now,
+    );
+    this.sql.exec(
+      `DELETE FROM grants WHERE NOT EXISTS (SELECT 1 FROM token_pairs p WHERE p.grant_id = grants.id)
+         AND NOT EXISTS (SELECT 1 FROM codes c WHERE c.grant_id = grants.id)`,
+    );
+  }
+}
+
+/** The grant authority of one user. */
+export const grantsOf = (env: Env, userId: number) => env.GRANTS.getByName(String(userId));
+
+/**
+ * Which users hold grants for an application: a separate instance per application, so that
+ * authorizations never queue on one shared object and deleting the application can find them.
+ */
+export const holderIndexOf = (env: Env, clientId: string) => env.GRANTS.getByName(`client:${clientId}`);

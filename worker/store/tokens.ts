@@ -28,6 +28,23 @@ export type TokenLookup =
 
 export const ACCESS_TOKEN_PREFIX = 'knock_at_';
 export const REFRESH_TOKEN_PREFIX = 'knock_rt_';
+export const AUTHORIZATION_CODE_PREFIX = 'knock_ac_';
+
+type RoutedPrefix = typeof REFRESH_TOKEN_PREFIX | typeof AUTHORIZATION_CODE_PREFIX;
+
+/**
+ * A code or refresh token that names the user whose grant authority holds it
+ * (`knock_rt_<userId>_<random>`), so the token endpoint finds the right Durable Object without a
+ * lookup. The user id is not a secret; the random part is, and only its keyed hash is stored.
+ */
+export const newRoutedSecret = (prefix: RoutedPrefix, userId: number): string => `${prefix}${userId}_${randomToken()}`;
+
+/** The user id a code or refresh token routes to, or null when it is not one of ours. */
+export const routeOf = (prefix: RoutedPrefix, secret: string): number | null => {
+  if (!secret.startsWith(prefix)) return null;
+  const m = /^([1-9][0-9]{0,14})_[A-Za-z0-9_-]{16,}$/.exec(secret.slice(prefix.length));
+  return m ? Number(m[1]) : null;
+};
 
 // KV refuses expirations less than 60 seconds ahead.
 const KV_MIN_TTL = 60;

@@ -1,0 +1,61 @@
+/**
+ * Tables of one user's grant authority. Codes and refresh tokens are stored only as keyed hashes.
+ * Append new migrations; never edit one that has shipped.
+ */
+export const grantsMigrations = [
+  `CREATE TABLE consents (
+     client_id TEXT NOT NULL,
+     scopes TEXT NOT NULL,
+     created_at TEXT NOT NULL,
+     PRIMARY KEY (client_id, scopes)
+   );
+   -- Clients whose holder index (see below) already lists this user.
+   CREATE TABLE indexed_clients (
+     client_id TEXT PRIMARY KEY
+   );
+   -- Used only in an application's index instance ("client:<client_id>"): the users holding
+   -- grants for it, so deleting the application can end them.
+   CREATE TABLE holders (
+     user_id INTEGER PRIMARY KEY
+   );
+   CREATE TABLE codes (
+     hash TEXT PRIMARY KEY,
+     client_id TEXT NOT NULL,
+     user_id INTEGER NOT NULL,
+     redirect_uri TEXT NOT NULL,
+     scopes TEXT NOT NULL,
+     code_challenge TEXT,
+     expires_at INTEGER NOT NULL,
+     grant_id TEXT
+   );
+   CREATE INDEX codes_expiry ON codes (expires_at);
+   CREATE TABLE grants (
+     id TEXT PRIMARY KEY,
+     client_id TEXT NOT NULL,
+     user_id INTEGER NOT NULL,
+     scopes TEXT NOT NULL,
+     created_at TEXT NOT NULL,
+     revoked_at TEXT
+   );
+   CREATE INDEX grants_client ON grants (client_id);
+   -- One row per issued access/refresh token pair. state: active | rotated | revoked.
+   -- A rotated row keeps, for 30 seconds, the answer it was rotated with, encrypted under a key
+   -- derived from its own refresh token (which storage never holds), for the identical-retry rule.
+   CREATE TABLE token_pairs (
+     refresh_hash TEXT PRIMARY KEY,
+     grant_id TEXT NOT NULL,
+     access_hash TEXT NOT NULL,
+     access_expires_at INTEGER NOT NULL,
+     refresh_expires_at INTEGER NOT NULL,
+     scopes TEXT NOT NULL,
+     created_at INTEGER NOT NULL,
+     state TEXT NOT NULL,
+     rotated_at INTEGER,
+     successor_hash TEXT,
+     retry_request TEXT,
+     retry_response BLOB,
+     retry_until INTEGER
+   );
+   CREATE INDEX token_pairs_grant ON token_pairs (grant_id);
+   CREATE INDEX token_pairs_expiry ON token_pairs (refresh_expires_at);`,
+];

@@ -1,0 +1,92 @@
+import type { Env } from '../env';
+import { findClient, isPublicClient, type OAuthClient } from './clients';
+import { isS256Challenge } from './pkce';
+import { matchesRegisteredRedirectUri } from './redirect-uri';
+import { isKnownScope, parseScopes } from './scopes';
+
+/** A valid authorization request (RFC 6749 §4.1.1 with RFC 7636 §4.3). */
+export interface AuthorizationRequest {
+  client: OAuthClient;
+  redirectUri: string;
+  state: string | null;
+  scopes: string[];
+  codeChallenge: string | null;
+}
+
+/**
+ * What to do with an authorization request, in the order RFC 6749 §4.1.2.1 requires: a bad
+ * client or redirect URI is shown to the user (never redirected to); any other problem goes back
+ * to the client's redirect URI.
+ */
+export type CheckedAuthorization =
+  | { kind: 'ok'; request: AuthorizationRequest }
+  | { kind: 'show'; title: string; detail: string }
+  | { kind: 'redirect'; redirectUri: string; state: string | null; error: string; description: string };
+
+/** The request's parameters; a parameter sent twice is kept as null (RFC 6749 §3.1 forbids it). */
+export const authorizationParams = (entries: Iterable<[string, string]>): Map<string, string | null> => {
+  const params = new Map<string, string | null>();
+  for (const [name, value] of entries) {
+    if (value === '') continue;
+    params.set(name, params.has(name) ? null : value);
+  }
+  return params;
+};
+
+export const checkAuthorizationRequest = async (env: Env, params: Map<string, string | null>): Promise<CheckedAuthorization> => {
+  const show = (title: string, detail: string): CheckedAuthorization => ({ kind: 'show', title, detail });
+
+  const clientId = params.get('client_id');
+  if (clientId === null) return show('Invalid request', 'client_id was sent more than once.');
+  if (clientId === undefined) return show('Invalid request', 'The request has no client_id.');
+  const client = await findClient(env, clientId);
+  if (!client) return show('Unknown application', 'No application is registered with this client_id.');
+
+  const requested = params.get('redirect_uri');
+  if (requested === null) return show('Invalid request', 'redirect_uri was sent more than once.');
+  let redirectUri: string;
+  if (requested === undefined) {
+    if (client.redirectUris.length !== 1) return show('Invalid request', 'redirect_uri is required: the application has several.');
+    redirectUri = client.redirectUris[0];
+  } else if (matchesRegisteredRedirectUri(client.redirectUris, requested)) {
+    redirectUri = requested;
+  } else {
+    return show('Invalid redirect URI', 'The redirect_uri is not registered for this application.');
+  }
+
+  // From here on, errors go back to the (now trusted) redirect URI.
+  const duplicate = [...params].find(([, v]) => v === null);
+  const state = params.get('state') ?? null;
+  const back = (error: string, description: string): CheckedAuthorization => ({ kind: 'redirect', redirectUri, state, error, description });
+  if (duplicate) return back('invalid_request', `${duplicate[0]} was sent more than once.`);
+
+  const responseType = params.get('response_type') ?? 'code';
+  if (responseType !== 'code') return back('unsupported_response_type', 'Only response_type=code is supported.');
+
+  const scopes = params.has('scope') ? parseScopes(params.get('scope') as string) : client.scopes;
+  if (scopes.length === 0 || !scopes.every(isKnownScope)) return back('invalid_scope', 'The requested scope is unknown.');
+  if (!scopes.every((s) => client.scopes.includes(s))) return back('invalid_scope', 'The requested scope is not allowed for this application.');
+
+  const challenge = params.get('code_challenge');
+  const method = params.get('code_challenge_method');
+  if (challenge === undefined) {
+    if (method !== undefined) return back('invalid_request', 'code_challenge_method was sent without a code_challenge.');
+    if (isPublicClient(client)) return back('invalid_request', 'This application must use PKCE: send a code_challenge with code_challenge_method=S256.');
+  } else {
+    // RFC 7636 §4.4.1: only the S256 transformation is supported; "plain" is refused.
+    if (method !== 'S256') return back('invalid_request', 'code_challenge_method must be S256.');
+    if (!isS256Challenge(challenge as string)) return back('invalid_request', 'code_challenge is not a valid S256 challenge.');
+  }
+
+  return { kind: 'ok', request: { client, redirectUri, state, scopes: [...scopes].sort(), codeChallenge: challenge ?? null } };
+};
+
+/**
+ * The client's redirect URI with the authorization response added (RFC 6749 §4.1.2, RFC 9207
+ * `iss`), keeping any query the registered URI already has.
+ */
+export const redirectWith = (redirectUri: string, params: Record<string, string | null>): string => {
+  const url = new URL(redirectUri);
+  for (const [name, value] of Object.entries(params)) if (value !== null) url.searchParams.append(name, value);
+  return url.href;
+};

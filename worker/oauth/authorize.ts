@@ -1,0 +1,95 @@
+import { Hono, type Context } from 'hono';
+import { csrfTokenFor, validCsrf } from '../auth/session';
+import { publicOrigin } from '../config';
+import { grantsOf } from '../durable/grants';
+import type { AppEnv } from '../env';
+import { consentPage } from '../pages/consent';
+import { errorPage } from '../pages/error-page';
+import { authorizationParams, checkAuthorizationRequest, redirectWith, type AuthorizationRequest } from './authorization-request';
+
+const hostOf = (uri: string) => {
+  const url = new URL(uri);
+  return url.host || url.protocol;
+};
+
+/** The consent form's hidden fields: the checked request, so the POST re-checks the same thing. */
+const requestFields = (r: AuthorizationRequest): Record<string, string | null> => ({
+  client_id: r.client.clientId,
+  redirect_uri: r.redirectUri,
+  response_type: 'code',
+  scope: r.scopes.join(' '),
+  state: r.state,
+  code_challenge: r.codeChallenge,
+  code_challenge_method: r.codeChallenge ? 'S256' : null,
+});
+
+const signInFirst = (c: Context<AppEnv>, r: AuthorizationRequest) => {
+  const query = new URLSearchParams(Object.entries(requestFields(r)).filter((e): e is [string, string] => e[1] !== null));
+  return c.redirect(`/users/sign_in?return_to=${encodeURIComponent(`/login/oauth/authorize?${query}`)}`, 302);
+};
+
+/** RFC 6749 §4.1.2: the code goes back with `state` and, per RFC 9207, `iss`. */
+const issueCodeAndRedirect = async (c: Context<AppEnv>, r: AuthorizationRequest, rememberConsent: boolean, status: 302 | 303) => {
+  const user = c.var.session!.user;
+  const code = await grantsOf(c.env, user.id).issueCode({
+    userId: user.id,
+    clientId: r.client.clientId,
+    redirectUri: r.redirectUri,
+    scopes: r.scopes,
+    codeChallenge: r.codeChallenge,
+    rememberConsent,
+  });
+  return c.redirect(redirectWith(r.redirectUri, { code, state: r.state, iss: publicOrigin(c.env, c.req.url) }), status);
+};
+
+const formEntries = (form: Record<string, unknown>): [string, string][] =>
+  Object.entries(form)
+    .filter(([name]) => name !== 'authenticity_token' && name !== 'decision')
+    .flatMap(([name, value]) => ([] as unknown[]).concat(value).map((v): [string, string] => [name, typeof v === 'string' ? v : '']));
+
+/** `GET /login/oauth/authorize` (contract §5) and the consent form's answer. */
+export const authorizeRoutes = new Hono<AppEnv>()
+  .use('/login/oauth/authorize', async (c, next) => {
+    await next();
+    c.header('Cache-Control', 'no-store');
+  })
+  .get('/login/oauth/authorize', async (c) => {
+    const checked = await checkAuthorizationRequest(c.env, authorizationParams(new URL(c.req.url).searchParams));
+    const iss = publicOrigin(c.env, c.req.url);
+    if (checked.kind === 'show') return errorPage(c, 400, checked.title, checked.detail);
+    if (checked.kind === 'redirect') {
+      const { redirectUri, state, error, description } = checked;
+      return c.redirect(redirectWith(redirectUri, { error, error_description: description, state, iss }), 302);
+    }
+    const r = checked.request;
+    const session = c.var.session;
+    if (!session) return signInFirst(c, r);
+    // A remembered consent answers at once, with no page: this is how the extension signs in again.
+    if (await grantsOf(c.env, session.user.id).hasConsent(r.client.clientId, r.scopes)) return issueCodeAndRedirect(c, r, false, 302);
+    return consentPage(c, {
+      applicationName: r.client.name,
+      redirectHost: hostOf(r.redirectUri),
+      scopes: r.scopes,
+      user: session.user,
+      csrf: csrfTokenFor(c),
+      hidden: requestFields(r),
+    });
+  })
+  .post('/login/oauth/authorize', async (c) => {
+    const form = await c.req.parseBody({ all: true });
+    if (!validCsrf(c, form.authenticity_token)) return errorPage(c, 403, 'Form expired', 'Please go back, reload the page and try again.');
+    const checked = await checkAuthorizationRequest(c.env, authorizationParams(formEntries(form)));
+    const iss = publicOrigin(c.env, c.req.url);
+    if (checked.kind === 'show') return errorPage(c, 400, checked.title, checked.detail);
+    if (checked.kind === 'redirect') {
+      const { redirectUri, state, error, description } = checked;
+      return c.redirect(redirectWith(redirectUri, { error, error_description: description, state, iss }), 303);
+    }
+    const r = checked.request;
+    if (!c.var.session) return signInFirst(c, r);
+    if (form.decision === 'deny') {
+      return c.redirect(redirectWith(r.redirectUri, { error: 'access_denied', error_description: 'The user denied the request.', state: r.state, iss }), 303);
+    }
+    if (form.decision !== 'authorize') return errorPage(c, 400, 'Invalid request', 'Choose Authorize or Deny.');
+    return issueCodeAndRedirect(c, r, true, 303);
+  });

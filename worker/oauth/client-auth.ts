@@ -1,0 +1,66 @@
+import type { Context } from 'hono';
+import { safeEqual } from '../auth/crypto';
+import type { AppEnv } from '../env';
+import { problems, raise } from '../errors';
+import { hashSecret } from '../store/tokens';
+import { findClient, isPublicClient, type OAuthClient } from './clients';
+
+const BASIC_CHALLENGE = { 'WWW-Authenticate': 'Basic realm="Knock", charset="UTF-8"' };
+
+/** RFC 6749 §5.2: 401 invalid_client, with a Basic challenge when the client tried Basic. */
+const invalidClient = (description: string, usedBasic: boolean) =>
+  problems.oauth('invalid_client', description, 401, usedBasic ? BASIC_CHALLENGE : {});
+
+/** RFC 6749 §2.3.1: Basic credentials are the form-urlencoded id and secret. */
+const readBasic = (header: string | undefined): { id: string; secret: string } | null | 'malformed' => {
+  const m = /^Basic\s+(\S+)\s*$/i.exec(header ?? '');
+  if (!m) return null;
+  try {
+    const decoded = new TextDecoder('utf-8', { fatal: true, ignoreBOM: false }).decode(Uint8Array.from(atob(m[1]), (ch) => ch.charCodeAt(0)));
+    const colon = decoded.indexOf(':');
+    if (colon < 0) return 'malformed';
+    const unform = (s: string) => decodeURIComponent(s.replace(/\+/g, ' '));
+    return { id: unform(decoded.slice(0, colon)), secret: unform(decoded.slice(colon + 1)) };
+  } catch {
+    return 'malformed';
+  }
+};
+
+export type ClientAuthMethod = 'client_secret_basic' | 'client_secret_post' | 'none';
+
+/**
+ * Who is calling the token, revocation or introspection endpoint (RFC 6749 §2.3): a confidential
+ * client proves itself with its secret (Basic or in the body, never both); a public client only
+ * names itself. `confidentialOnly` refuses public clients (introspection).
+ */
+export const authenticateClient = async (
+  c: Context<AppEnv>,
+  params: Record<string, string>,
+  opts: { confidentialOnly?: boolean } = {},
+): Promise<{ client: OAuthClient; method: ClientAuthMethod }> => {
+  const basic = readBasic(c.req.header('authorization'));
+  if (basic === 'malformed') return raise(invalidClient('The Basic authorization header is malformed.', true));
+  const usedBasic = basic !== null;
+  if (basic && params.client_secret) {
+    return raise(problems.oauth('invalid_request', 'Use one client authentication method, not both Basic and client_secret.'));
+  }
+  if (basic && params.client_id && params.client_id !== basic.id) {
+    return raise(problems.oauth('invalid_request', 'client_id does not match the Basic authorization header.'));
+  }
+  const clientId = basic?.id ?? params.client_id;
+  if (!clientId) return raise(invalidClient('client_id is missing.', usedBasic));
+  const client = await findClient(c.env, clientId);
+  if (!client) return raise(invalidClient('Unknown client.', usedBasic));
+
+  const secret = basic ? basic.secret : params.client_secret;
+  if (isPublicClient(client)) {
+    if (secret) return raise(invalidClient('This is a public client: it has no secret.', usedBasic));
+    if (opts.confidentialOnly) return raise(invalidClient('Only confidential clients may use this endpoint.', usedBasic));
+    return { client, method: 'none' };
+  }
+  if (!secret) return raise(invalidClient('Client authentication is required.', usedBasic));
+  if (!safeEqual(await hashSecret(c.env, secret), client.secretHash as string)) {
+    return raise(invalidClient('Client authentication failed.', usedBasic));
+  }
+  return { client, method: usedBasic ? 'client_secret_basic' : 'client_secret_post' };
+};

@@ -1,0 +1,56 @@
+import type { Context } from 'hono';
+import { grantsOf } from '../durable/grants';
+import { unwrap, type Result } from '../durable/result';
+import type { AppEnv } from '../env';
+import { json, problems, raise } from '../errors';
+import { AUTHORIZATION_CODE_PREFIX, REFRESH_TOKEN_PREFIX, routeOf } from '../store/tokens';
+import { authenticateClient } from './client-auth';
+import { isPublicClient } from './clients';
+import { isKnownScope, parseScopes } from './scopes';
+import { NO_STORE, type TokenResponse } from './token-response';
+import { readOAuthParams } from './request-params';
+
+const GRANT_TYPES = ['authorization_code', 'refresh_token'] as const;
+
+const required = (params: Record<string, string>, name: string): string =>
+  params[name] ?? raise(problems.oauth('invalid_request', `${name} is missing.`));
+
+/**
+ * `POST /login/oauth/access_token` (contract §5, RFC 6749 §4.1.3 and §6). The protocol rules
+ * that need state (single use, PKCE, rotation) live in the user's grant authority.
+ */
+export const tokenEndpoint = async (c: Context<AppEnv>) => {
+  const params = await readOAuthParams(c);
+  // The seed's exchange sends no grant_type: it defaults to authorization_code.
+  const grantType = params.grant_type ?? 'authorization_code';
+  if (!(GRANT_TYPES as readonly string[]).includes(grantType)) {
+    return raise(problems.oauth('unsupported_grant_type', `grant_type must be one of: ${GRANT_TYPES.join(', ')}.`));
+  }
+  const { client } = await authenticateClient(c, params);
+
+  let result: Result<TokenResponse>;
+  if (grantType === 'authorization_code') {
+    const code = required(params, 'code');
+    const userId = routeOf(AUTHORIZATION_CODE_PREFIX, code);
+    if (userId === null) return raise(problems.oauth('invalid_grant', 'The authorization code is invalid, expired or already used.'));
+    result = (await grantsOf(c.env, userId).redeemCode({
+      userId,
+      code,
+      clientId: client.clientId,
+      publicClient: isPublicClient(client),
+      redirectUri: params.redirect_uri ?? null,
+      codeVerifier: params.code_verifier ?? null,
+    })) as unknown as Result<TokenResponse>;
+  } else {
+    const refreshToken = required(params, 'refresh_token');
+    const userId = routeOf(REFRESH_TOKEN_PREFIX, refreshToken);
+    if (userId === null) return raise(problems.oauth('invalid_grant', 'The refresh token is invalid, expired or revoked.'));
+    let scope: string[] | null = null;
+    if (params.scope !== undefined) {
+      scope = parseScopes(params.scope);
+      if (scope.length === 0 || !scope.every(isKnownScope)) return raise(problems.oauth('invalid_scope', 'The requested scope is unknown.'));
+    }
+    result = (await grantsOf(c.env, userId).refresh({ userId, refreshToken, clientId: client.clientId, scope })) as unknown as Result<TokenResponse>;
+  }
+  return json(unwrap(result), 200, NO_STORE);
+};

@@ -1,0 +1,83 @@
+import { Hono } from 'hono';
+import { csrfTokenFor, validCsrf } from '../auth/session';
+import { grantsOf, type Authorization } from '../durable/grants';
+import type { UserRow } from '../durable/directory';
+import type { AppEnv } from '../env';
+import { findClient } from '../oauth/clients';
+import { errorPage } from './error-page';
+import { CsrfField, Layout } from './layout';
+
+interface Listed extends Authorization {
+  name: string;
+}
+
+const PATH = '/oauth/authorized_applications';
+
+const AuthorizedApplicationsPage = (p: { user: UserRow; csrf: string; applications: Listed[] }) => (
+  <Layout title="Authorized applications" user={p.user} csrf={p.csrf} wide>
+    <div class="card">
+      <h1>Authorized applications</h1>
+      {p.applications.length === 0 ? (
+        <p class="muted">You have not authorized any application.</p>
+      ) : (
+        <table>
+          <thead>
+            <tr>
+              <th>Application</th>
+              <th>Scopes</th>
+              <th>Authorized</th>
+              <th></th>
+            </tr>
+          </thead>
+          <tbody>
+            {p.applications.map((a) => (
+              <tr>
+                <td>{a.name}</td>
+                <td>{a.scopes.join(', ')}</td>
+                <td>
+                  <time datetime={a.authorizedAt}>{a.authorizedAt.slice(0, 16).replace('T', ' ')} UTC</time>
+                </td>
+                <td>
+                  <form class="inline" method="post" action={`${PATH}/revoke`}>
+                    <CsrfField token={p.csrf} />
+                    <input type="hidden" name="client_id" value={a.clientId} />
+                    <button class="danger" type="submit" aria-label={`Revoke ${a.name}`}>
+                      Revoke
+                    </button>
+                  </form>
+                </td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      )}
+    </div>
+    <footer class="muted">
+      Revoking an application signs it out: its tokens stop working and it must ask you again.
+    </footer>
+  </Layout>
+);
+
+/** The signed-in user's authorized applications, each with a Revoke button (like GitLab's). */
+export const authorizedApplicationsPages = new Hono<AppEnv>()
+  .get(PATH, async (c) => {
+    const session = c.var.session;
+    if (!session) return c.redirect(`/users/sign_in?return_to=${encodeURIComponent(PATH)}`, 302);
+    const authorizations = await grantsOf(c.env, session.user.id).listAuthorizations();
+    const applications: Listed[] = [];
+    for (const a of authorizations) {
+      const client = await findClient(c.env, a.clientId);
+      if (client) applications.push({ ...a, name: client.name });
+    }
+    c.header('Cache-Control', 'no-store');
+    return c.html(<AuthorizedApplicationsPage user={session.user} csrf={csrfTokenFor(c)} applications={applications} />);
+  })
+  .post(`${PATH}/revoke`, async (c) => {
+    const session = c.var.session;
+    if (!session) return c.redirect(`/users/sign_in?return_to=${encodeURIComponent(PATH)}`, 303);
+    const form = await c.req.parseBody();
+    if (!validCsrf(c, form.authenticity_token)) return errorPage(c, 403, 'Form expired', 'Please go back, reload the page and try again.');
+    if (typeof form.client_id !== 'string' || !form.client_id) return errorPage(c, 400, 'Invalid request', 'No application was chosen.');
+    await grantsOf(c.env, session.user.id).revokeClient(form.client_id);
+    return c.redirect(PATH, 303);
+  });

@@ -1,0 +1,55 @@
+import type { Context } from 'hono';
+import type { UserRow } from '../durable/directory';
+import type { AppEnv } from '../env';
+import { CsrfField, Layout } from './layout';
+
+/** What each scope lets an application do, in the user's words. */
+export const SCOPE_DESCRIPTIONS: Record<string, string> = {
+  api: 'Act as you on the Knock API: see groups and projects, request access, approve and deny requests.',
+  read_api: 'Read the Knock API as you: see groups, projects and access requests, without changing anything.',
+};
+
+export interface ConsentProps {
+  applicationName: string;
+  redirectHost: string;
+  scopes: string[];
+  user: UserRow;
+  csrf: string;
+  /** The authorization request, carried unchanged to the POST that answers it. */
+  hidden: Record<string, string | null>;
+}
+
+const ConsentPage = (p: ConsentProps) => (
+  <Layout title={`Authorize ${p.applicationName}`} user={p.user} csrf={p.csrf}>
+    <div class="card">
+      <h1>Authorize {p.applicationName}?</h1>
+      <p>
+        <strong>{p.applicationName}</strong> wants to use your Knock account <strong>@{p.user.username}</strong> ({p.user.name}).
+      </p>
+      <p class="muted">It will be allowed to:</p>
+      <ul class="scopes">
+        {p.scopes.map((s) => (
+          <li>
+            <strong>{s}</strong>: {SCOPE_DESCRIPTIONS[s] ?? s}
+          </li>
+        ))}
+      </ul>
+      <p class="muted">You will be sent back to {p.redirectHost}. You can revoke this later under Authorized applications.</p>
+      <form method="post" action="/login/oauth/authorize">
+        <CsrfField token={p.csrf} />
+        {Object.entries(p.hidden).map(([name, value]) => (value === null ? null : <input type="hidden" name={name} value={value} />))}
+        <div class="actions stretch">
+          <button type="submit" name="decision" value="deny">
+            Deny
+          </button>
+          <button class="primary" type="submit" name="decision" value="authorize">
+            Authorize
+          </button>
+        </div>
+      </form>
+    </div>
+  </Layout>
+);
+
+/** The consent page of the authorization endpoint (application, scopes, signed-in user). */
+export const consentPage = (c: Context<AppEnv>, props: ConsentProps) => c.html(<ConsentPage {...props} />);
