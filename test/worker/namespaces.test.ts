@@ -6,7 +6,7 @@ describe('groups and projects', () => {
     const alice = await person('alice');
     const group = await createGroup(alice);
     const project = await createProject(alice, { namespace_id: group.id });
-    expect(project).toMatchObject({ path_with_namespace: `${group.full_path}/${(project as { path: string }).path}` });
+    expect(project).toMatchObject({ path_with_namespace: `${group.full_path}/${project.path}` });
     const members = await as(alice).get(`/projects/${project.id}/members`);
     expect(members.status).toBe(200);
     expect(await members.json()).toMatchObject([{ id: alice.id, access_level: 50 }]);

@@ -44,6 +44,7 @@ export const person = async (prefix = 'u', opts: { admin?: boolean } = {}): Prom
 
 export interface Created {
   id: number;
+  path: string;
   full_path: string;
   path_with_namespace?: string;
 }
@@ -72,6 +73,12 @@ export const createSource = async (kind: KindRoute, owner: Person, body: Record<
   if (kind === 'groups') return createGroup(owner, body);
   const group = await createGroup(owner);
   return createProject(owner, { namespace_id: group.id, ...body });
+};
+
+/** Like createSource, but always one level down: a subgroup, or a project in a group. */
+export const createNestedSource = async (kind: KindRoute, owner: Person, body: Record<string, unknown> = {}) => {
+  const group = await createGroup(owner);
+  return kind === 'groups' ? createGroup(owner, { parent_id: group.id, ...body }) : createProject(owner, { namespace_id: group.id, ...body });
 };
 
 /** Adds `member` at `level` the way users get in: request, then approval by the administrator. */
