@@ -1,0 +1,140 @@
+import { env } from 'cloudflare:workers';
+import { runInDurableObject } from 'cloudflare:test';
+import { describe, expect, it } from 'vitest';
+import type { Namespace, NamespaceRef } from '../../worker/durable/namespace';
+import { as, createSource, KIND_ROUTES, person } from './support/namespaces';
+
+const linkOf = (res: Response) =>
+  Object.fromEntries(
+    (res.headers.get('Link') ?? '')
+      .split(', ')
+      .filter(Boolean)
+      .map((part) => {
+        const m = /^<([^>]+)>; rel="(\w+)"$/.exec(part)!;
+        return [m[2], m[1]];
+      }),
+  );
+
+describe.each(KIND_ROUTES)('paginating access requests of %s', (kind) => {
+  it('pages 25 requests oldest first, with GitLab headers and Link URLs', async () => {
+    const owner = await person('own');
+    const source = await createSource(kind, owner);
+    const requesters = [];
+    for (let i = 0; i < 25; i++) {
+      const user = await person('req');
+      expect((await as(user).post(`/${kind}/${source.id}/access_requests`)).status).toBe(201);
+      requesters.push(user.id);
+    }
+    const base = `http://knock.test/api/v4/${kind}/${source.id}/access_requests`;
+
+    const first = await as(owner).get(`/${kind}/${source.id}/access_requests?per_page=10`);
+    expect(first.status).toBe(200);
+    expect(Object.fromEntries(['X-Total', 'X-Total-Pages', 'X-Per-Page', 'X-Page', 'X-Next-Page', 'X-Prev-Page'].map((h) => [h, first.headers.get(h)]))).toEqual({
+      'X-Total': '25',
+      'X-Total-Pages': '3',
+      'X-Per-Page': '10',
+      'X-Page': '1',
+      'X-Next-Page': '2',
+      'X-Prev-Page': '',
+    });
+    expect(linkOf(first)).toEqual({
+      next: `${base}?per_page=10&page=2`,
+      first: `${base}?per_page=10&page=1`,
+      last: `${base}?per_page=10&page=3`,
+    });
+
+    const pages = [first, await as(owner).get(`/${kind}/${source.id}/access_requests?per_page=10&page=2`), await as(owner).get(`/${kind}/${source.id}/access_requests?page=3&per_page=10`)];
+    const ids = (await Promise.all(pages.map((p) => p.json() as Promise<{ id: number }[]>))).flat().map((r) => r.id);
+    expect(ids).toEqual(requesters);
+
+    const last = pages[2];
+    expect(last.headers.get('X-Next-Page')).toBe('');
+    expect(last.headers.get('X-Prev-Page')).toBe('2');
+    expect(linkOf(last)).toEqual({
+      prev: `${base}?page=2&per_page=10`,
+      first: `${base}?page=1&per_page=10`,
+      last: `${base}?page=3&per_page=10`,
+    });
+
+    const byDefault = await as(owner).get(`/${kind}/${source.id}/access_requests`);
+    expect(byDefault.headers.get('X-Per-Page')).toBe('20');
+    expect(((await byDefault.json()) as unknown[]).length).toBe(20);
+
+    const beyond = await as(owner).get(`/${kind}/${source.id}/access_requests?page=9&per_page=10`);
+    expect(await beyond.json()).toEqual([]);
+    expect(beyond.headers.get('X-Total-Pages')).toBe('3');
+  });
+
+  it.each(['per_page=0', 'per_page=101', 'per_page=abc', 'page=0'])('refuses %s with 400', async (query) => {
+    const owner = await person('own');
+    const source = await createSource(kind, owner);
+    const res = await as(owner).get(`/${kind}/${source.id}/access_requests?${query}`);
+    expect(res.status).toBe(400);
+    expect(await res.json()).toEqual({ error: expect.stringMatching(/^(per_page|page) /) });
+  });
+
+  it('says one page of nothing when there are no requests', async () => {
+    const owner = await person('own');
+    const source = await createSource(kind, owner);
+    const res = await as(owner).get(`/${kind}/${source.id}/access_requests`);
+    expect(await res.json()).toEqual([]);
+    expect(res.headers.get('X-Total')).toBe('0');
+    expect(res.headers.get('X-Total-Pages')).toBe('1');
+  });
+});
+
+describe('the cost of a page', () => {
+  /** A namespace with `count` pending requests seeded straight into its Durable Object. */
+  const seeded = async (count: number) => {
+    const owner = await person('own');
+    const source = await createSource('projects', owner);
+    const stub = env.NAMESPACES.getByName(String(source.id));
+    const ref: NamespaceRef = { id: source.id, kind: 'project', creatorId: owner.id, createdAt: new Date().toISOString() };
+    await runInDurableObject(stub, (_instance: Namespace, state) => {
+      state.storage.sql.exec(
+        `WITH RECURSIVE s (n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM s WHERE n < ?)
+         INSERT INTO access_requests (user_id, requested_at) SELECT 10000000 + n, ? FROM s`,
+        count,
+        new Date().toISOString(),
+      );
+    });
+    return { stub, ref, owner };
+  };
+
+  /** Rows SQLite read while the Durable Object answered one page. */
+  const rowsReadForPage = async (count: number, offset: number) => {
+    const { stub, ref, owner } = await seeded(count);
+    return runInDurableObject(stub, async (instance: Namespace, state) => {
+      const sql = state.storage.sql;
+      const cursors: SqlStorageCursor<Record<string, SqlStorageValue>>[] = [];
+      const exec = sql.exec.bind(sql);
+      sql.exec = ((query: string, ...bindings: unknown[]) => {
+        const cursor = exec(query, ...bindings);
+        cursors.push(cursor);
+        return cursor;
+      }) as typeof sql.exec;
+      try {
+        const result = await instance.listAccessRequests(ref, { userId: owner.id, admin: false, inherited: 0 }, offset, 20);
+        expect(result.ok && result.value.total).toBe(count);
+        expect(result.ok && result.value.items.length).toBe(Math.min(20, count - offset));
+      } finally {
+        sql.exec = exec;
+      }
+      return cursors.reduce((sum, c) => sum + c.rowsRead, 0);
+    });
+  };
+
+  it('is the same with 10 or 5,000 pending requests', async () => {
+    const small = await rowsReadForPage(10, 0);
+    const large = await rowsReadForPage(5000, 0);
+    expect(small).toBeGreaterThan(0);
+    expect(large).toBeLessThanOrEqual(small + 10);
+    expect(large).toBeLessThan(50);
+  });
+
+  it('grows with the page, not with the number of requests', async () => {
+    const page100 = await rowsReadForPage(5000, 2000);
+    expect(page100).toBeGreaterThanOrEqual(2000);
+    expect(page100).toBeLessThan(2100);
+  });
+});
