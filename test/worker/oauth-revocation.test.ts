@@ -1,0 +1,178 @@
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import { clock } from '../../worker/clock';
+import { authorizeCode, call, exchange, ORIGIN, pkcePair, refresh, registerApp, signedIn, tokenCall, whoAmI, type App } from './support/oauth';
+
+vi.setConfig({ testTimeout: 30_000 });
+
+const realNow = clock.now;
+afterEach(() => {
+  clock.now = realNow;
+});
+
+const REVOKE = '/login/oauth/revoke';
+const INTROSPECT = '/login/oauth/introspect';
+
+const grantFor = async (app: App) => {
+  const { browser, user } = await signedIn();
+  if (app.secret) return { user, tokens: await exchange(app, (await authorizeCode(browser, app)).code) };
+  const { verifier, challenge } = await pkcePair();
+  const { code } = await authorizeCode(browser, app, { code_challenge: challenge, code_challenge_method: 'S256' });
+  return { user, tokens: await exchange(app, code, { code_verifier: verifier }) };
+};
+
+const creds = (app: App) => ({ client_id: app.clientId, ...(app.secret ? { client_secret: app.secret } : {}) });
+
+describe('revocation (RFC 7009)', () => {
+  it('revoking the refresh token ends the grant and its access token', async () => {
+    const app = await registerApp();
+    const { tokens } = await grantFor(app);
+    const res = await tokenCall({ ...creds(app), token: tokens.refresh_token, token_type_hint: 'refresh_token' }, { path: REVOKE, form: true });
+    expect(res.status).toBe(200);
+    expect(res.headers.get('Cache-Control')).toBe('no-store');
+    expect((await whoAmI(tokens.access_token)).status).toBe(401);
+    expect((await refresh(app, tokens.refresh_token)).status).toBe(400);
+  });
+
+  it('revoking the access token ends the grant too, whatever the hint says', async () => {
+    const app = await registerApp();
+    const { tokens } = await grantFor(app);
+    const res = await tokenCall({ token: tokens.access_token, token_type_hint: 'refresh_token' }, { path: REVOKE, basic: [app.clientId, app.secret!] });
+    expect(res.status).toBe(200);
+    const me = await whoAmI(tokens.access_token);
+    expect(await me.json()).toMatchObject({ error_description: 'Token was revoked. You have to re-authorize from the user.' });
+    expect((await refresh(app, tokens.refresh_token)).status).toBe(400);
+  });
+
+  it('lets a public client revoke with its client_id (as the extension signs out)', async () => {
+    const app = await registerApp({ confidential: false });
+    const { tokens } = await grantFor(app);
+    const res = await tokenCall({ client_id: app.clientId, token: tokens.refresh_token }, { path: REVOKE });
+    expect(res.status).toBe(200);
+    expect((await whoAmI(tokens.access_token)).status).toBe(401);
+  });
+
+  it('answers 200 for unknown tokens and for tokens of other clients, which stay valid', async () => {
+    const app = await registerApp();
+    const other = await registerApp();
+    const { tokens } = await grantFor(app);
+    for (const token of ['nonsense', 'knock_rt_1_AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA', tokens.access_token, tokens.refresh_token]) {
+      const res = await tokenCall({ ...creds(other), token }, { path: REVOKE });
+      expect(res.status).toBe(200);
+    }
+    expect((await whoAmI(tokens.access_token)).status).toBe(200);
+    expect((await refresh(app, tokens.refresh_token)).status).toBe(200);
+  });
+
+  it('requires a token parameter and client authentication for confidential clients', async () => {
+    const app = await registerApp();
+    const missing = await tokenCall(creds(app), { path: REVOKE });
+    expect(missing.status).toBe(400);
+    expect(await missing.json()).toMatchObject({ error: 'invalid_request' });
+    const unauthenticated = await tokenCall({ client_id: app.clientId, token: 'x' }, { path: REVOKE });
+    expect(unauthenticated.status).toBe(401);
+    expect(await unauthenticated.json()).toMatchObject({ error: 'invalid_client' });
+  });
+
+  it('allows CORS, for browser-based clients signing out', async () => {
+    const preflight = await call(REVOKE, { method: 'OPTIONS', headers: { Origin: 'https://spa.example', 'Access-Control-Request-Method': 'POST' } });
+    expect(preflight.headers.get('Access-Control-Allow-Origin')).toBe('*');
+  });
+});
+
+describe('introspection (RFC 7662)', () => {
+  it('describes an active access token and an active refresh token to the client they were issued to', async () => {
+    const app = await registerApp();
+    const { user, tokens } = await grantFor(app);
+    const access = await tokenCall({ token: tokens.access_token }, { path: INTROSPECT, basic: [app.clientId, app.secret!], form: true });
+    expect(access.status).toBe(200);
+    expect(access.headers.get('Cache-Control')).toBe('no-store');
+    expect(await access.json()).toEqual({
+      active: true,
+      scope: 'api read_api',
+      client_id: app.clientId,
+      username: user.username,
+      token_type: 'Bearer',
+      exp: tokens.created_at + 28800,
+      iat: tokens.created_at,
+      sub: String(user.id),
+      iss: ORIGIN,
+    });
+    const refreshInfo = await tokenCall({ ...creds(app), token: tokens.refresh_token, token_type_hint: 'refresh_token' }, { path: INTROSPECT });
+    expect(await refreshInfo.json()).toEqual({
+      active: true,
+      scope: 'api read_api',
+      client_id: app.clientId,
+      username: user.username,
+      token_type: 'refresh_token',
+      exp: tokens.created_at + 30 * 24 * 3600,
+      iat: tokens.created_at,
+      sub: String(user.id),
+      iss: ORIGIN,
+    });
+  });
+
+  it('answers {"active":false} for unknown, rotated, revoked, expired and foreign tokens', async () => {
+    const app = await registerApp();
+    const other = await registerApp();
+    const { tokens } = await grantFor(app);
+    const inactive = async (client: App, token: string) => {
+      const res = await tokenCall({ ...creds(client), token }, { path: INTROSPECT });
+      expect(res.status).toBe(200);
+      expect(await res.json()).toEqual({ active: false });
+    };
+    await inactive(app, 'nonsense');
+    await inactive(app, 'test-admin-token');
+    await inactive(other, tokens.access_token);
+    await inactive(other, tokens.refresh_token);
+
+    const next = (await (await refresh(app, tokens.refresh_token)).json()) as typeof tokens;
+    await inactive(app, tokens.access_token);
+    await inactive(app, tokens.refresh_token);
+
+    const now = Date.now();
+    clock.now = () => now + 28801 * 1000;
+    await inactive(app, next.access_token);
+    clock.now = realNow;
+
+    await tokenCall({ ...creds(app), token: next.refresh_token }, { path: REVOKE });
+    await inactive(app, next.refresh_token);
+  });
+
+  it('is only for authenticated confidential clients', async () => {
+    const app = await registerApp();
+    const publicApp = await registerApp({ confidential: false });
+    const { tokens } = await grantFor(publicApp);
+    for (const body of [{ token: tokens.access_token }, { client_id: publicApp.clientId, token: tokens.access_token }, { client_id: app.clientId, client_secret: 'wrong', token: 'x' }]) {
+      const res = await tokenCall(body, { path: INTROSPECT });
+      expect(res.status).toBe(401);
+      expect(await res.json()).toMatchObject({ error: 'invalid_client' });
+    }
+    const missing = await tokenCall(creds(app), { path: INTROSPECT });
+    expect(missing.status).toBe(400);
+  });
+});
+
+describe('authorization server metadata (RFC 8414)', () => {
+  it('describes every endpoint, grant type, authentication method and PKCE method', async () => {
+    const res = await call('/.well-known/oauth-authorization-server');
+    expect(res.status).toBe(200);
+    expect(res.headers.get('Content-Type')).toBe('application/json');
+    expect(res.headers.get('Access-Control-Allow-Origin')).toBe('*');
+    expect(await res.json()).toEqual({
+      issuer: ORIGIN,
+      authorization_endpoint: `${ORIGIN}/login/oauth/authorize`,
+      token_endpoint: `${ORIGIN}/login/oauth/access_token`,
+      revocation_endpoint: `${ORIGIN}/login/oauth/revoke`,
+      introspection_endpoint: `${ORIGIN}/login/oauth/introspect`,
+      scopes_supported: ['api', 'read_api'],
+      response_types_supported: ['code'],
+      response_modes_supported: ['query'],
+      grant_types_supported: ['authorization_code', 'refresh_token'],
+      token_endpoint_auth_methods_supported: ['client_secret_basic', 'client_secret_post', 'none'],
+      revocation_endpoint_auth_methods_supported: ['client_secret_basic', 'client_secret_post', 'none'],
+      introspection_endpoint_auth_methods_supported: ['client_secret_basic', 'client_secret_post'],
+      code_challenge_methods_supported: ['S256'],
+      authorization_response_iss_parameter_supported: true,
+    });
+  });
+});
