@@ -18,5 +18,7 @@ export default defineConfig({
     name: 'worker',
     include: ['**/*.test.ts'],
     root: import.meta.dirname,
+    // Fuzzing knobs (test/worker/fuzz*.test.ts): FUZZ_RUNS=5000 for a longer local run, FUZZ_SEED to replay.
+    provide: { fuzzRuns: Number(process.env.FUZZ_RUNS) || 0, fuzzSeed: Number(process.env.FUZZ_SEED) || 0 },
   },
 });

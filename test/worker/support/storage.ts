@@ -1,0 +1,38 @@
+import { env } from 'cloudflare:workers';
+import { runInDurableObject } from 'cloudflare:test';
+
+// Loosely typed: the Durable Objects' RPC types are too deep for a generic helper.
+type Stub = DurableObjectStub;
+
+export const directoryStub = (): Stub => env.DIRECTORY.getByName('directory') as unknown as Stub;
+export const grantsStub = (userId: number): Stub => env.GRANTS.getByName(String(userId)) as unknown as Stub;
+export const namespaceStub = (namespaceId: number): Stub => env.NAMESPACES.getByName(String(namespaceId)) as unknown as Stub;
+
+/** Every row of every table of a Durable Object's SQLite database, by table name. */
+export const dumpTables = (stub: Stub): Promise<Record<string, Record<string, unknown>[]>> =>
+  runInDurableObject<DurableObject, Record<string, Record<string, unknown>[]>>(stub, (_instance, state) => {
+    const sql = state.storage.sql;
+    const tables = sql
+      .exec<{ name: string }>("SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' AND name NOT LIKE '_cf_%'")
+      .toArray()
+      .map((r) => r.name);
+    return Object.fromEntries(tables.map((t) => [t, sql.exec(`SELECT * FROM "${t}"`).toArray() as Record<string, unknown>[]]));
+  });
+
+/** A deterministic text of some tables, to tell whether anything in them changed. */
+export const digestTables = async (stub: Stub, tables: string[]): Promise<string> => {
+  const dump = await dumpTables(stub);
+  return JSON.stringify(tables.map((t) => [t, dump[t] ?? null]));
+};
+
+/** Every KV key and value of the token store. */
+export const dumpKv = async (): Promise<{ key: string; value: string | null }[]> => {
+  const out: { key: string; value: string | null }[] = [];
+  let cursor: string | undefined;
+  do {
+    const page: KVNamespaceListResult<unknown, string> = await env.TOKENS.list({ cursor });
+    for (const k of page.keys) out.push({ key: k.name, value: await env.TOKENS.get(k.name) });
+    cursor = page.list_complete ? undefined : page.cursor;
+  } while (cursor);
+  return out;
+};
