@@ -142,7 +142,8 @@ describe('introspection (RFC 7662)', () => {
     const app = await registerApp();
     const publicApp = await registerApp({ confidential: false });
     const { tokens } = await grantFor(publicApp);
-    for (const body of [{ token: tokens.access_token }, { client_id: publicApp.clientId, token: tokens.access_token }, { client_id: app.clientId, client_secret: 'wrong', token: 'x' }]) {
+    const bodies: Record<string, string>[] = [{ token: tokens.access_token }, { client_id: publicApp.clientId, token: tokens.access_token }, { client_id: app.clientId, client_secret: 'wrong', token: 'x' }];
+    for (const body of bodies) {
       const res = await tokenCall(body, { path: INTROSPECT });
       expect(res.status).toBe(401);
       expect(await res.json()).toMatchObject({ error: 'invalid_client' });
