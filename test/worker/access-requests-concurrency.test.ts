@@ -1,10 +1,12 @@
 import { env } from 'cloudflare:workers';
 import { runDurableObjectAlarm, runInDurableObject } from 'cloudflare:test';
-import { describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { directory } from '../../worker/durable/directory';
 import type { Namespace, NamespaceRef } from '../../worker/durable/namespace';
 import { unique } from './support/http';
-import { admin, as, createSource, KIND_ROUTES, person } from './support/namespaces';
+import { admin, as, createSource, KIND_ROUTES, person, startWorker } from './support/namespaces';
+
+beforeAll(startWorker, 30_000);
 
 describe.each(KIND_ROUTES)('races on %s', (kind) => {
   it('concurrent approve, deny and withdraw of one request leave exactly one winner', async () => {

@@ -21,7 +21,7 @@ describe('inherited membership', () => {
     deep = await createProject(O, { namespace_id: sub.id });
     await addMember('groups', acme.id, M, 40);
     await addMember('groups', acme.id, D, 30);
-  });
+  }, 30_000);
 
   const pendingOn = async (kind: 'groups' | 'projects', id: number) => {
     const user = await person('req');

@@ -1,8 +1,8 @@
 import { env } from 'cloudflare:workers';
 import { runInDurableObject } from 'cloudflare:test';
-import { describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import type { Namespace, NamespaceRef } from '../../worker/durable/namespace';
-import { as, createSource, KIND_ROUTES, person } from './support/namespaces';
+import { as, createSource, KIND_ROUTES, person, startWorker } from './support/namespaces';
 
 const linkOf = (res: Response) =>
   Object.fromEntries(
@@ -14,6 +14,8 @@ const linkOf = (res: Response) =>
         return [m[2], m[1]];
       }),
   );
+
+beforeAll(startWorker, 30_000);
 
 describe.each(KIND_ROUTES)('paginating access requests of %s', (kind) => {
   it('pages 25 requests oldest first, with GitLab headers and Link URLs', async () => {

@@ -34,7 +34,7 @@ describe.each(KIND_ROUTES)('access requests on %s', (kind) => {
     id = source.id;
     await addMember(kind, id, maintainer, 40);
     await addMember(kind, id, developer, 30);
-  });
+  }, 30_000);
 
   /** A new user with a pending request. */
   const pending = async () => {
