@@ -5,7 +5,8 @@ import { ApiError } from '../../shared/api-error';
 import { createKnockClient } from '../../shared/client';
 import { showPendingCount } from './badge';
 import { notifyNewRequests } from './notifier';
-import { countRequests, fetchInbox, type Inbox } from './pending-requests';
+import type { RequestTarget } from './messaging';
+import { countRequests, fetchInbox, withoutRequest, type Inbox } from './pending-requests';
 import { inboxItem, retryNotBeforeItem, serverUrlItem, settingsItem } from './stored-values';
 import { authorizedFetch, SignedOutError } from './tokens';
 
@@ -39,6 +40,22 @@ export async function keepInbox(inbox: Inbox | null): Promise<void> {
   await showPendingCount(countRequests(inbox));
 }
 
+/** Approvals and denials the server confirmed, and when: a refresh already under way may predate them. */
+let decisions: { target: RequestTarget; confirmedAt: number }[] = [];
+const DECISION_MEMORY_MS = 10 * 60_000;
+
+/** Records that the server confirmed an approval or denial (so a slower refresh cannot undo it). */
+export function noteDecision(target: RequestTarget, now: number = Date.now()): void {
+  decisions = [...decisions.filter((d) => now - d.confirmedAt < DECISION_MEMORY_MS), { target, confirmedAt: now }];
+}
+
+/** The fetched inbox without requests decided while it was being fetched. */
+function withoutDecisionsSince(inbox: Inbox, startedAt: number): Inbox {
+  return decisions
+    .filter((decision) => decision.confirmedAt >= startedAt)
+    .reduce((result, { target }) => withoutRequest(result, target.kind, target.sourceId, target.userId), inbox);
+}
+
 let refreshing: Promise<Inbox> | null = null;
 
 export function refreshInbox(): Promise<Inbox> {
@@ -51,9 +68,10 @@ export function refreshInbox(): Promise<Inbox> {
 async function refresh(): Promise<Inbox> {
   const retryAt = await retryNotBeforeItem.getValue();
   if (Date.now() < retryAt) throw new RateLimitedError(retryAt);
+  const startedAt = Date.now();
   let inbox: Inbox;
   try {
-    inbox = await fetchInbox(await knockClient());
+    inbox = withoutDecisionsSince(await fetchInbox(await knockClient()), startedAt);
   } catch (error) {
     await rememberRateLimit(error);
     if (error instanceof SignedOutError) await showPendingCount(0);

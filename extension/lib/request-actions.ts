@@ -2,12 +2,13 @@
 
 import type { NamespaceKind } from '../../shared/access-levels';
 import type { AccessRequest } from '../../shared/api-types';
-import { keepInbox, knockClient, rememberRateLimit } from './inbox-refresh';
+import { keepInbox, knockClient, noteDecision, rememberRateLimit } from './inbox-refresh';
 import type { RequestTarget } from './messaging';
 import { withoutRequest } from './pending-requests';
 import { inboxItem } from './stored-values';
 
 async function settled(target: RequestTarget): Promise<void> {
+  noteDecision(target);
   const inbox = await inboxItem.getValue();
   if (inbox) await keepInbox(withoutRequest(inbox, target.kind, target.sourceId, target.userId));
 }

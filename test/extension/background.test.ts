@@ -158,3 +158,31 @@ describe('polling', () => {
     expect(await badgeText()).toBe('2');
   });
 });
+
+describe('a refresh that was under way during a decision', () => {
+  it('does not bring back the request that was just denied', async () => {
+    const server = await aliceWithTwoPendingRequests();
+    await refreshInbox();
+    let releaseListing!: () => void;
+    const listingHeld = new Promise<void>((resolve) => (releaseListing = resolve));
+    let listingReached!: () => void;
+    const reached = new Promise<void>((resolve) => (listingReached = resolve));
+    vi.stubGlobal('fetch', async (url: string, init?: RequestInit) => {
+      const response = await server.fetch(url, init); // the server answers with the list as it is now...
+      if (url.includes('/groups/10/access_requests?')) {
+        listingReached();
+        await listingHeld; // ...but the answer arrives only after the denial below
+      }
+      return response;
+    });
+
+    const slowRefresh = refreshInbox();
+    await reached;
+    await deny({ kind: 'group', sourceId: 10, userId: 2 });
+    releaseListing();
+    const inbox = await slowRefresh;
+
+    expect(inbox.sources.map((s) => s.fullPath)).toEqual(['acme/website']);
+    expect(await badgeText()).toBe('1');
+  });
+});
