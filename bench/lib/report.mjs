@@ -1,0 +1,84 @@
+// The bench's output: one table with each figure's goal beside it, the scale line, the popup's
+// size; the same as JSON; and an SVG chart of the ratios.
+
+const fmt = (n, digits = 0) => (Number.isFinite(n) ? n.toFixed(digits) : '—');
+const ratio = (n) => (Number.isFinite(n) ? `${n.toFixed(2)}×` : '—');
+const pad = (s, n) => String(s).padEnd(n);
+const lpad = (s, n) => String(s).padStart(n);
+
+/** A goal: `figure` is a ratio (or bytes), `op` '>=' or '<='. */
+export const verdict = (value, op, target) =>
+  !Number.isFinite(value) ? 'n/a' : (op === '>=' ? value >= target : value <= target) ? 'MET' : 'NOT MET';
+
+const goalText = (g) => (g ? `${g.op === '>=' ? '≥' : '≤'}${g.target} ${g.verdict}` : '');
+
+export function renderTable(results) {
+  const lines = [];
+  const w = { name: 44, rps: 8, p: 8, ratio: 22 };
+  lines.push(
+    `${pad('Scenario', w.name)}${lpad('req/s', w.rps)}${lpad('p50 ms', w.p)}${lpad('p99 ms', w.p)}   ${pad('vs baseline (goal)', w.ratio + 4)}${pad('vs peer (goal)', w.ratio)}`,
+  );
+  lines.push('-'.repeat(w.name + w.rps + 2 * w.p + 3 + 2 * w.ratio + 4));
+  for (const s of results.scenarios) {
+    if (!s.available) {
+      lines.push(`${pad(s.label, w.name)}not available: ${s.reason}`);
+      continue;
+    }
+    const vsBase = s.baseline ? `${ratio(s.ratioToBaseline)} ${s.baselineShort} ${goalText(s.goalBaseline)}` : '—';
+    const vsPeer = s.peer ? `${ratio(s.ratioToPeer)} ${goalText(s.goalPeer)}` : '—';
+    lines.push(
+      `${pad(s.label, w.name)}${lpad(fmt(s.rps), w.rps)}${lpad(fmt(s.p50, 2), w.p)}${lpad(fmt(s.p99, 2), w.p)}   ${pad(vsBase, w.ratio + 4)}${pad(vsPeer, w.ratio)}${s.note ? `  [${s.note}]` : ''}`,
+    );
+  }
+  lines.push('');
+  const sc = results.scale;
+  if (sc.available) {
+    const cells = sc.points.map((p) => `${p.pending.toLocaleString('en-US')}: p50 ${fmt(p.p50, 2)} ms (${ratio(p.ratio)})`);
+    lines.push(`Scale — list page of 20, p50 latency by pending requests in one project: ${cells.join(', ')}`);
+    lines.push(`        100,000 vs 10: ${ratio(sc.ratio)} (goal ≤${sc.goal.target}× ${sc.goal.verdict})`);
+  } else {
+    lines.push(`Scale — not available: ${sc.reason}`);
+  }
+  const pp = results.popup;
+  if (pp.available) {
+    lines.push(`Popup JavaScript, gzipped: ${(pp.bytes / 1000).toFixed(2)} kB in ${pp.files.length} file(s) (goal ≤${pp.goal.target / 1000} kB ${pp.goal.verdict})`);
+  } else {
+    lines.push(`Popup JavaScript — not available: ${pp.reason}`);
+  }
+  return lines.join('\n');
+}
+
+const escape = (s) => String(s).replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;');
+
+/** A horizontal bar per goal: the measured ratio, the goal as a tick, green when met. */
+export function renderSvg(results) {
+  const rows = results.goals.filter((g) => Number.isFinite(g.value));
+  const max = Math.max(2, ...rows.map((g) => Math.min(g.value, 4)), ...rows.map((g) => g.target));
+  const left = 330;
+  const width = 820;
+  const barW = width - left - 90;
+  const rowH = 34;
+  const top = 58;
+  const height = top + rows.length * rowH + 40;
+  const x = (v) => left + (Math.min(v, max) / max) * barW;
+  const out = [
+    `<svg xmlns="http://www.w3.org/2000/svg" width="${width}" height="${height}" viewBox="0 0 ${width} ${height}" font-family="system-ui, -apple-system, Segoe UI, sans-serif" font-size="13">`,
+    `<rect width="100%" height="100%" fill="#ffffff"/>`,
+    `<text x="16" y="24" font-size="16" font-weight="600">Knock bench — ratios measured side by side in one run</text>`,
+    `<text x="16" y="44" fill="#555">${escape(`${results.settings.connections} connections, ${results.settings.durationSeconds} s per scenario, ${results.machine.cpus} CPUs, ${results.generatedAt.slice(0, 16).replace('T', ' ')} UTC. Tick = goal; green = met.`)}</text>`,
+  ];
+  for (let i = 0; i <= Math.floor(max); i++) {
+    out.push(`<line x1="${x(i)}" y1="${top - 6}" x2="${x(i)}" y2="${height - 34}" stroke="#e5e5e5"/>`);
+    out.push(`<text x="${x(i)}" y="${height - 18}" text-anchor="middle" fill="#777">${i}×</text>`);
+  }
+  rows.forEach((g, i) => {
+    const y = top + i * rowH;
+    const met = g.verdict === 'MET';
+    out.push(`<text x="${left - 10}" y="${y + 17}" text-anchor="end">${escape(g.figure)}</text>`);
+    out.push(`<rect x="${left}" y="${y + 4}" width="${Math.max(1, x(g.value) - left)}" height="18" rx="3" fill="${met ? '#2f9e44' : '#e03131'}"/>`);
+    out.push(`<line x1="${x(g.target)}" y1="${y}" x2="${x(g.target)}" y2="${y + 26}" stroke="#111" stroke-width="2"/>`);
+    out.push(`<text x="${Math.min(x(g.value), left + barW) + 6}" y="${y + 17}">${escape(`${g.value.toFixed(2)}× (${g.op === '>=' ? '≥' : '≤'}${g.target})`)}</text>`);
+  });
+  out.push('</svg>');
+  return out.join('\n') + '\n';
+}

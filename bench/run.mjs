@@ -1,0 +1,364 @@
+// `npm run bench`: Knock, two baselines and a peer side by side on one workerd (Miniflare's API,
+// 127.0.0.1, fresh state), each scenario driven by autocannon in this process at fixed
+// concurrency after a warm-up. Prints one table with the goals, writes bench/results.json and
+// docs/bench.svg. Absolute numbers drift on a shared machine; the ratios are the result.
+import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { cpus, tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { buildBenchWorker, buildKnock } from './lib/build.mjs';
+import { call } from './lib/http.mjs';
+import { CONNECTIONS, DURATION_S, ROUNDS, WARMUP_S, measureAmount, measureGroup } from './lib/load.mjs';
+import { BENCH, ROOT } from './lib/paths.mjs';
+import { buildExtension, popupSize } from './lib/popup-size.mjs';
+import { renderSvg, renderTable, verdict } from './lib/report.mjs';
+import { startRuntime } from './lib/runtime.mjs';
+import * as setup from './lib/setup.mjs';
+
+const started = Date.now();
+const log = (msg) => console.error(`[bench ${((Date.now() - started) / 1000).toFixed(1).padStart(5)}s] ${msg}`);
+const SCALE = (process.env.BENCH_SCALE ?? '10,10000,100000').split(',').map(Number);
+const CYCLES = Number(process.env.BENCH_CYCLES ?? 900);
+const CODES = Number(process.env.BENCH_CODES ?? 1800);
+const WARM_POOL = 100;
+// Each autocannon run builds one request per connection ahead; pools get that much slack.
+const SLACK = 2 * CONNECTIONS * (ROUNDS + 1);
+
+// Fresh state, on tmpfs where there is one: local KV and SQLite on a disk would measure the disk.
+const stateRoot = existsSync('/dev/shm') ? '/dev/shm' : tmpdir();
+const work = mkdtempSync(join(tmpdir(), 'knock-bench-'));
+const state = mkdtempSync(join(stateRoot, 'knock-bench-state-'));
+
+const form = (fields) => new URLSearchParams(fields).toString();
+const FORM = { 'content-type': 'application/x-www-form-urlencoded' };
+const bearer = (token) => ({ authorization: `Bearer ${token}` });
+const firstLine = (e) => String(e?.message ?? e).split('\n')[0].slice(0, 160);
+const need = (value, why) => {
+  if (value === undefined || value === null) throw new Error(why);
+  return value;
+};
+/** Takes from a pool; an exhausted pool yields a value the server refuses (counted as failed). */
+const take = (pool, fallback) => (pool.length ? pool.pop() : fallback);
+
+const results = {
+  generatedAt: new Date().toISOString(),
+  machine: { cpus: cpus().length, cpu: cpus()[0]?.model ?? 'unknown', node: process.version, platform: `${process.platform}-${process.arch}` },
+  settings: {
+    connections: CONNECTIONS,
+    durationSeconds: DURATION_S,
+    warmupSeconds: WARMUP_S,
+    rounds: ROUNDS,
+    loadGenerator: 'autocannon 9, in process',
+    runtime: 'workerd through the Miniflare 5 API, one process, state on tmpfs',
+  },
+  scenarios: [],
+  scale: { available: false, reason: 'not run' },
+  popup: { available: false, reason: 'not run' },
+  goals: [],
+};
+const byId = new Map();
+
+/** Registers a scenario row; `why` (when set) makes it "not available". */
+const row = (id, label, extra = {}) => {
+  const entry = { id, label, available: false, reason: 'not run', ...extra };
+  byId.set(id, entry);
+  results.scenarios.push(entry);
+  return entry;
+};
+const record = (id, m) => {
+  const entry = byId.get(id);
+  Object.assign(entry, { available: true, reason: undefined, ...m });
+  if (m.failed > 0) entry.note = [entry.note, `${m.failed} failed: ${JSON.stringify(m.statuses)}`].filter(Boolean).join('; ');
+  log(`  ${entry.label}: ${m.rps.toFixed(0)} req/s, p50 ${m.p50.toFixed(2)} ms, p99 ${m.p99.toFixed(2)} ms${m.failed ? `, ${m.failed} failed` : ''}`);
+};
+const unavailable = (id, why) => {
+  Object.assign(byId.get(id), { available: false, reason: why });
+  log(`  ${byId.get(id).label}: not available — ${why}`);
+};
+
+/** Checks a scenario's request once; a missing route or refused set-up says why, early. */
+async function probe(url, init, expected) {
+  const res = await fetch(url, { redirect: 'manual', ...init });
+  const text = await res.text();
+  if (![].concat(expected).includes(res.status)) throw new Error(`${init?.method ?? 'GET'} ${new URL(url).pathname} answered ${res.status}: ${text.slice(0, 100)}`);
+  return text;
+}
+
+/** A target whose probe failed is left out of its group and its row says why. */
+async function prepared(id, make) {
+  try {
+    return await make();
+  } catch (e) {
+    unavailable(id, firstLine(e));
+    return null;
+  }
+}
+
+row('baseline_json', 'baseline: Hono, fixed JSON');
+row('baseline_kv', 'baseline: Hono + one KV read');
+row('api_user', 'GET /api/v4/user (OAuth token)', { baseline: 'baseline_kv', peer: 'peer_api' });
+row('peer_api', 'peer: token-checked API call');
+row('list', 'list access requests (page of 20)', { baseline: 'baseline_kv' });
+row('cycle', 'request + approve (fresh user, owner)', { baseline: 'baseline_kv', note: 'req/s = cycles/s, 2 calls each; latency per call' });
+row('code_exchange', 'code exchange', { baseline: 'baseline_kv' });
+row('refresh', 'refresh (rotating, chain per connection)', { baseline: 'baseline_kv', peer: 'peer_refresh' });
+row('peer_refresh', 'peer: refresh (rotating, chain per conn.)');
+
+let runtime;
+try {
+  // ---- build and start
+  log('building Knock (wrangler deploy --dry-run) and the bench Workers (esbuild)');
+  const [knockBundle, baselineBundle, peerBundle, seederBundle] = await Promise.all([
+    buildKnock(join(work, 'knock')),
+    buildBenchWorker('bench/baselines/worker.ts', join(work, 'baseline.mjs')),
+    buildBenchWorker('bench/peer/worker.ts', join(work, 'peer.mjs')),
+    buildBenchWorker('bench/seeder/worker.ts', join(work, 'seeder.mjs')),
+  ]);
+  if (process.env.BENCH_SKIP_EXTENSION_BUILD !== '1') {
+    log('building the extension (wxt build extension)');
+    try {
+      buildExtension();
+    } catch (e) {
+      results.popup = { available: false, reason: `extension build failed: ${firstLine(e.stderr ?? e)}` };
+    }
+  }
+  runtime = await startRuntime({ knock: knockBundle, baseline: baselineBundle, peer: peerBundle, seeder: seederBundle, persistTo: state });
+  const { urls, adminToken } = runtime;
+  log(`workerd up: ${Object.entries(urls).map(([k, v]) => `${k} ${v}`).join(', ')}`);
+
+  // ---- set-up (not measured)
+  const kv = await runtime.mf.getKVNamespace('BASELINE_KV', 'baseline');
+  await kv.put('at:baseline', JSON.stringify({ userId: 1, username: 'bench', name: 'Bench User', scopes: ['api'], expiresAt: 4102444800 }));
+
+  const knock = {};
+  try {
+    knock.app = await setup.createApplication(urls.knock, adminToken);
+    knock.users = await setup.inPool(Array.from({ length: CONNECTIONS }, (_, i) => `chain${i}`), 4, (name) =>
+      setup.signedInUser(urls.knock, adminToken, knock.app, name),
+    );
+    knock.grants = await Promise.all(knock.users.map((u) => setup.exchange(urls.knock, '/login/oauth/access_token', knock.app, u.firstCode)));
+    log(`Knock: an OAuth application and ${knock.users.length} signed-in users with a grant each`);
+  } catch (e) {
+    knock.error = firstLine(e);
+    log(`Knock OAuth set-up failed: ${knock.error}`);
+  }
+  const peer = {};
+  try {
+    peer.app = await setup.registerPeerClient(urls.peer);
+    peer.grants = await Promise.all(
+      Array.from({ length: CONNECTIONS }, async (_, i) => setup.exchange(urls.peer, '/token', peer.app, await setup.peerCode(urls.peer, peer.app, `chain${i}`))),
+    );
+    log(`peer: a registered client and ${peer.grants.length} grants`);
+  } catch (e) {
+    peer.error = firstLine(e);
+    log(`peer set-up failed: ${peer.error}`);
+  }
+  const owner = {};
+  try {
+    owner.id = need(knock.users, `no users: ${knock.error}`) && (await call(`${urls.knock}/api/v4/users?username=chain0`, { token: adminToken, expect: 200 })).json[0].id;
+    owner.token = await setup.impersonationToken(urls.knock, adminToken, owner.id);
+    owner.projects = {};
+    for (const n of SCALE) owner.projects[n] = await setup.createProject(urls.knock, owner.token, `pending-${n}`);
+    owner.cycleProject = await setup.createProject(urls.knock, owner.token, 'cycle');
+    const t0 = Date.now();
+    await setup.seedPending(urls.seeder, owner.id, Object.fromEntries(SCALE.map((n) => [owner.projects[n], n])), {
+      onProgress: (done, total) => done % 25000 === 0 && log(`  seeded ${done.toLocaleString('en-US')} of ${total.toLocaleString('en-US')} requesters`),
+    });
+    log(`seeded ${Math.max(...SCALE).toLocaleString('en-US')} users and ${SCALE.reduce((a, b) => a + b, 0).toLocaleString('en-US')} pending requests in ${((Date.now() - t0) / 1000).toFixed(1)} s`);
+  } catch (e) {
+    owner.error = firstLine(e);
+    log(`projects / seeding failed: ${owner.error}`);
+  }
+  const listUrl = (n) => `${urls.knock}/api/v4/projects/${owner.projects[n]}/access_requests?per_page=20`;
+  const listed = SCALE.find((n) => n >= 20) ?? SCALE[0];
+  byId.get('list').label += `, ${listed.toLocaleString('en-US')} pending`;
+
+  // ---- group 1: baselines, the API call, the peer's, the list — interleaved
+  log('group 1: baselines, GET /api/v4/user, peer API call, list');
+  const kvTarget = { url: `${urls.baseline}/kv` };
+  const g1 = [
+    { id: 'baseline_json', target: { url: `${urls.baseline}/json` } },
+    { id: 'baseline_kv', target: kvTarget },
+    {
+      id: 'api_user',
+      target: await prepared('api_user', async () => {
+        const token = need(knock.grants?.[0]?.access_token, `no OAuth token: ${knock.error}`);
+        await probe(`${urls.knock}/api/v4/user`, { headers: bearer(token) }, 200);
+        return { url: `${urls.knock}/api/v4/user`, headers: bearer(token) };
+      }),
+    },
+    {
+      id: 'peer_api',
+      target: await prepared('peer_api', async () => {
+        const token = need(peer.grants?.[0]?.access_token, `peer set-up failed: ${peer.error}`);
+        await probe(`${urls.peer}/api/user`, { headers: bearer(token) }, 200);
+        return { url: `${urls.peer}/api/user`, headers: bearer(token) };
+      }),
+    },
+    {
+      id: 'list',
+      target: await prepared('list', async () => {
+        need(owner.projects?.[listed], `projects not available: ${owner.error}`);
+        const page = JSON.parse(await probe(listUrl(listed), { headers: bearer(owner.token) }, 200));
+        if (page.length !== Math.min(20, listed)) throw new Error(`list returned ${page.length} requests`);
+        return { url: listUrl(listed), headers: bearer(owner.token) };
+      }),
+    },
+  ];
+  const m1 = await measureGroup(g1, { onMember: record });
+  for (const id of ['api_user', 'list']) if (byId.get(id).available) byId.get(id).baselineRps = m1.baseline_kv.rps;
+
+  // ---- request + approve: each cycle, a fresh user asks and the owner approves
+  log('request + approve cycles');
+  const cycleTarget = await prepared('cycle', async () => {
+    need(owner.cycleProject, `projects not available: ${owner.error}`);
+    const pool = await setup.seedUsers(urls.seeder, 'cycle', 0, CYCLES + WARM_POOL + SLACK, { tokens: true });
+    const base = `/api/v4/projects/${owner.cycleProject}/access_requests`;
+    const first = pool.pop();
+    await probe(`${urls.knock}${base}`, { method: 'POST', headers: bearer(first.token) }, 201);
+    await probe(`${urls.knock}${base}/${first.id}/approve`, { method: 'PUT', headers: bearer(owner.token) }, 201);
+    const none = { id: 0, token: 'exhausted' };
+    return {
+      url: urls.knock,
+      requests: [
+        { method: 'POST', path: base, setupRequest: (req, ctx) => ((ctx.user = take(pool, none)), { ...req, headers: bearer(ctx.user.token) }) },
+        { method: 'PUT', path: base, setupRequest: (req, ctx) => ({ ...req, path: `${base}/${ctx.user.id}/approve`, headers: bearer(owner.token) }) },
+      ],
+    };
+  });
+  if (cycleTarget) {
+    const m = await measureAmount(cycleTarget, { amount: 2 * CYCLES, warmupAmount: 2 * WARM_POOL, companion: kvTarget });
+    record('cycle', { ...m, rps: m.rps / 2, baselineRps: m.companion.rps });
+  }
+
+  // ---- code exchange: codes minted beforehand through the remembered-consent redirect (302)
+  log('code exchange');
+  const exchangeTarget = await prepared('code_exchange', async () => {
+    need(knock.users, `no OAuth set-up: ${knock.error}`);
+    const total = CODES + WARM_POOL + SLACK;
+    const codes = await setup.inPool(Array.from({ length: total }, (_, i) => knock.users[i % knock.users.length]), CONNECTIONS, (u) => setup.nextCode(u, knock.app));
+    byId.get('code_exchange').note = `${total} codes minted first, over ${knock.users.length} users`;
+    return {
+      url: `${urls.knock}/login/oauth/access_token`,
+      method: 'POST',
+      headers: FORM,
+      requests: [{ setupRequest: (req) => ({ ...req, body: form(setup.exchangeForm(knock.app, take(codes, 'knock_ac_1_exhausted0000000000'))) }) }],
+    };
+  });
+  if (exchangeTarget) {
+    const m = await measureAmount(exchangeTarget, { amount: CODES, warmupAmount: WARM_POOL, companion: kvTarget });
+    record('code_exchange', { ...m, baselineRps: m.companion.rps });
+  }
+
+  // ---- group 2: refresh, ours and the peer's, with the KV baseline — interleaved
+  log('group 2: refresh, peer refresh, KV baseline');
+  /**
+   * C independent rotation chains: every request sends the refresh token its chain's previous
+   * answer returned. A token whose answer never arrived (the run stopped) goes back to the queue:
+   * both servers answer an unanswered refresh token's retry.
+   */
+  const chains = (origin, path, app, grants) => {
+    const queue = grants.map((g) => g.refresh_token);
+    const unanswered = new Set();
+    return {
+      url: `${origin}${path}`,
+      method: 'POST',
+      headers: FORM,
+      requests: [
+        {
+          setupRequest: (req, ctx) => {
+            ctx.token = take(queue, 'exhausted');
+            unanswered.add(ctx.token);
+            return { ...req, body: form(setup.refreshForm(app, ctx.token)) };
+          },
+          onResponse: (status, body, ctx) => {
+            unanswered.delete(ctx.token);
+            if (status === 200) queue.unshift(JSON.parse(body).refresh_token);
+          },
+        },
+      ],
+      after: () => {
+        for (const t of unanswered) if (t !== 'exhausted') queue.push(t);
+        unanswered.clear();
+      },
+    };
+  };
+  const g2 = [
+    {
+      id: 'refresh',
+      target: await prepared('refresh', async () => chains(urls.knock, '/login/oauth/access_token', knock.app, need(knock.grants, `no OAuth set-up: ${knock.error}`))),
+    },
+    { id: 'peer_refresh', target: await prepared('peer_refresh', async () => chains(urls.peer, '/token', peer.app, need(peer.grants, `peer set-up failed: ${peer.error}`))) },
+    { id: 'baseline_kv_2', target: kvTarget },
+  ];
+  const m2 = await measureGroup(g2, { onMember: (id, m) => id !== 'baseline_kv_2' && record(id, m) });
+  if (byId.get('refresh').available) byId.get('refresh').baselineRps = m2.baseline_kv_2.rps;
+  byId.get('refresh').note = 'one chain per connection: each request sends the token the previous answer returned';
+
+  // ---- scale: the same list with 10, 10,000 and 100,000 pending requests in one project
+  log('scale: list latency by pending requests');
+  try {
+    need(owner.projects, `projects not available: ${owner.error}`);
+    const m3 = await measureGroup(
+      SCALE.map((n) => ({ id: String(n), target: { url: listUrl(n), headers: bearer(owner.token) } })),
+      { onMember: (id, m) => log(`  ${Number(id).toLocaleString('en-US')} pending: p50 ${m.p50.toFixed(2)} ms, ${m.rps.toFixed(0)} req/s`) },
+    );
+    const points = SCALE.map((n) => ({ pending: n, ...m3[String(n)] }));
+    for (const p of points) p.ratio = p.p50 / points[0].p50;
+    const last = points[points.length - 1];
+    results.scale = { available: true, points, ratio: last.ratio, goal: { op: '<=', target: 1.5, verdict: verdict(last.ratio, '<=', 1.5) } };
+  } catch (e) {
+    results.scale = { available: false, reason: firstLine(e) };
+  }
+} catch (e) {
+  log(`bench failed: ${e.stack ?? e}`);
+  process.exitCode = 1;
+} finally {
+  await runtime?.dispose().catch(() => {});
+  rmSync(work, { recursive: true, force: true });
+  rmSync(state, { recursive: true, force: true });
+}
+
+// ---- popup size
+if (results.popup.reason === 'not run') {
+  const size = popupSize();
+  results.popup = size
+    ? { available: true, ...size, goal: { op: '<=', target: 30000, verdict: verdict(size.bytes, '<=', 30000) } }
+    : { available: false, reason: 'no extension/.output/chrome-mv3/popup.html (the extension build did not run)' };
+}
+
+// ---- ratios and goals
+const GOALS = { api_user: { baseline: 0.7, peer: 1.0 }, list: { baseline: 0.5 }, refresh: { peer: 1.0 } };
+for (const s of results.scenarios) {
+  if (!s.available) continue;
+  if (s.baseline && s.baselineRps) {
+    s.baselineShort = 'KV';
+    s.ratioToBaseline = s.rps / s.baselineRps;
+    const target = GOALS[s.id]?.baseline;
+    if (target) s.goalBaseline = { op: '>=', target, verdict: verdict(s.ratioToBaseline, '>=', target) };
+  }
+  if (s.peer) {
+    const p = byId.get(s.peer);
+    s.ratioToPeer = p?.available ? s.rps / p.rps : NaN;
+    const target = GOALS[s.id]?.peer;
+    if (target) s.goalPeer = { op: '>=', target, verdict: verdict(s.ratioToPeer, '>=', target) };
+  }
+}
+const goal = (figure, value, op, target) => results.goals.push({ figure, value: value ?? NaN, op, target, verdict: verdict(value ?? NaN, op, target) });
+goal('API call ÷ KV baseline (req/s)', byId.get('api_user').ratioToBaseline, '>=', 0.7);
+goal('Access-request list ÷ KV baseline (req/s)', byId.get('list').ratioToBaseline, '>=', 0.5);
+goal('API call ÷ peer API call (req/s)', byId.get('api_user').ratioToPeer, '>=', 1.0);
+goal('Refresh ÷ peer refresh (req/s)', byId.get('refresh').ratioToPeer, '>=', 1.0);
+goal('List p50, 100,000 ÷ 10 pending', results.scale.available ? results.scale.ratio : NaN, '<=', 1.5);
+goal('Popup JS gzipped ÷ 30 kB', results.popup.available ? results.popup.bytes / 30000 : NaN, '<=', 1.0);
+results.totalSeconds = Math.round((Date.now() - started) / 1000);
+
+// ---- output
+const header = `Knock bench — ${results.machine.cpus} CPUs, ${CONNECTIONS} connections, ${DURATION_S} s per scenario (${ROUNDS} interleaved rounds) after ${WARMUP_S} s warm-up. Ratios compare req/s measured side by side.`;
+const table = renderTable(results);
+console.log(`\n${header}\n\n${table}\n`);
+for (const g of results.goals) console.log(`  goal: ${g.figure.padEnd(42)} ${Number.isFinite(g.value) ? g.value.toFixed(2) : ' n/a'}  (${g.op === '>=' ? '≥' : '≤'} ${g.target})  ${g.verdict}`);
+console.log(`\nTotal ${results.totalSeconds} s. Wrote bench/results.json and docs/bench.svg.`);
+results.table = `${header}\n\n${table}`;
+writeFileSync(join(BENCH, 'results.json'), JSON.stringify(results, null, 2) + '\n');
+mkdirSync(join(ROOT, 'docs'), { recursive: true });
+writeFileSync(join(ROOT, 'docs', 'bench.svg'), renderSvg(results));

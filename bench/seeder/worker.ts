@@ -1,0 +1,90 @@
+// Bench-only Worker that seeds Knock's state quickly, bound to Knock's own Durable Objects and
+// KV namespace. It calls only the objects' public methods (the same ones the API routes call) and
+// writes tokens with the token store's own functions, so what the bench measures afterwards is
+// Knock's unchanged production bundle reading ordinary state.
+import type { Directory } from '../../worker/durable/directory';
+import type { Namespace } from '../../worker/durable/namespace';
+import type { Result } from '../../worker/durable/result';
+import { hashSecret, newAccessToken, putAccessToken } from '../../worker/store/tokens';
+
+interface Env {
+  TOKENS: KVNamespace;
+  DIRECTORY: DurableObjectNamespace<Directory>;
+  NAMESPACES: DurableObjectNamespace<Namespace>;
+  TOKEN_HASH_KEY: string;
+}
+
+type SeedUser = { id: number; username: string; name: string };
+
+const value = <T>(result: unknown): T => {
+  const r = result as Result<T>;
+  if (!r.ok) throw new Error(JSON.stringify(r.problem));
+  return r.value;
+};
+
+/** Runs `work` over `items` with at most `limit` calls in flight. */
+const pool = async <T, R>(items: T[], limit: number, work: (item: T) => Promise<R>): Promise<R[]> => {
+  const out: R[] = new Array(items.length);
+  let next = 0;
+  const lanes = Array.from({ length: Math.min(limit, items.length) }, async () => {
+    while (next < items.length) {
+      const i = next++;
+      out[i] = await work(items[i]);
+    }
+  });
+  await Promise.all(lanes);
+  return out;
+};
+
+const createUsers = async (env: Env, prefix: string, from: number, count: number): Promise<SeedUser[]> => {
+  const dir = env.DIRECTORY.getByName('directory');
+  const indexes = Array.from({ length: count }, (_, i) => from + i);
+  return pool(indexes, 32, async (i) => {
+    const username = `${prefix}${i}`;
+    const user = value<SeedUser>(await dir.createUser({ username, name: `Bench ${prefix} ${i}`, passwordHash: null }));
+    return { id: user.id, username: user.username, name: user.name };
+  });
+};
+
+const mintTokens = async (env: Env, users: SeedUser[], scopes: string[]): Promise<string[]> => {
+  const expiresAt = Math.floor(Date.now() / 1000) + 8 * 3600;
+  return pool(users, 32, async (u) => {
+    const token = newAccessToken(expiresAt);
+    await putAccessToken(env as never, await hashSecret(env as never, token), {
+      userId: u.id, username: u.username, name: u.name, admin: false, scopes, clientId: null, grantId: null,
+      createdAt: Math.floor(Date.now() / 1000), expiresAt,
+    });
+    return token;
+  });
+};
+
+const requestAccess = async (env: Env, kind: 'group' | 'project', namespaceId: number, ownerId: number, userIds: number[]): Promise<number> => {
+  const resolved = await env.DIRECTORY.getByName('directory').resolveNamespace(kind, namespaceId, ownerId);
+  if (!resolved) throw new Error(`no ${kind} ${namespaceId}`);
+  const ns = resolved.namespace;
+  const ref = { id: ns.id, kind, creatorId: ns.creator_id, createdAt: ns.created_at };
+  const object = env.NAMESPACES.getByName(String(ns.id));
+  await pool(userIds, 32, async (userId) => value(await object.requestAccess(ref, { userId, admin: false, inherited: 0 }, true)));
+  return userIds.length;
+};
+
+export default {
+  async fetch(request: Request, env: Env): Promise<Response> {
+    const path = new URL(request.url).pathname;
+    const input = (await request.json()) as Record<string, never>;
+    try {
+      if (path === '/users') {
+        const users = await createUsers(env, input.prefix, input.from ?? 0, input.count);
+        const tokens = input.tokens ? await mintTokens(env, users, input.scopes ?? ['api']) : null;
+        return Response.json(users.map((u, i) => ({ ...u, token: tokens?.[i] })));
+      }
+      if (path === '/tokens') return Response.json(await mintTokens(env, input.users, input.scopes ?? ['api']));
+      if (path === '/access_requests') {
+        return Response.json({ created: await requestAccess(env, input.kind, input.namespaceId, input.ownerId, input.userIds) });
+      }
+      return new Response('not found', { status: 404 });
+    } catch (e) {
+      return new Response(String((e as Error)?.stack ?? e), { status: 500 });
+    }
+  },
+};
