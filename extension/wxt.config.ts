@@ -1,4 +1,5 @@
 import preact from '@preact/preset-vite';
+import { resolve } from 'node:path';
 import { defineConfig } from 'wxt';
 
 /**
@@ -13,21 +14,38 @@ const CHROMIUM_PUBLIC_KEY =
 /** Firefox derives the redirect URI from this id (sha1 → `https://1315abde….extensions.allizom.org/`). */
 const GECKO_ID = 'knock-extension@knock.dev';
 
+const FIREFOX_SETTINGS = {
+  gecko: {
+    id: GECKO_ID,
+    strict_min_version: '128.0',
+    // Nothing is sent anywhere but to the Knock server the user chose.
+    data_collection_permissions: { required: ['none'] },
+  },
+};
+
+const VERSION = '0.1.0';
+
 export default defineConfig({
   imports: false,
+  zip: {
+    artifactTemplate: `knock-extension-${VERSION}-{{browser}}.zip`,
+    sourcesTemplate: `knock-extension-${VERSION}-sources.zip`,
+    // Firefox's review wants the sources that build the add-on: this folder and the shared client.
+    sourcesRoot: resolve(import.meta.dirname, '..'),
+    includeSources: ['extension/**', 'shared/**', 'package.json', 'package-lock.json'],
+    excludeSources: ['extension/.output/**', 'extension/.wxt/**'],
+  },
   manifestVersion: 3,
   vite: () => ({ plugins: [preact()] }),
   manifest: ({ browser }) => ({
     name: 'Knock',
     description: 'Approve and deny access requests from the toolbar.',
-    version: '0.1.0',
+    version: VERSION,
     permissions: ['storage', 'alarms', 'notifications', 'identity'],
     // A local development server is allowed from the start; any other server is asked for at
     // run time, from the options page, when its URL is saved.
     host_permissions: ['http://127.0.0.1/*', 'http://localhost/*'],
     optional_host_permissions: ['https://*/*', 'http://*/*'],
-    ...(browser === 'firefox'
-      ? { browser_specific_settings: { gecko: { id: GECKO_ID, strict_min_version: '128.0' } } }
-      : { key: CHROMIUM_PUBLIC_KEY }),
+    ...(browser === 'firefox' ? { browser_specific_settings: FIREFOX_SETTINGS } : { key: CHROMIUM_PUBLIC_KEY }),
   }),
 });
