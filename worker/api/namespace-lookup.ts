@@ -3,8 +3,8 @@ import { z } from '@hono/zod-openapi';
 import { maySee, type Kind, type Standing } from '../auth/policy';
 import { directory } from '../durable/directory';
 import type { Actor, NamespaceRef } from '../durable/namespace';
-import type { NamespaceRow } from '../durable/namespace-registry';
-import type { AppEnv } from '../env';
+import type { NamespaceRow, ResolvedNamespace } from '../durable/namespace-registry';
+import type { AppEnv, Caller } from '../env';
 import { raise } from '../errors';
 
 /** The `:id` of a group or project: an integer id or a URL-encoded full path (`acme%2Fwebsite`). */
@@ -27,17 +27,11 @@ export interface Found {
   actor: Actor;
 }
 
-/**
- * The finder: resolves `:id` and answers "may the caller see it". Missing and invisible look the
- * same (`404 Group Not Found` / `404 Project Not Found`), so private names do not leak.
- */
-export const findVisible = async (c: Context<AppEnv>, kind: Kind, id: string | number): Promise<Found> => {
-  const caller = c.var.caller;
-  const ref = typeof id === 'number' ? id : parseNamespaceId(id);
-  const resolved = await directory(c.env).resolveNamespace(kind.name, ref, caller.id);
-  if (!resolved) return raise(kind.notFound());
+/** The resolved group or project as `caller` sees it, or null when it is hidden from them. */
+export const asSeenBy = (caller: Caller, kind: Kind, resolved: ResolvedNamespace | null): Found | null => {
+  if (!resolved) return null;
   const standing: Standing = { admin: caller.admin, direct: resolved.direct, inherited: resolved.inherited };
-  if (!maySee(resolved.namespace.visibility, standing)) return raise(kind.notFound());
+  if (!maySee(resolved.namespace.visibility, standing)) return null;
   const ns = resolved.namespace;
   return {
     namespace: ns,
@@ -46,4 +40,14 @@ export const findVisible = async (c: Context<AppEnv>, kind: Kind, id: string | n
     ref: { id: ns.id, kind: kind.name, creatorId: ns.creator_id, createdAt: ns.created_at },
     actor: { userId: caller.id, admin: caller.admin, inherited: resolved.inherited },
   };
+};
+
+/**
+ * The finder: resolves `:id` and answers "may the caller see it". Missing and invisible look the
+ * same (`404 Group Not Found` / `404 Project Not Found`), so private names do not leak.
+ */
+export const findVisible = async (c: Context<AppEnv>, kind: Kind, id: string | number): Promise<Found> => {
+  const ref = typeof id === 'number' ? id : parseNamespaceId(id);
+  const found = asSeenBy(c.var.caller, kind, await directory(c.env).resolveNamespace(kind.name, ref, c.var.caller.id));
+  return found ?? raise(kind.notFound());
 };

@@ -9,7 +9,7 @@ import type { NamespaceRow } from '../durable/namespace-registry';
 import { unwrap } from '../durable/result';
 import type { AppEnv } from '../env';
 import { json, problems, raise } from '../errors';
-import { findVisible, namespaceIdParam, parseNamespaceId } from './namespace-lookup';
+import { asSeenBy, findVisible, namespaceIdParam, parseNamespaceId } from './namespace-lookup';
 import { offsetOf, paginationHeaders, paginationQuery } from './pagination';
 import { bodyContent, bodyOf, boolParam, intParam } from './params';
 import { GroupSchema, presentGroup, presentProject, ProjectSchema } from './presenters/namespace';
@@ -175,11 +175,10 @@ export const projects = createRouter()
     const dir = directory(c.env);
     let parent: NamespaceRow;
     const ref = typeof input.namespace_id === 'string' ? parseNamespaceId(input.namespace_id) : input.namespace_id;
-    const group = ref === undefined ? null : await dir.resolveNamespace('group', ref, caller.id);
+    const group = ref === undefined ? null : asSeenBy(caller, KINDS.group, await dir.resolveNamespace('group', ref, caller.id));
     if (group) {
-      const found = await findVisible(c, KINDS.group, group.namespace.id);
-      if (!mayCreateIn(KINDS.project, found.standing)) return raise(problems.forbidden());
-      parent = found.namespace;
+      if (!mayCreateIn(KINDS.project, group.standing)) return raise(problems.forbidden());
+      parent = group.namespace;
     } else {
       const personal = unwrap(await dir.ensureUserNamespace({ username: caller.username, name: caller.name }));
       const isPersonal =
