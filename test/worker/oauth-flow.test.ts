@@ -31,10 +31,10 @@ describe('authorization code flow through the pages (contract §5)', () => {
     expect(first.status).toBe(302);
     const signIn = new URL(first.headers.get('Location')!, ORIGIN);
     expect(signIn.pathname).toBe('/users/sign_in');
-    expect(signIn.searchParams.get('return_to')).toMatch(/^\/login\/oauth\/authorize\?/);
+    expect(signIn.searchParams.get('return_to')).toBe(authorize);
     const back = await browser.signIn(user, signIn.searchParams.get('return_to')!);
     const backTo = back.headers.get('Location')!;
-    expect(backTo).toMatch(/^\/login\/oauth\/authorize\?/);
+    expect(backTo).toBe(authorize);
 
     // The consent page: application, scopes, the signed-in user, Authorize and Deny.
     const consent = await browser.get(backTo);

@@ -111,14 +111,13 @@ interface PreparedPair {
 
 type EndedToken = { hash: string; expiresAt: number };
 
-/** What a transaction decided; the Worker-visible effects (KV writes) follow it. */
-type Outcome =
-  | { kind: 'issued'; pair: PreparedPair; ended: EndedToken[] }
-  | { kind: 'retry'; sealed: ArrayBuffer }
-  | { kind: 'refused'; problem: Problem; ended: EndedToken[] };
+/** What a transaction decided; the effects outside the object (KV writes) follow it. */
+type Decision = { kind: 'issued'; pair: PreparedPair; ended: EndedToken[] } | { kind: 'refused'; problem: Problem; ended: EndedToken[] };
+/** A refresh may also be answered again with the sealed answer of an identical earlier one. */
+type Outcome = Decision | { kind: 'retry'; sealed: ArrayBuffer };
 
 const invalidGrant = (description: string) => problems.oauth('invalid_grant', description);
-const refused = (problem: Problem, ended: EndedToken[] = []): Outcome => ({ kind: 'refused', problem, ended });
+const refused = (problem: Problem, ended: EndedToken[] = []): Decision => ({ kind: 'refused', problem, ended });
 
 const PAIR_SELECT = `SELECT p.*, g.client_id, g.user_id, g.scopes AS grant_scopes, g.revoked_at AS grant_revoked_at
   FROM token_pairs p JOIN grants g ON g.id = p.grant_id`;
@@ -198,7 +197,7 @@ export class Grants extends DurableObject<Env> {
     const transformed = r.codeVerifier ? await s256(r.codeVerifier) : '';
     const pair = await this.preparePair(user, seen.client_id, randomToken('', 16), scopeList(seen.scopes));
 
-    const outcome = this.ctx.storage.transactionSync((): Outcome => {
+    const outcome = this.ctx.storage.transactionSync((): Decision => {
       const now = epochSeconds();
       const code = this.code(codeHash);
       if (!code) return refused(invalidGrant('The authorization code is invalid, expired or already used.'));
@@ -385,7 +384,7 @@ export class Grants extends DurableObject<Env> {
   }
 
   /** RFC 6749 §4.1.2 and §10.5: a code used twice is refused and everything issued from it is revoked. */
-  private refuseReplayedCode(code: CodeRow, now: number): Outcome {
+  private refuseReplayedCode(code: CodeRow, now: number): Decision {
     const ended = this.revokeGrantTx(code.grant_id as string, now);
     return refused(invalidGrant('The authorization code has already been used; tokens issued from it have been revoked.'), ended);
   }
@@ -491,8 +490,7 @@ export class Grants extends DurableObject<Env> {
   }
 
   /** Applies a decided outcome to KV: the new access token appears, ended ones become tombstones. */
-  private async settle(outcome: Outcome): Promise<Result<TokenResponse>> {
-    if (outcome.kind === 'retry') throw new Error('a retry is answered by its caller');
+  private async settle(outcome: Decision): Promise<Result<TokenResponse>> {
     await revokeAccessTokens(this.env, outcome.ended);
     if (outcome.kind === 'refused') return fail(outcome.problem);
     const { pair } = outcome;

@@ -23,9 +23,14 @@ const requestFields = (r: AuthorizationRequest): Record<string, string | null> =
   code_challenge_method: r.codeChallenge ? 'S256' : null,
 });
 
+/** Signed out: sign in first, then back to this same authorization request. */
 const signInFirst = (c: Context<AppEnv>, r: AuthorizationRequest) => {
-  const query = new URLSearchParams(Object.entries(requestFields(r)).filter((e): e is [string, string] => e[1] !== null));
-  return c.redirect(`/users/sign_in?return_to=${encodeURIComponent(`/login/oauth/authorize?${query}`)}`, 302);
+  let back = new URL(c.req.url);
+  if (c.req.method !== 'GET') {
+    back = new URL('/login/oauth/authorize', c.req.url);
+    back.search = new URLSearchParams(Object.entries(requestFields(r)).filter((e): e is [string, string] => e[1] !== null)).toString();
+  }
+  return c.redirect(`/users/sign_in?return_to=${encodeURIComponent(back.pathname + back.search)}`, 302);
 };
 
 /** RFC 6749 §4.1.2: the code goes back with `state` and, per RFC 9207, `iss`. */
