@@ -79,7 +79,17 @@ function ServerSection({ saved, account, actions }: { saved: string; account: Ac
   );
 }
 
-function AccountSection({ serverUrl, account, actions }: { serverUrl: string; account: Account | null; actions: OptionsActions }) {
+function AccountSection({
+  serverUrl,
+  account,
+  actions,
+  redirectUri,
+}: {
+  serverUrl: string;
+  account: Account | null;
+  actions: OptionsActions;
+  redirectUri: string;
+}) {
   const [busy, setBusy] = useState(false);
   const [message, setMessage] = useState<Message>(null);
 
@@ -116,6 +126,10 @@ function AccountSection({ serverUrl, account, actions }: { serverUrl: string; ac
         </>
       )}
       <Feedback message={message} />
+      <p class="hint">
+        Knock sends you back to this browser at <code>{redirectUri}</code>; the server must list it in{' '}
+        <code>EXTENSION_REDIRECT_URIS</code>.
+      </p>
     </section>
   );
 }
@@ -159,7 +173,7 @@ function NotificationSection({ settings }: { settings: Settings }) {
   );
 }
 
-export function OptionsApp({ actions }: { actions: OptionsActions }) {
+export function OptionsApp({ actions, redirectUri }: { actions: OptionsActions; redirectUri: string }) {
   const serverUrl = useStoredValue(serverUrlItem);
   const account = useStoredValue(accountItem);
   const settings = useStoredValue(settingsItem);
@@ -168,7 +182,7 @@ export function OptionsApp({ actions }: { actions: OptionsActions }) {
     <main class="options">
       <h1>Knock options</h1>
       <ServerSection saved={serverUrl} account={account} actions={actions} />
-      <AccountSection serverUrl={serverUrl} account={account} actions={actions} />
+      <AccountSection serverUrl={serverUrl} account={account} actions={actions} redirectUri={redirectUri} />
       <NotificationSection settings={settings} />
     </main>
   );

@@ -4,6 +4,8 @@ import { OptionsApp } from '../../extension/components/OptionsApp';
 import type { OptionsActions } from '../../extension/components/popup-actions';
 import { accountItem, serverUrlItem, settingsItem } from '../../extension/lib/stored-values';
 
+const REDIRECT_URI = 'https://odhclnlgfnipbpcdeojbgcidnleblgjk.chromiumapp.org/';
+
 function fakeActions(overrides: Partial<OptionsActions> = {}): OptionsActions {
   return {
     signIn: vi.fn(async () => undefined),
@@ -23,7 +25,7 @@ async function saveServer(url: string) {
 describe('the options page', () => {
   it('saves the server’s origin once the user allows the extension to reach it', async () => {
     const actions = fakeActions();
-    render(<OptionsApp actions={actions} />);
+    render(<OptionsApp redirectUri={REDIRECT_URI} actions={actions} />);
 
     await saveServer('https://knock.example.com/some/page');
 
@@ -33,7 +35,7 @@ describe('the options page', () => {
   });
 
   it('saves nothing when the permission is refused', async () => {
-    render(<OptionsApp actions={fakeActions({ requestHostPermission: async () => false })} />);
+    render(<OptionsApp redirectUri={REDIRECT_URI} actions={fakeActions({ requestHostPermission: async () => false })} />);
 
     await saveServer('https://knock.example.com');
 
@@ -43,7 +45,7 @@ describe('the options page', () => {
 
   it('refuses an address that is not a web URL', async () => {
     const actions = fakeActions();
-    render(<OptionsApp actions={actions} />);
+    render(<OptionsApp redirectUri={REDIRECT_URI} actions={actions} />);
 
     await saveServer('ftp://knock.example.com');
 
@@ -55,7 +57,7 @@ describe('the options page', () => {
     await serverUrlItem.setValue('https://old.example.com');
     await accountItem.setValue({ serverUrl: 'https://old.example.com', userId: 1, username: 'alice', name: 'Alice' });
     const actions = fakeActions();
-    render(<OptionsApp actions={actions} />);
+    render(<OptionsApp redirectUri={REDIRECT_URI} actions={actions} />);
     expect(await screen.findByText('Signed in as Alice (@alice) on https://old.example.com.')).toBeTruthy();
 
     await saveServer('https://new.example.com');
@@ -67,7 +69,7 @@ describe('the options page', () => {
   it('signs in, and shows why when it fails', async () => {
     await serverUrlItem.setValue('https://knock.example.com');
     const actions = fakeActions({ signIn: vi.fn(async () => Promise.reject(new Error('Sign-in cancelled: access was denied.'))) });
-    render(<OptionsApp actions={actions} />);
+    render(<OptionsApp redirectUri={REDIRECT_URI} actions={actions} />);
 
     fireEvent.click(await screen.findByRole('button', { name: 'Sign in' }));
 
@@ -75,7 +77,7 @@ describe('the options page', () => {
   });
 
   it('keeps the polling interval (5 minutes by default) and the notification choice', async () => {
-    render(<OptionsApp actions={fakeActions()} />);
+    render(<OptionsApp redirectUri={REDIRECT_URI} actions={fakeActions()} />);
     const interval = (await screen.findByRole('spinbutton', { name: 'Check every (minutes)' })) as HTMLInputElement;
     expect(interval.value).toBe('5');
 
@@ -83,5 +85,11 @@ describe('the options page', () => {
     fireEvent.click(screen.getByRole('checkbox', { name: 'Show a notification for each new request' }));
 
     await waitFor(async () => expect(await settingsItem.getValue()).toEqual({ pollMinutes: 15, notificationsEnabled: false }));
+  });
+
+  it('shows the redirect URI the server has to allow', async () => {
+    render(<OptionsApp redirectUri={REDIRECT_URI} actions={fakeActions()} />);
+
+    expect((await screen.findByText(REDIRECT_URI)).tagName).toBe('CODE');
   });
 });

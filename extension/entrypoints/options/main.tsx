@@ -11,4 +11,4 @@ const actions: OptionsActions = {
   requestHostPermission: (pattern) => browser.permissions.request({ origins: [pattern] }),
 };
 
-render(<OptionsApp actions={actions} />, document.getElementById('app')!);
+render(<OptionsApp actions={actions} redirectUri={browser.identity.getRedirectURL()} />, document.getElementById('app')!);
