@@ -2,6 +2,7 @@ import { env } from 'cloudflare:workers';
 import { runInDurableObject } from 'cloudflare:test';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { clock } from '../../worker/clock';
+import { hashSecret } from '../../worker/store/tokens';
 import { authorizeCode, call, ADMIN, exchange, refresh, registerApp, signedIn, tokenCall, whoAmI, type App, type Tokens } from './support/oauth';
 
 vi.setConfig({ testTimeout: 30_000 });
@@ -158,9 +159,12 @@ describe('access tokens', () => {
     const { app, user, tokens } = await grantFor();
     const me = (await (await whoAmI(tokens.access_token)).json()) as { id: number; username: string };
     expect(me).toMatchObject({ id: user.id, username: user.username });
-    const hash = await (await import('../../worker/store/tokens')).hashSecret(env, tokens.access_token);
+    const hash = await hashSecret(env, tokens.access_token);
     const record = await env.TOKENS.get(`at:${hash}`, 'json');
     expect(record).toMatchObject({ userId: user.id, username: user.username, scopes: ['api', 'read_api'], clientId: app.clientId, grantId: expect.any(String) });
+    // KV forgets the token when it expires.
+    const { keys } = await env.TOKENS.list({ prefix: `at:${hash}` });
+    expect(keys[0].expiration).toBe(tokens.created_at + 28800);
   });
 });
 
