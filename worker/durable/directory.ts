@@ -188,6 +188,9 @@ export class Directory extends DurableObject<Env> {
       }
     }
     if (retryAfter > 0) return { retryAfter };
+    // Count the attempt as a failure now, while the password is checked outside this object:
+    // otherwise simultaneous guesses would all pass the check above before any failure is recorded.
+    this.sql.exec('INSERT INTO login_failures (key, at) VALUES (?, ?), (?, ?)', `user:${username.toLowerCase()}`, now, `ip:${clientAddress}`, now);
     const row = this.sql
       .exec<RawUser & { password_hash: string | null }>(`SELECT ${USER_COLUMNS}, password_hash FROM users WHERE username = ?`, username)
       .toArray()[0];
@@ -196,14 +199,14 @@ export class Directory extends DurableObject<Env> {
     return { user: toUser(user), passwordHash: password_hash };
   }
 
+  /** Second half: a failure stays counted (beginSignIn counted it); a success is taken back. */
   recordSignIn(username: string, clientAddress: string, succeeded: boolean): void {
-    const userKey = `user:${username.toLowerCase()}`;
-    if (succeeded) {
-      this.sql.exec('DELETE FROM login_failures WHERE key = ?', userKey);
-      return;
-    }
-    const now = clock.now();
-    this.sql.exec('INSERT INTO login_failures (key, at) VALUES (?, ?), (?, ?)', userKey, now, `ip:${clientAddress}`, now);
+    if (!succeeded) return;
+    this.sql.exec('DELETE FROM login_failures WHERE key = ?', `user:${username.toLowerCase()}`);
+    this.sql.exec(
+      'DELETE FROM login_failures WHERE rowid = (SELECT rowid FROM login_failures WHERE key = ? ORDER BY at DESC LIMIT 1)',
+      `ip:${clientAddress}`,
+    );
   }
 
   // ---- browser sessions ----

@@ -1,0 +1,332 @@
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { errorShapeProblem, expectError } from './support/contract';
+import { ADMIN, Browser, call, jsonBody, unique, type TestUser } from './support/http';
+import { authorizeCode, Browser as OAuthBrowser, exchange, pkcePair, refresh, registerApp, tokenCall, whoAmI, type Tokens } from './support/oauth';
+import { quickUser } from './support/world';
+
+vi.setConfig({ testTimeout: 60_000 });
+
+/** How many times each race is run; every run must have exactly one winner. */
+const TRIALS = 5;
+let trials = 0;
+afterAll(() => console.log(`races: ${trials} trials`));
+
+type Kind = 'groups' | 'projects';
+const KINDS: Kind[] = ['groups', 'projects'];
+
+const api = (who: TestUser | Record<string, string>) => {
+  const headers = 'headers' in who ? (who.headers as Record<string, string>) : (who as Record<string, string>);
+  return {
+    get: (path: string) => call(`/api/v4${path}`, { headers }),
+    post: (path: string, body?: unknown) => call(`/api/v4${path}`, body === undefined ? { method: 'POST', headers } : jsonBody(body, headers)),
+    put: (path: string) => call(`/api/v4${path}`, { method: 'PUT', headers }),
+    delete: (path: string) => call(`/api/v4${path}`, { method: 'DELETE', headers }),
+  };
+};
+const root = api(ADMIN);
+
+const expectContractError = async (res: Response) => {
+  expect(res.status).toBeGreaterThanOrEqual(400);
+  expect(res.status).toBeLessThan(500);
+  expect(res.headers.get('content-type')).toBe('application/json');
+  expect(errorShapeProblem(await res.json())).toBeNull();
+};
+
+const ids = async (res: Response) => {
+  expect(res.status).toBe(200);
+  return ((await res.json()) as { id: number; access_level?: number }[]).map((x) => x.id);
+};
+
+const createIn = async (owner: TestUser, kind: Kind, body: Record<string, unknown> = {}) => {
+  const path = unique('race');
+  const res = await api(owner).post(`/${kind}`, { name: path, path, visibility: 'public', ...body });
+  expect(res.status, await res.clone().text()).toBe(201);
+  return (await res.json()) as { id: number };
+};
+
+/** A group, or a project in a group of the same owner. */
+const source = async (kind: Kind, owner: TestUser) =>
+  kind === 'groups' ? createIn(owner, 'groups') : createIn(owner, 'projects', { namespace_id: (await createIn(owner, 'groups')).id });
+
+describe.each(KINDS)('races on %s access requests', (kind) => {
+  let owner: TestUser;
+  let instanceAdmin: TestUser;
+  let id: number;
+
+  beforeAll(async () => {
+    owner = await quickUser('rown');
+    instanceAdmin = await quickUser('radm', { admin: true });
+    id = (await source(kind, owner)).id;
+  });
+
+  const pendingRequester = async () => {
+    const user = await quickUser('rreq');
+    expect((await api(user).post(`/${kind}/${id}/access_requests`)).status).toBe(201);
+    return user;
+  };
+
+  it(`approve at several levels vs deny vs withdraw: exactly one winner (${TRIALS * 2} trials)`, async () => {
+    for (let trial = 0; trial < TRIALS * 2; trial++) {
+      trials++;
+      const requester = await pendingRequester();
+      const path = `/${kind}/${id}/access_requests/${requester.id}`;
+      const contenders: [string, Promise<Response>][] = [
+        ['approve 10 by owner', api(owner).put(`${path}/approve?access_level=10`)],
+        ['approve 40 by admin', api(instanceAdmin).put(`${path}/approve?access_level=40`)],
+        ['approve 20 by root', root.put(`${path}/approve?access_level=20`)],
+        ['deny by owner', api(owner).delete(path)],
+        ['withdraw', api(requester).delete(path)],
+        ['approve default by owner', api(owner).put(`${path}/approve`)],
+      ];
+      // Rotate who starts first, so every contender gets a chance to be first in line.
+      const order = contenders.map((_, i) => contenders[(i + trial) % contenders.length]);
+      const answers = await Promise.all(order.map(async ([name, p]) => [name, await p] as const));
+      const winners = answers.filter(([, r]) => r.status === 201 || r.status === 204);
+      expect(winners.map(([name]) => name)).toHaveLength(1);
+      for (const [, loser] of answers.filter((a) => !winners.includes(a))) await expectError(loser, 404, { message: '404 Not found' });
+
+      const [winnerName, winner] = winners[0];
+      const members = (await (await root.get(`/${kind}/${id}/members?per_page=100`)).json()) as { id: number; access_level: number }[];
+      const pending = await ids(await root.get(`/${kind}/${id}/access_requests?per_page=100`));
+      expect(pending).not.toContain(requester.id);
+      const member = members.find((m) => m.id === requester.id);
+      if (winner.status === 201) {
+        const level = Number(/approve (\d+|default)/.exec(winnerName)![1].replace('default', '30'));
+        expect(member?.access_level).toBe(level);
+        expect(((await winner.json()) as { access_level: number }).access_level).toBe(level);
+      } else {
+        expect(member).toBeUndefined();
+      }
+    }
+  });
+
+  it(`20 simultaneous requests by one user leave one request (${TRIALS} trials)`, async () => {
+    for (let trial = 0; trial < TRIALS; trial++) {
+      trials++;
+      const user = await quickUser('rrep');
+      const answers = await Promise.all(Array.from({ length: 20 }, () => api(user).post(`/${kind}/${id}/access_requests`)));
+      expect(answers.filter((r) => r.status === 201)).toHaveLength(1);
+      for (const r of answers.filter((r) => r.status !== 201)) await expectError(r, 400, { message: { user_id: ['already exists in source'] } });
+      const pending = await ids(await root.get(`/${kind}/${id}/access_requests?per_page=100`));
+      expect(pending.filter((p) => p === user.id)).toHaveLength(1);
+    }
+  });
+
+  it(`a request racing its own approval and a second request never leaves member and requester at once (${TRIALS} trials)`, async () => {
+    for (let trial = 0; trial < TRIALS; trial++) {
+      trials++;
+      const requester = await pendingRequester();
+      const path = `/${kind}/${id}/access_requests`;
+      const [approved, again, third] = await Promise.all([
+        api(owner).put(`${path}/${requester.id}/approve`),
+        api(requester).post(path),
+        api(requester).post(path),
+      ]);
+      expect(approved.status).toBe(201);
+      // The second and third requests either found the request pending (400) or the member (403).
+      for (const r of [again, third]) {
+        expect([400, 403]).toContain(r.status);
+        await expectContractError(r);
+      }
+      const members = await ids(await root.get(`/${kind}/${id}/members?per_page=100`));
+      const pending = await ids(await root.get(`/${kind}/${id}/access_requests?per_page=100`));
+      expect(members).toContain(requester.id);
+      expect(pending).not.toContain(requester.id);
+    }
+  });
+});
+
+describe('approvals at two levels of the hierarchy', () => {
+  it(`approving one user on a group and on its subgroup and project at once: each once, members/all lists them once at the highest level (${TRIALS} trials)`, async () => {
+    const owner = await quickUser('rtwo');
+    for (let trial = 0; trial < TRIALS; trial++) {
+      trials++;
+      const top = await createIn(owner, 'groups');
+      const sub = await createIn(owner, 'groups', { parent_id: top.id });
+      const app = await createIn(owner, 'projects', { namespace_id: sub.id });
+      const user = await quickUser('rlvl');
+      for (const path of [`/groups/${top.id}`, `/groups/${sub.id}`, `/projects/${app.id}`]) {
+        expect((await api(user).post(`${path}/access_requests`)).status).toBe(201);
+      }
+      const levels = [[20, 40, 30], [40, 20, 10], [10, 30, 40]][trial % 3];
+      const answers = await Promise.all([
+        root.put(`/groups/${top.id}/access_requests/${user.id}/approve?access_level=${levels[0]}`),
+        api(owner).put(`/groups/${sub.id}/access_requests/${user.id}/approve?access_level=${levels[1]}`),
+        api(owner).put(`/projects/${app.id}/access_requests/${user.id}/approve?access_level=${levels[2]}`),
+        // A second approval of each, at another level: it must lose.
+        api(owner).put(`/groups/${top.id}/access_requests/${user.id}/approve?access_level=50`),
+        root.put(`/groups/${sub.id}/access_requests/${user.id}/approve?access_level=50`),
+        root.put(`/projects/${app.id}/access_requests/${user.id}/approve?access_level=50`),
+      ]);
+      const statuses = answers.map((r) => r.status);
+      for (let i = 0; i < 3; i++) {
+        expect([statuses[i], statuses[i + 3]].sort()).toEqual([201, 404]);
+      }
+      const granted = [0, 1, 2].map((i) => (statuses[i] === 201 ? levels[i] : 50));
+      const all = (await (await root.get(`/projects/${app.id}/members/all?per_page=100`)).json()) as { id: number; access_level: number }[];
+      const mine = all.filter((m) => m.id === user.id);
+      expect(mine).toHaveLength(1);
+      expect(mine[0].access_level).toBe(Math.max(...granted));
+      for (const path of [`/groups/${top.id}`, `/groups/${sub.id}`, `/projects/${app.id}`]) {
+        expect(await ids(await root.get(`${path}/access_requests?per_page=100`))).not.toContain(user.id);
+      }
+    }
+  });
+});
+
+describe('one path, many creators', () => {
+  it(`8 simultaneous creations of one group, subgroup or project path: exactly one 201 (${TRIALS * 3} trials)`, async () => {
+    const creators = await Promise.all(Array.from({ length: 8 }, () => quickUser('rpath')));
+    const parent = await createIn(creators[0], 'groups');
+    // Everyone may create inside the parent: make them all Owners of it.
+    for (const c of creators.slice(1)) {
+      expect((await api(c).post(`/groups/${parent.id}/access_requests`)).status).toBe(201);
+      expect((await root.put(`/groups/${parent.id}/access_requests/${c.id}/approve?access_level=50`)).status).toBe(201);
+    }
+    const shapes: [Kind, Record<string, unknown>][] = [['groups', {}], ['groups', { parent_id: parent.id }], ['projects', { namespace_id: parent.id }]];
+    for (let trial = 0; trial < TRIALS; trial++) {
+      for (const [kind, where] of shapes) {
+        trials++;
+        const path = unique('same');
+        const spelled = (i: number) => (i % 2 ? path.toUpperCase() : path);
+        const answers = await Promise.all(creators.map((c, i) => api(c).post(`/${kind}`, { name: spelled(i), path: spelled(i), ...where })));
+        expect(answers.filter((r) => r.status === 201)).toHaveLength(1);
+        for (const r of answers.filter((r) => r.status !== 201)) await expectError(r, 400, { message: { path: ['has already been taken'] } });
+        const listed = (await (await root.get(`/${kind}?search=${path}&per_page=100`)).json()) as { path: string }[];
+        expect(listed.filter((g) => g.path.toLowerCase() === path.toLowerCase())).toHaveLength(1);
+      }
+    }
+  });
+});
+
+describe('sign-ups', () => {
+  it(`8 simultaneous sign-ups with one username through the sign-up page: one account, one session (${TRIALS} trials)`, async () => {
+    for (let trial = 0; trial < TRIALS; trial++) {
+      trials++;
+      const username = unique('signup');
+      const browsers = Array.from({ length: 8 }, () => new Browser());
+      const tokens = await Promise.all(browsers.map(async (b) => Browser.csrf(await (await b.get('/users/sign_up')).text())));
+      const answers = await Promise.all(
+        browsers.map((b, i) =>
+          b.post('/users/sign_up', { name: `Racer ${i}`, username: i % 2 ? username.toUpperCase() : username, password: `password-${i}-long`, authenticity_token: tokens[i] }),
+        ),
+      );
+      const winners = answers.filter((r) => r.status === 303);
+      expect(winners).toHaveLength(1);
+      for (const r of answers.filter((r) => r.status !== 303)) {
+        expect(r.status).toBe(409);
+        expect(await r.text()).toContain('Username has already been taken');
+      }
+      expect(browsers.filter((b) => b.cookies.has('knock_session'))).toHaveLength(1);
+      const found = (await (await root.get(`/users?username=${username}`)).json()) as unknown[];
+      expect(found).toHaveLength(1);
+    }
+  });
+});
+
+describe('sign-in throttling under concurrency', () => {
+  it('30 simultaneous wrong passwords for one username get no more than 10 verdicts before the lock', async () => {
+    trials++;
+    const victim = await createUserWithPassword();
+    const answers = await Promise.all(
+      Array.from({ length: 30 }, async (_, i) => {
+        const b = new Browser();
+        const page = await b.get('/users/sign_in');
+        return b.post('/users/sign_in', { username: victim.username, password: `guess-${i}-wrong`, authenticity_token: Browser.csrf(await page.text()) });
+      }),
+    );
+    const statuses = answers.map((r) => r.status);
+    expect(statuses.filter((s) => s === 401).length).toBeLessThanOrEqual(10);
+    expect(statuses.filter((s) => s !== 401).every((s) => s === 429)).toBe(true);
+    const b = new Browser();
+    expect((await b.signIn(victim.username, victim.password)).status).toBe(429);
+  });
+});
+
+const createUserWithPassword = async () => {
+  const username = unique('victim');
+  const password = `pw-${username}-secret`;
+  const res = await call('/api/v4/users', jsonBody({ username, name: username, password }, ADMIN));
+  expect(res.status).toBe(201);
+  return { username, password };
+};
+
+describe('token storms', () => {
+  const grant = async (opts: { confidential: boolean }) => {
+    const app = await registerApp({ confidential: opts.confidential });
+    const user = await quickUserWithPassword();
+    const browser = new OAuthBrowser();
+    await browser.signIn(user);
+    const pkce = await pkcePair();
+    const { code } = await authorizeCode(browser, app, { code_challenge: pkce.challenge, code_challenge_method: 'S256' });
+    return { app, code, verifier: pkce.verifier };
+  };
+
+  it.each([true, false])(`50 simultaneous redemptions of one code (confidential: %s): one pair, then revoked as replayed (${TRIALS} trials)`, async (confidential) => {
+    for (let trial = 0; trial < TRIALS; trial++) {
+      trials++;
+      const { app, code, verifier } = await grant({ confidential });
+      const body = { client_id: app.clientId, ...(app.secret ? { client_secret: app.secret } : {}), code, code_verifier: verifier };
+      const answers = await Promise.all(Array.from({ length: 50 }, () => tokenCall(body, { form: trial % 2 === 0 })));
+      const ok = answers.filter((r) => r.status === 200);
+      expect(ok).toHaveLength(1);
+      for (const r of answers.filter((r) => r.status !== 200)) await expectError(r, 400, expect.objectContaining({ error: 'invalid_grant' }));
+      const winner = (await ok[0].json()) as Tokens;
+      // The 49 others were replays of a used code: the pair issued from it is revoked too.
+      expect((await whoAmI(winner.access_token)).status).toBe(401);
+      expect((await refresh(app, winner.refresh_token)).status).toBe(400);
+    }
+  });
+
+  it(`50 simultaneous refreshes of one token: one new pair, the same for all (a lost answer is retried) (${TRIALS} trials)`, async () => {
+    for (let trial = 0; trial < TRIALS; trial++) {
+      trials++;
+      const { app, code, verifier } = await grant({ confidential: trial % 2 === 0 });
+      const first = await exchange(app, code, { code_verifier: verifier });
+      const answers = await Promise.all(Array.from({ length: 50 }, () => refresh(app, first.refresh_token)));
+      for (const r of answers) expect(r.status).toBe(200);
+      const pairs = (await Promise.all(answers.map((r) => r.json()))) as Tokens[];
+      expect(new Set(pairs.map((p) => p.access_token)).size).toBe(1);
+      expect(new Set(pairs.map((p) => p.refresh_token)).size).toBe(1);
+      expect((await whoAmI(pairs[0].access_token)).status).toBe(200);
+      expect((await whoAmI(first.access_token)).status).toBe(401);
+      // The successor rotates once more; then the first token is a reuse and ends the grant.
+      const next = await refresh(app, pairs[0].refresh_token);
+      expect(next.status).toBe(200);
+      const third = (await next.json()) as Tokens;
+      await expectError(await refresh(app, first.refresh_token), 400, expect.objectContaining({ error: 'invalid_grant' }));
+      expect((await whoAmI(third.access_token)).status).toBe(401);
+    }
+  });
+
+  it(`refreshes racing a revocation of the grant: whatever wins, no token of the grant works afterwards (${TRIALS} trials)`, async () => {
+    for (let trial = 0; trial < TRIALS; trial++) {
+      trials++;
+      const { app, code, verifier } = await grant({ confidential: true });
+      const first = await exchange(app, code, { code_verifier: verifier });
+      const revoke = () =>
+        call('/login/oauth/revoke', {
+          method: 'POST',
+          headers: { 'Content-Type': 'application/x-www-form-urlencoded' },
+          body: new URLSearchParams({ client_id: app.clientId, client_secret: app.secret!, token: first.refresh_token }).toString(),
+        });
+      const calls = Array.from({ length: 20 }, (_, i) => (i === trial * 3 ? revoke() : refresh(app, first.refresh_token)));
+      const answers = await Promise.all(calls);
+      const issued: Tokens[] = [];
+      for (const r of answers) {
+        if (r.status === 200 && r.headers.get('content-type') === 'application/json') issued.push((await r.json()) as Tokens);
+        else if (r.status !== 200) await expectError(r, 400, expect.objectContaining({ error: 'invalid_grant' }));
+      }
+      for (const t of [first, ...issued]) {
+        expect((await whoAmI(t.access_token)).status).toBe(401);
+        expect((await refresh(app, t.refresh_token)).status).toBe(400);
+      }
+    }
+  });
+});
+
+const quickUserWithPassword = async () => {
+  const u = await createUserWithPassword();
+  const found = (await (await root.get(`/users?username=${u.username}`)).json()) as { id: number }[];
+  return { id: found[0].id, ...u };
+};
