@@ -1,4 +1,4 @@
-import { useState } from 'preact/hooks';
+import { useEffect, useRef, useState } from 'preact/hooks';
 import { DEFAULT_APPROVAL_LEVEL, type NamespaceKind } from '../../shared/access-levels';
 import type { AccessRequest } from '../../shared/api-types';
 import { timeAgo } from '../lib/relative-time';
@@ -10,12 +10,18 @@ interface Props {
   request: AccessRequest;
   now: number;
   error?: string;
+  /** Take keyboard focus (after the row before it was approved or denied, or this one failed). */
+  focused: boolean;
   onApprove(level: number): void;
   onDeny(): void;
 }
 
-export function AccessRequestRow({ kind, approverLevel, request, now, error, onApprove, onDeny }: Props) {
+export function AccessRequestRow({ kind, approverLevel, request, now, error, focused, onApprove, onDeny }: Props) {
   const [level, setLevel] = useState(DEFAULT_APPROVAL_LEVEL);
+  const decision = useRef<HTMLDivElement>(null);
+  useEffect(() => {
+    if (focused) decision.current?.querySelector('select')?.focus();
+  }, [focused]);
   const who = `@${request.username}`;
   return (
     <li class="request" aria-label={`${request.name} (${who})`}>
@@ -23,7 +29,7 @@ export function AccessRequestRow({ kind, approverLevel, request, now, error, onA
         <span class="name">{request.name}</span> <span class="username">{who}</span>
         <div class="when">requested {timeAgo(request.requested_at, now)}</div>
       </div>
-      <div class="decision">
+      <div class="decision" ref={decision}>
         <LevelPicker
           kind={kind}
           approverLevel={approverLevel}

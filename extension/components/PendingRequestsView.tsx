@@ -1,16 +1,21 @@
+import { useEffect, useRef } from 'preact/hooks';
 import { timeAgo } from '../lib/relative-time';
-import { useInbox } from '../lib/use-inbox';
+import { rowKey, useInbox } from '../lib/use-inbox';
 import { AccessRequestRow } from './AccessRequestRow';
 import type { PopupActions } from './popup-actions';
 import { SourceSection } from './SourceSection';
 
 export function PendingRequestsView({ actions, now }: { actions: PopupActions; now: number }) {
-  const { inbox, visible, refresh, reload, announcement, errorFor, approve, deny } = useInbox(actions);
+  const { inbox, visible, refresh, reload, announcement, focusKey, errorFor, approve, deny } = useInbox(actions);
   const loading = refresh.status === 'loading';
+  const status = useRef<HTMLParagraphElement>(null);
+  useEffect(() => {
+    if (focusKey === 'status') status.current?.focus();
+  }, [focusKey]);
 
   return (
     <div class="pending" aria-busy={loading}>
-      <p class="announcement" role="status">
+      <p class="announcement" role="status" tabIndex={-1} ref={status}>
         {announcement}
       </p>
       {refresh.status === 'failed' && (
@@ -38,6 +43,7 @@ export function PendingRequestsView({ actions, now }: { actions: PopupActions; n
               request={request}
               now={now}
               error={errorFor(source, request)}
+              focused={focusKey === rowKey(source, request)}
               onApprove={(level) => void approve(source, request, level)}
               onDeny={() => void deny(source, request)}
             />

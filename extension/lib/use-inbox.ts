@@ -1,7 +1,7 @@
 // The popup's list: the cached inbox at once, then the server's answer; approvals and denials
 // applied optimistically and rolled back when the server refuses.
 
-import { useCallback, useEffect, useState } from 'preact/hooks';
+import { useCallback, useEffect, useRef, useState } from 'preact/hooks';
 import { accessLevelName } from '../../shared/access-levels';
 import type { AccessRequest } from '../../shared/api-types';
 import type { PopupActions } from '../components/popup-actions';
@@ -12,7 +12,7 @@ import { inboxItem } from './stored-values';
 
 export type RefreshState = { status: 'loading' } | { status: 'done' } | { status: 'failed'; message: string };
 
-const rowKey = (source: PendingSource, request: AccessRequest) =>
+export const rowKey = (source: PendingSource, request: AccessRequest) =>
   `${requestKey(source, request.id)}:${request.requested_at}`;
 
 export function useInbox(actions: PopupActions) {
@@ -22,6 +22,9 @@ export function useInbox(actions: PopupActions) {
   const [settling, setSettling] = useState<ReadonlySet<string>>(new Set());
   const [rowErrors, setRowErrors] = useState<Readonly<Record<string, string>>>({});
   const [announcement, setAnnouncement] = useState('');
+  /** Where keyboard focus goes after a row leaves: the next row, or `status` when none is left. */
+  const [focusKey, setFocusKey] = useState<string | null>(null);
+  const rowOrder = useRef<string[]>([]);
 
   const reload = useCallback(async () => {
     setRefresh({ status: 'loading' });
@@ -52,6 +55,9 @@ export function useInbox(actions: PopupActions) {
       const who = `@${request.username}`;
       const target = { kind: source.kind, sourceId: source.id, userId: request.id };
       const verb = decision === 'deny' ? 'deny' : 'approve';
+      const order = rowOrder.current;
+      const at = order.indexOf(key);
+      setFocusKey(order[at + 1] ?? order[at - 1] ?? 'status');
       setSettling((keys) => new Set(keys).add(key));
       setRowErrors(({ [key]: _dropped, ...others }) => others);
       try {
@@ -73,6 +79,7 @@ export function useInbox(actions: PopupActions) {
           return rest;
         });
         setRowErrors((errors) => ({ ...errors, [key]: message }));
+        setFocusKey(key);
         setAnnouncement(message);
       }
     },
@@ -82,6 +89,7 @@ export function useInbox(actions: PopupActions) {
   const visible: PendingSource[] | undefined = inbox?.sources
     .map((source) => ({ ...source, requests: source.requests.filter((r) => !settling.has(rowKey(source, r))) }))
     .filter((source) => source.requests.length > 0);
+  rowOrder.current = visible?.flatMap((source) => source.requests.map((request) => rowKey(source, request))) ?? [];
 
   return {
     /** `undefined` until the cache was read; `null` when nothing was ever fetched. */
@@ -90,6 +98,7 @@ export function useInbox(actions: PopupActions) {
     refresh,
     reload,
     announcement,
+    focusKey,
     errorFor: (source: PendingSource, request: AccessRequest) => rowErrors[rowKey(source, request)],
     approve: (source: PendingSource, request: AccessRequest, level: number) =>
       decide(source, request, { approveAs: level }),

@@ -188,6 +188,19 @@ describe('approving and denying', () => {
     await waitFor(() => expect(screen.getByRole('status').textContent).toBe("Denied @bob's request for acme."));
   });
 
+  it('moves keyboard focus to the next request, then to the outcome when none is left', async () => {
+    await signedIn();
+    render(<PopupApp actions={fakeActions()} now={NOW} />);
+    await screen.findByText('Bob Builder');
+
+    screen.getByRole('button', { name: 'Approve @bob' }).focus();
+    fireEvent.click(screen.getByRole('button', { name: 'Approve @bob' }));
+    await waitFor(() => expect(document.activeElement).toBe(screen.getByRole('combobox', { name: 'Access level for @carol' })));
+
+    fireEvent.click(screen.getByRole('button', { name: 'Deny @carol' }));
+    await waitFor(() => expect(document.activeElement).toBe(screen.getByRole('status')));
+  });
+
   it('uses only native buttons and selects, so every control is reachable and usable by keyboard', async () => {
     await signedIn();
     render(<PopupApp actions={fakeActions()} now={NOW} />);
