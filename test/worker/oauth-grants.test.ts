@@ -1,5 +1,5 @@
 import { env } from 'cloudflare:workers';
-import { runInDurableObject } from 'cloudflare:test';
+import { runDurableObjectAlarm, runInDurableObject } from 'cloudflare:test';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { clock } from '../../worker/clock';
 import { hashSecret } from '../../worker/store/tokens';
@@ -185,6 +185,18 @@ describe('deleting an application', () => {
 });
 
 describe('storage holds only keyed hashes', () => {
+  it('keeps the sealed retry answer for the 30-second window only', async () => {
+    const { app, user, tokens } = await grantFor();
+    await pairOf(await refresh(app, tokens.refresh_token));
+    const stub = env.GRANTS.getByName(String(user.id));
+    const sealed = () =>
+      runInDurableObject(stub, (_i, state) => state.storage.sql.exec('SELECT COUNT(*) AS n FROM token_pairs WHERE retry_response IS NOT NULL').one().n);
+    expect(await sealed()).toBe(1);
+    advance(31);
+    expect(await runDurableObjectAlarm(stub)).toBe(true);
+    expect(await sealed()).toBe(0);
+  });
+
   it('keeps no code, refresh token or access token in clear in the grant authority, even in the retry answer', async () => {
     const { app, user, code, tokens } = await grantFor();
     const next = await pairOf(await refresh(app, tokens.refresh_token));

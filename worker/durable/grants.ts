@@ -1,6 +1,6 @@
 import { DurableObject } from 'cloudflare:workers';
 import { randomToken } from '../auth/crypto';
-import { epochSeconds, isoNow } from '../clock';
+import { clock, epochSeconds, isoNow } from '../clock';
 import { config } from '../config';
 import type { Env } from '../env';
 import { problems, type Problem } from '../errors';
@@ -271,7 +271,19 @@ export class Grants extends DurableObject<Env> {
       const again = await openResponse(key, outcome.sealed);
       return again ? ok(again) : fail(invalidGrant('The refresh token has already been used.'));
     }
+    if (outcome.kind === 'issued') await this.forgetRetryAnswerLater();
     return this.settle(outcome);
+  }
+
+  /** The sealed retry answer is kept for the grace window only: an alarm deletes it afterwards. */
+  private async forgetRetryAnswerLater(): Promise<void> {
+    const at = clock.now() + (RETRY_GRACE_SECONDS + 1) * 1000;
+    const current = await this.ctx.storage.getAlarm();
+    if (current === null || current > at) await this.ctx.storage.setAlarm(at);
+  }
+
+  async alarm(): Promise<void> {
+    this.ctx.storage.transactionSync(() => this.cleanUp(epochSeconds()));
   }
 
   // ---- revocation and introspection ----
