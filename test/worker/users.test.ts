@@ -110,3 +110,17 @@ describe('users API', () => {
     expect(await write.json()).toMatchObject({ error: 'insufficient_scope' });
   });
 });
+
+describe('usernames share the top-level namespace with groups', () => {
+  it('refuses a username that is a reserved word or an existing group path', async () => {
+    const owner = await createUser('owner');
+    const path = unique('team');
+    const group = await call('/api/v4/groups', jsonBody({ name: 'Team', path }, owner.headers));
+    expect(group.status).toBe(201);
+    for (const username of [path.toUpperCase(), 'api', 'Users']) {
+      const res = await call('/api/v4/users', jsonBody({ username, name: 'Clash', password: 'long-enough' }, ADMIN));
+      expect(res.status).toBe(409);
+      expect(await res.json()).toEqual({ message: 'Username has already been taken' });
+    }
+  });
+});

@@ -16,6 +16,9 @@ export default defineConfig({
   ],
   test: {
     name: 'worker',
+    // The first request of a file starts the Worker in workerd, which takes seconds on 2 cores.
+    testTimeout: 30_000,
+    hookTimeout: 30_000,
     include: ['**/*.test.ts'],
     root: import.meta.dirname,
     // Fuzzing knobs (test/worker/fuzz*.test.ts): FUZZ_RUNS=5000 for a longer local run, FUZZ_SEED to replay.

@@ -12,6 +12,8 @@ import {
   listNamespaces,
   membershipOf,
   resolveNamespace,
+  RESERVED_TOP_LEVEL,
+  topLevelGroupExists,
   type ListFilter,
   type MembershipChange,
   type NewNamespace,
@@ -99,6 +101,10 @@ export class Directory extends DurableObject<Env> {
   // ---- users ----
 
   createUser(input: NewUser): Result<UserRow> {
+    // A username is also a top-level namespace path, shared with groups (as in GitLab).
+    if (RESERVED_TOP_LEVEL.has(input.username.toLowerCase()) || topLevelGroupExists(this.sql, input.username)) {
+      return fail(problems.conflict('Username has already been taken'));
+    }
     try {
       const row = this.sql
         .exec<RawUser>(

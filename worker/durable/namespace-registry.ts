@@ -91,7 +91,7 @@ export interface EffectiveMember {
 export const MAX_DEPTH = 20;
 
 /** Top-level paths the Worker serves itself (pages, API, assets), so no namespace may take them. */
-const RESERVED_TOP_LEVEL = new Set([
+export const RESERVED_TOP_LEVEL = new Set([
   '-', '.well-known', 'admin', 'api', 'assets', 'dashboard', 'explore', 'groups', 'help', 'login', 'oauth', 'projects', 'users',
 ]);
 
@@ -178,6 +178,10 @@ export const createNamespace = (sql: SqlStorage, input: NewNamespace): Result<Na
     throw e;
   }
 };
+
+/** Whether a top-level path is taken by a group (users and groups share the top-level namespace). */
+export const topLevelGroupExists = (sql: SqlStorage, path: string): boolean =>
+  sql.exec("SELECT 1 FROM namespaces WHERE parent_id IS NULL AND kind = 'group' AND full_path = ?", path).toArray().length > 0;
 
 /** A user's personal namespace (path = username), created when they first create a project in it. */
 export const ensureUserNamespace = (sql: SqlStorage, user: { username: string; name: string }): Result<NamespaceRow> => {
