@@ -40,6 +40,7 @@ describe('npm start', () => {
     try {
       expect(first.output).toContain(`Knock is running at ${url}`);
       expect(first.output).toContain(`Admin token:  ${token}`);
+      for (const demoUser of ['alice', 'bob', 'carol']) expect(first.output).toMatch(new RegExp(`${demoUser} +password \\S+`));
       expect((await fetch(`${url}/users/sign_in`)).status).toBe(200);
       const res = await fetch(`${url}/api/v4/users`, {
         method: 'POST',
@@ -55,6 +56,11 @@ describe('npm start', () => {
     const second = await npmStart(env);
     try {
       expect(second.output).toContain(`Admin token:  ${token}`);
+      // The demo accounts are printed again, with the same passwords.
+      const alice = (output: string) => /alice +password (\S+)/.exec(output)?.[1];
+      expect(alice(second.output)).toBe(alice(first.output));
+      const acme = await fetch(`${url}/api/v4/groups/acme/access_requests`, { headers: { 'PRIVATE-TOKEN': token } });
+      expect((await acme.json()).map((r: { username: string }) => r.username)).toEqual(['bob', 'carol']);
       const res = await fetch(`${url}/api/v4/users?username=survivor`, { headers: { 'PRIVATE-TOKEN': token } });
       expect(await res.json()).toEqual([expect.objectContaining({ id: userId, username: 'survivor' })]);
     } finally {

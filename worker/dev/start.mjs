@@ -48,12 +48,17 @@ process.on('SIGINT', stop);
 process.on('SIGTERM', stop);
 server.child.on('exit', (code) => process.exit(code ?? 1));
 
+// The demo accounts' passwords and tokens are kept beside the state they belong to, so every
+// run can print them (deleting the state deletes them too).
+const DEMO_ACCOUNTS = join(STATE_DIR, 'demo-accounts.json');
 let demo = null;
 try {
   const { seedDemo } = await import('./demo-data.mjs');
   demo = await seedDemo(server.url, vars.ADMIN_TOKEN);
+  if (demo.users.length > 0) writeFileSync(DEMO_ACCOUNTS, JSON.stringify(demo, null, 2), { mode: 0o600 });
+  else if (existsSync(DEMO_ACCOUNTS)) demo = JSON.parse(readFileSync(DEMO_ACCOUNTS, 'utf8'));
 } catch (e) {
-  if (e?.code !== 'ERR_MODULE_NOT_FOUND') console.error('Could not create the demo data:', e);
+  console.error('Could not create the demo data:', e);
 }
 
 const lines = [
