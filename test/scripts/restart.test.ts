@@ -60,7 +60,7 @@ describe('npm start', () => {
       const alice = (output: string) => /alice +password (\S+)/.exec(output)?.[1];
       expect(alice(second.output)).toBe(alice(first.output));
       const acme = await fetch(`${url}/api/v4/groups/acme/access_requests`, { headers: { 'PRIVATE-TOKEN': token } });
-      expect((await acme.json()).map((r: { username: string }) => r.username)).toEqual(['bob', 'carol']);
+      expect(((await acme.json()) as { username: string }[]).map((r) => r.username)).toEqual(['bob', 'carol']);
       const res = await fetch(`${url}/api/v4/users?username=survivor`, { headers: { 'PRIVATE-TOKEN': token } });
       expect(await res.json()).toEqual([expect.objectContaining({ id: userId, username: 'survivor' })]);
     } finally {
