@@ -1,0 +1,80 @@
+import { Gitlab } from '@gitbeaker/rest';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+// @ts-expect-error: plain ESM module without types
+import { startServer } from '../../worker/dev/server.mjs';
+
+// An unmodified GitLab client library (gitbeaker, as used by many GitLab integrations) pointed
+// at Knock: everything below is gitbeaker's own API, nothing Knock-specific.
+const ADMIN_TOKEN = 'gitbeaker-admin-token';
+
+describe('a GitLab client library against Knock', () => {
+  const state = mkdtempSync(join(tmpdir(), 'knock-gitbeaker-'));
+  let server: { url: string; stop: () => Promise<void> };
+  let admin: InstanceType<typeof Gitlab>;
+
+  beforeAll(async () => {
+    server = await startServer({ persistTo: state, vars: { ADMIN_TOKEN, TOKEN_HASH_KEY: 'gitbeaker-hash-key' } });
+    admin = new Gitlab({ host: server.url, token: ADMIN_TOKEN });
+  });
+  afterAll(async () => {
+    await server?.stop();
+    rmSync(state, { recursive: true, force: true });
+  });
+
+  const userWithToken = async (username: string) => {
+    const user = await admin.Users.create({ username, name: username.toUpperCase(), password: `${username}-password-1`, email: `${username}@example.com` });
+    const token = await admin.UserImpersonationTokens.create(user.id, 'gitbeaker', ['api']);
+    return { user, api: new Gitlab({ host: server.url, token: token.token as string }) };
+  };
+
+  it('lists, requests, approves and denies access requests for groups and projects', async () => {
+    const owner = await userWithToken('olivia');
+    const bob = await userWithToken('bobby');
+    const carol = await userWithToken('carla');
+
+    const group = await owner.api.Groups.create('Umbrella', 'umbrella', { visibility: 'public' });
+    const project = await owner.api.Projects.create({ name: 'Site', path: 'site', namespaceId: group.id, visibility: 'public' });
+    expect(project.path_with_namespace).toBe('umbrella/site');
+
+    // The project first: once bob is in the group he is already a member of its projects.
+    for (const [requests, id] of [
+      [owner.api.ProjectAccessRequests, project.id],
+      [owner.api.GroupAccessRequests, group.id],
+    ] as const) {
+      const bobsApi = requests === owner.api.GroupAccessRequests ? bob.api.GroupAccessRequests : bob.api.ProjectAccessRequests;
+      const carolsApi = requests === owner.api.GroupAccessRequests ? carol.api.GroupAccessRequests : carol.api.ProjectAccessRequests;
+
+      const requested = await bobsApi.request(id);
+      expect(requested).toMatchObject({ id: bob.user.id, username: 'bobby', state: 'active' });
+      await carolsApi.request(id);
+
+      const pending = await requests.all(id);
+      expect(pending.map((r) => r.username)).toEqual(['bobby', 'carla']);
+
+      const approved = await requests.approve(id, bob.user.id, { accessLevel: 40 });
+      expect(approved).toMatchObject({ id: bob.user.id, access_level: 40 });
+      await requests.deny(id, carol.user.id);
+      expect(await requests.all(id)).toEqual([]);
+    }
+
+    const groupMembers = await owner.api.GroupMembers.all(group.id);
+    expect(groupMembers.map((m) => [m.username, m.access_level])).toEqual(expect.arrayContaining([['olivia', 50], ['bobby', 40]]));
+    expect(groupMembers.map((m) => m.username)).not.toContain('carla');
+    const projectMembers = await owner.api.ProjectMembers.all(project.id, { includeInherited: true });
+    expect(projectMembers.map((m) => m.username)).toEqual(expect.arrayContaining(['olivia', 'bobby']));
+  });
+
+  it('reports the errors GitLab clients expect', async () => {
+    const stranger = await userWithToken('stranger');
+    const owner = await userWithToken('owen');
+    const group = await owner.api.Groups.create('Private Co', 'private-co', { visibility: 'private' });
+    await expect(stranger.api.GroupAccessRequests.all(group.id)).rejects.toMatchObject({ cause: { response: { status: 404 } } });
+    const open = await owner.api.Groups.create('Open Co', 'open-co', { visibility: 'public' });
+    await stranger.api.GroupAccessRequests.request(open.id);
+    await expect(stranger.api.GroupAccessRequests.request(open.id)).rejects.toMatchObject({ cause: { response: { status: 400 } } });
+    await expect(stranger.api.GroupAccessRequests.all(open.id)).rejects.toMatchObject({ cause: { response: { status: 403 } } });
+  });
+});
