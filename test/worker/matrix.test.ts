@@ -1,0 +1,219 @@
+// The full role × operation matrix of contract §3 for both kinds: every access level held directly,
+// inherited from the parent group or from the grandparent group, the instance administrator, the
+// ADMIN_TOKEN's root, a stranger, a read_api token and an anonymous caller; on a public and on a
+// private group or project. The expected answers are computed from the contract's rules below,
+// independently of the service's own policy code.
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { ADMIN, call, issueToken, jsonBody, unique, type TestUser } from './support/http';
+import { quickUser } from './support/world';
+
+vi.setConfig({ testTimeout: 60_000 });
+
+type Kind = 'groups' | 'projects';
+const LEVELS = [5, 10, 15, 20, 30, 40, 50] as const;
+const APPROVE_AT = ['default', 0, 5, 10, 20, 30, 40, 50, 60] as const;
+type Placement = 'direct' | 'parent' | 'grandparent';
+
+interface Standing {
+  name: string;
+  admin: boolean;
+  level: number;
+  /** Level on the private sibling, when not `level` (direct members of the public one have none). */
+  hiddenLevel?: number;
+  anonymous?: boolean;
+  readOnly?: boolean;
+}
+
+/** Contract §1 and §3, as written. */
+const rules = (kind: Kind) => {
+  const effective = (s: Standing) => (s.admin ? 50 : s.level);
+  const manages = (s: Standing) => effective(s) >= (kind === 'projects' ? 40 : 50);
+  const validLevel = (level: number | 'default') =>
+    level === 'default' || [10, 15, 20, 30, 40, 50].includes(level) || (level === 5 && kind === 'groups');
+  return {
+    list: (s: Standing) => (s.anonymous ? '401' : manages(s) ? '200' : '403'),
+    approve: (s: Standing, level: number | 'default') => {
+      if (s.anonymous) return '401';
+      if (s.readOnly) return '403 insufficient_scope';
+      if (!validLevel(level)) return '400 access_level';
+      if (!manages(s)) return '403';
+      if (level === 50 && kind === 'projects' && effective(s) < 50) return '403';
+      return '201';
+    },
+    deny: (s: Standing) => (s.anonymous ? '401' : s.readOnly ? '403 insufficient_scope' : manages(s) ? '204' : '403'),
+    request: (s: Standing) => (s.anonymous ? '401' : s.readOnly ? '403 insufficient_scope' : effective(s) > 0 ? '403' : '201'),
+    read: (s: Standing) => (s.anonymous ? '401' : '200'),
+    /** On a private one: invisible (404) unless the caller has access; a non-pending user is 404 Not found. */
+    privately: (s: Standing, op: 'list' | 'request' | 'read' | 'approve' | 'approve 0' | 'deny') => {
+      if (s.anonymous) return '401';
+      if (s.readOnly && (op.startsWith('approve') || op === 'deny' || op === 'request')) return '403 insufficient_scope';
+      if (op === 'approve 0') return '400 access_level';
+      const there = { ...s, level: s.hiddenLevel ?? s.level };
+      if (effective(there) === 0) return '404 source';
+      if (op === 'approve' || op === 'deny') return '404 not pending';
+      if (op === 'list') return manages(there) ? '200' : '403';
+      if (op === 'request') return '403';
+      return '200';
+    },
+  };
+};
+
+/** What a response says, in the matrix's words. */
+const outcome = async (res: Response): Promise<string> => {
+  const text = await res.text();
+  expect(res.status, text).toBeLessThan(500);
+  if (res.status < 300) return String(res.status);
+  expect(res.headers.get('content-type')).toBe('application/json');
+  const body = JSON.parse(text) as { message?: unknown; error?: string };
+  if (res.status === 401) return body.message === '401 Unauthorized' ? '401' : `401 ${text}`;
+  if (res.status === 400) return body.error === 'access_level does not have a valid value' ? '400 access_level' : `400 ${text}`;
+  if (res.status === 403) return body.message === '403 Forbidden' ? '403' : body.error === 'insufficient_scope' ? '403 insufficient_scope' : `403 ${text}`;
+  if (res.status === 404) {
+    if (body.message === '404 Not found') return '404 not pending';
+    if (body.message === '404 Group Not Found' || body.message === '404 Project Not Found') return '404 source';
+  }
+  return `${res.status} ${text}`;
+};
+
+let cases = 0;
+afterAll(() => console.log(`matrix: ${cases} role × operation cases`));
+
+describe.each(['groups', 'projects'] as Kind[])('role × operation matrix on %s', (kind) => {
+  const rule = rules(kind);
+  const actors = new Map<string, { standing: Standing; headers: Record<string, string>; user?: TestUser }>();
+  let target: number;
+  let hidden: number;
+  let creator: TestUser;
+
+  const root = (path: string, init: RequestInit = {}) => call(`/api/v4${path}`, { ...init, headers: { ...ADMIN, ...(init.headers ?? {}) } });
+
+  const join = async (where: string, user: TestUser, level: number) => {
+    expect((await call(`/api/v4${where}/access_requests`, { method: 'POST', headers: user.headers })).status).toBe(201);
+    expect((await root(`${where}/access_requests/${user.id}/approve?access_level=${level}`, { method: 'PUT' })).status).toBe(201);
+  };
+
+  beforeAll(async () => {
+    creator = await quickUser('mxc');
+    const make = async (k: Kind, body: Record<string, unknown>) => {
+      const path = unique('mx');
+      const res = await call(`/api/v4/${k}`, jsonBody({ name: path, path, visibility: 'public', ...body }, creator.headers));
+      expect(res.status, await res.clone().text()).toBe(201);
+      return ((await res.json()) as { id: number }).id;
+    };
+    // grandparent ⊃ parent ⊃ target (public) and hidden (private).
+    const grandparent = await make('groups', {});
+    const parent = await make('groups', { parent_id: grandparent });
+    const under = kind === 'groups' ? { parent_id: parent } : { namespace_id: parent };
+    target = await make(kind, under);
+    hidden = await make(kind, { ...under, visibility: 'private' });
+
+    const places: Record<Placement, string> = { direct: `/${kind}/${target}`, parent: `/groups/${parent}`, grandparent: `/groups/${grandparent}` };
+    for (const placement of ['direct', 'parent', 'grandparent'] as Placement[]) {
+      for (const level of LEVELS) {
+        if (placement === 'direct' && level === 5 && kind === 'projects') continue; // Minimal access is for groups only.
+        const user = await quickUser(`mx${placement[0]}${level}`);
+        await join(places[placement], user, level);
+        const standing = { name: `${placement} ${level}`, admin: false, level, hiddenLevel: placement === 'direct' ? 0 : level };
+        actors.set(`${placement} ${level}`, { standing, headers: user.headers, user });
+      }
+    }
+    const stranger = await quickUser('mxs');
+    actors.set('stranger', { standing: { name: 'stranger', admin: false, level: 0 }, headers: stranger.headers, user: stranger });
+    const admin = await quickUser('mxa', { admin: true });
+    actors.set('instance administrator', { standing: { name: 'instance administrator', admin: true, level: 0 }, headers: admin.headers, user: admin });
+    actors.set('root (ADMIN_TOKEN)', { standing: { name: 'root', admin: true, level: 0 }, headers: ADMIN });
+    actors.set('creator', { standing: { name: 'creator', admin: false, level: 50 }, headers: creator.headers, user: creator });
+    const owner = actors.get('parent 50')!.user!;
+    const readOnly = await issueToken(owner.id, owner.username, ['read_api']);
+    actors.set('read_api token of an inherited Owner', { standing: { name: 'read_api', admin: false, level: 50, readOnly: true }, headers: { 'PRIVATE-TOKEN': readOnly } });
+    actors.set('anonymous', { standing: { name: 'anonymous', admin: false, level: 0, anonymous: true }, headers: {} });
+    actors.set('garbage token', { standing: { name: 'garbage', admin: false, level: 0, anonymous: true }, headers: { 'PRIVATE-TOKEN': 'knock_at_garbage' } });
+  }, 120_000);
+
+  const pendingRequester = async (on: number) => {
+    const user = await quickUser('mxr');
+    expect((await call(`/api/v4/${kind}/${on}/access_requests`, { method: 'POST', headers: user.headers })).status).toBe(201);
+    return user;
+  };
+  const isPending = async (userId: number) => {
+    for (let page = 1; ; page++) {
+      const res = await root(`/${kind}/${target}/access_requests?per_page=100&page=${page}`);
+      if (((await res.json()) as { id: number }[]).some((r) => r.id === userId)) return true;
+      if (!res.headers.get('x-next-page')) return false;
+    }
+  };
+
+  it('lists every member placement at its level in members/all, direct members in members', async () => {
+    const all = (await (await root(`/${kind}/${target}/members/all?per_page=100`)).json()) as { id: number; access_level: number }[];
+    const direct = (await (await root(`/${kind}/${target}/members?per_page=100`)).json()) as { id: number; access_level: number }[];
+    for (const [name, { standing, user }] of actors) {
+      if (!user || standing.admin || standing.level === 0) continue;
+      cases++;
+      expect(all.find((m) => m.id === user.id)?.access_level, name).toBe(standing.level);
+      expect(direct.some((m) => m.id === user.id), name).toBe(name.startsWith('direct') || name === 'creator');
+    }
+  });
+
+  it.each([
+    ...LEVELS.flatMap((l) => (['direct', 'parent', 'grandparent'] as Placement[]).map((p) => `${p} ${l}`)),
+    'creator', 'stranger', 'instance administrator', 'root (ADMIN_TOKEN)', 'read_api token of an inherited Owner', 'anonymous', 'garbage token',
+  ])('as %s', async (name) => {
+    const actor = actors.get(name);
+    if (!actor) {
+      expect(name).toBe('direct 5'); // not grantable on projects
+      expect(kind).toBe('projects');
+      return;
+    }
+    const { standing, headers } = actor;
+    const expected: Record<string, string> = {};
+    const actual: Record<string, string> = {};
+    const check = async (op: string, want: string, res: Response) => {
+      cases++;
+      expected[op] = want;
+      actual[op] = await outcome(res);
+    };
+    const base = `/api/v4/${kind}/${target}`;
+
+    await check('list', rule.list(standing), await call(`${base}/access_requests`, { headers }));
+    await check('get', rule.read(standing), await call(base, { headers }));
+    await check('members', rule.read(standing), await call(`${base}/members`, { headers }));
+    await check('members/all', rule.read(standing), await call(`${base}/members/all`, { headers }));
+    for (const level of APPROVE_AT) {
+      const requester = await pendingRequester(target);
+      const query = level === 'default' ? '' : `?access_level=${level}`;
+      const res = await call(`${base}/access_requests/${requester.id}/approve${query}`, { method: 'PUT', headers });
+      const want = rule.approve(standing, level);
+      await check(`approve at ${level}`, want, res);
+      // A refused approval changes nothing: the request is still pending.
+      expect(await isPending(requester.id), `approve at ${level}: pending afterwards`).toBe(want !== '201');
+    }
+    const denied = await pendingRequester(target);
+    await check('deny', rule.deny(standing), await call(`${base}/access_requests/${denied.id}`, { method: 'DELETE', headers }));
+    expect(await isPending(denied.id), 'deny: pending afterwards').toBe(rule.deny(standing) !== '204');
+    if (standing.level === 0 && !standing.admin && !standing.anonymous) {
+      // The stranger's own request, and its withdrawal.
+      await check('request', rule.request(standing), await call(`${base}/access_requests`, { method: 'POST', headers }));
+      await check('withdraw own', '204', await call(`${base}/access_requests/${actor.user!.id}`, { method: 'DELETE', headers }));
+    } else {
+      await check('request', rule.request(standing), await call(`${base}/access_requests`, { method: 'POST', headers }));
+    }
+
+    // The private one: invisible to those without access, the same rules for the others.
+    const hiddenBase = `/api/v4/${kind}/${hidden}`;
+    const nobody = actors.get('stranger')!.user!.id;
+    await check('private: list', rule.privately(standing, 'list'), await call(`${hiddenBase}/access_requests`, { headers }));
+    await check('private: get', rule.privately(standing, 'read'), await call(hiddenBase, { headers }));
+    await check('private: members', rule.privately(standing, 'read'), await call(`${hiddenBase}/members`, { headers }));
+    await check('private: members/all', rule.privately(standing, 'read'), await call(`${hiddenBase}/members/all`, { headers }));
+    await check('private: approve a user with no request', rule.privately(standing, 'approve'), await call(`${hiddenBase}/access_requests/${nobody}/approve`, { method: 'PUT', headers }));
+    await check('private: approve at 0', rule.privately(standing, 'approve 0'), await call(`${hiddenBase}/access_requests/${nobody}/approve?access_level=0`, { method: 'PUT', headers }));
+    await check('private: deny a user with no request', rule.privately(standing, 'deny'), await call(`${hiddenBase}/access_requests/${nobody}`, { method: 'DELETE', headers }));
+    if ((standing.hiddenLevel ?? standing.level) !== 0 || standing.admin || standing.anonymous) {
+      await check('private: request', rule.privately(standing, 'request'), await call(`${hiddenBase}/access_requests`, { method: 'POST', headers }));
+    } else {
+      await check('private: request', '404 source', await call(`${hiddenBase}/access_requests`, { method: 'POST', headers }));
+    }
+
+    expect(actual).toEqual(expected);
+  });
+});
