@@ -1,0 +1,211 @@
+// Crash and restart: the real local server (`npm start`'s wrangler dev and workerd) is killed with
+// SIGKILL — its whole process group — in the middle of a stream of sign-ups, tokens, access
+// requests, approvals and denials, then started again on the same state. Every write acknowledged
+// (201/204) before the kill must be there, and nothing may be half-written.
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+// @ts-expect-error: plain ESM module without types
+import { freePort, startServer } from '../../worker/dev/server.mjs';
+
+const CYCLES = Number(process.env.CRASH_CYCLES) || 4;
+const VIRTUAL_USERS = 8;
+const ADMIN_TOKEN = `crash-admin-${process.pid}`;
+const VARS = { ADMIN_TOKEN, TOKEN_HASH_KEY: 'crash-restart-hash-key' };
+
+interface Server {
+  url: string;
+  pid: number;
+  child: { once: (event: string, cb: () => void) => void; exitCode: number | null; signalCode: string | null };
+  stop: (signal?: string) => Promise<void>;
+}
+
+type State = 'none' | 'pending' | 'member';
+/** One user's story on one group or project, as the client saw it. */
+interface Story {
+  ns: string;
+  userId: number;
+  username: string;
+  /** The state after the last acknowledged write. */
+  acked: State;
+  ackedLevel?: number;
+  /** A write sent but never answered (the server died): it may or may not have happened. */
+  inFlight?: { to: State; level?: number };
+}
+
+describe('crash and restart under load', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'knock-crash-'));
+  let server: Server | null = null;
+  afterAll(async () => {
+    await server?.stop('SIGKILL');
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it(`keeps every acknowledged write across ${CYCLES} SIGKILLs, and nothing half-written`, async () => {
+    const port = await freePort();
+    const start = async () => (server = (await startServer({ port, persistTo: join(dir, 'state'), vars: VARS })) as Server);
+    let url = (await start()).url;
+
+    const api = async (method: string, path: string, token: string, body?: unknown) => {
+      const res = await fetch(`${url}/api/v4${path}`, {
+        method,
+        headers: { 'PRIVATE-TOKEN': token, ...(body ? { 'Content-Type': 'application/json' } : {}) },
+        body: body ? JSON.stringify(body) : undefined,
+        signal: AbortSignal.timeout(15_000),
+      });
+      const text = await res.text();
+      return { status: res.status, body: text ? JSON.parse(text) : null };
+    };
+
+    // The stage: an owner with a group and a project in it.
+    const owner = await api('POST', '/users', ADMIN_TOKEN, { username: 'owner', name: 'Owner', password: 'owner-password' });
+    expect(owner.status).toBe(201);
+    const ownerToken = (await api('POST', `/users/${owner.body.id}/impersonation_tokens`, ADMIN_TOKEN, { name: 'owner', scopes: ['api'] })).body.token;
+    const group = await api('POST', '/groups', ownerToken, { name: 'Crash', path: 'crash', visibility: 'public' });
+    expect(group.status).toBe(201);
+    const project = await api('POST', '/projects', ownerToken, { name: 'Site', path: 'site', namespace_id: group.body.id, visibility: 'public' });
+    expect(project.status).toBe(201);
+    const spaces = [`/groups/${group.body.id}`, `/projects/${project.body.id}`];
+
+    const ackedUsers = new Map<string, string | null>(); // username → token (null until one is acknowledged)
+    const ackedGroups: string[] = [];
+    const stories: Story[] = [];
+    let acknowledged = 0;
+    let inFlightAtKills = 0;
+    let serial = 0;
+
+    /** One virtual user: signs up, gets a token, asks for access, is approved or denied; again. */
+    const virtualUser = async (v: number, alive: () => boolean) => {
+      while (alive()) {
+        const n = serial++;
+        const username = `c${v}x${n}`;
+        let step = 'create';
+        let story: Story | null = null;
+        try {
+          const created = await api('POST', '/users', ADMIN_TOKEN, { username, name: username, password: `pw-${username}-long` });
+          expect(created.status).toBe(201);
+          ackedUsers.set(username, null);
+          acknowledged++;
+          step = 'token';
+          const token = await api('POST', `/users/${created.body.id}/impersonation_tokens`, ADMIN_TOKEN, { name: 't', scopes: ['api'] });
+          expect(token.status).toBe(201);
+          ackedUsers.set(username, token.body.token);
+          acknowledged++;
+          const ns = spaces[n % 2];
+          story = { ns, userId: created.body.id, username, acked: 'none' };
+          stories.push(story);
+          story.inFlight = { to: 'pending' };
+          const requested = await api('POST', `${ns}/access_requests`, token.body.token);
+          expect(requested.status).toBe(201);
+          Object.assign(story, { acked: 'pending', inFlight: undefined });
+          acknowledged++;
+          if (n % 4 === 0) {
+            // Denied by the owner, or withdrawn by the requester.
+            story.inFlight = { to: 'none' };
+            const denied = await api('DELETE', `${ns}/access_requests/${created.body.id}`, n % 8 === 0 ? token.body.token : ownerToken);
+            expect(denied.status).toBe(204);
+            Object.assign(story, { acked: 'none', inFlight: undefined });
+            acknowledged++;
+          } else if (n % 4 !== 1) {
+            const level = [10, 20, 30, 40][n % 4];
+            story.inFlight = { to: 'member', level };
+            const approved = await api('PUT', `${ns}/access_requests/${created.body.id}/approve?access_level=${level}`, n % 3 ? ownerToken : ADMIN_TOKEN);
+            expect(approved.status).toBe(201);
+            Object.assign(story, { acked: 'member', ackedLevel: level, inFlight: undefined });
+            acknowledged++;
+          }
+          if (v === 0) {
+            step = 'group';
+            const path = `g${n}`;
+            const made = await api('POST', '/groups', ownerToken, { name: path, path, visibility: 'private' });
+            expect(made.status).toBe(201);
+            ackedGroups.push(path);
+            acknowledged++;
+          }
+        } catch (e) {
+          if (alive()) throw new Error(`${step} for ${username} failed while the server was up: ${e}`);
+          inFlightAtKills++;
+          return;
+        }
+      }
+    };
+
+    const verify = async () => {
+      for (const [username, token] of ackedUsers) {
+        const found = await api('GET', `/users?username=${username}`, ADMIN_TOKEN);
+        expect(found.body, `user ${username}`).toEqual([expect.objectContaining({ username })]);
+        if (token) expect((await api('GET', '/user', token)).body, `token of ${username}`).toMatchObject({ username });
+      }
+      for (const path of ackedGroups) expect((await api('GET', `/groups/${path}`, ownerToken)).status, `group ${path}`).toBe(200);
+      for (const ns of spaces) {
+        const members = new Map<number, number>();
+        const pending = new Set<number>();
+        for (let page = 1; ; page++) {
+          const res = await api('GET', `${ns}/members?per_page=100&page=${page}`, ADMIN_TOKEN);
+          for (const m of res.body as { id: number; access_level: number }[]) members.set(m.id, m.access_level);
+          if (res.body.length < 100) break;
+        }
+        for (let page = 1; ; page++) {
+          const res = await api('GET', `${ns}/access_requests?per_page=100&page=${page}`, ADMIN_TOKEN);
+          for (const r of res.body as { id: number }[]) {
+            expect(pending.has(r.id), `duplicate request of ${r.id} on ${ns}`).toBe(false);
+            pending.add(r.id);
+          }
+          if (res.body.length < 100) break;
+        }
+        for (const id of pending) expect(members.has(id), `user ${id} is both member and requester of ${ns}`).toBe(false);
+        const all = new Map<number, number>();
+        for (let page = 1; ; page++) {
+          const res = await api('GET', `${ns}/members/all?per_page=100&page=${page}`, ADMIN_TOKEN);
+          for (const m of res.body as { id: number; access_level: number }[]) all.set(m.id, m.access_level);
+          if (res.body.length < 100) break;
+        }
+        for (const [id, level] of members) expect(all.get(id), `member ${id} of ${ns} in members/all`).toBeGreaterThanOrEqual(level);
+        const told = new Map(stories.filter((s) => s.ns === ns).map((s) => [s.userId, s]));
+        for (const [id] of members) if (id !== owner.body.id) expect(told.has(id), `member ${id} of ${ns} nobody approved`).toBe(true);
+        for (const s of told.values()) {
+          const now: State = members.has(s.userId) ? 'member' : pending.has(s.userId) ? 'pending' : 'none';
+          const allowed = [s.acked, ...(s.inFlight ? [s.inFlight.to] : [])];
+          expect(allowed, `${s.username} on ${ns} is ${now}`).toContain(now);
+          if (now === 'member') expect([s.ackedLevel, s.inFlight?.level]).toContain(members.get(s.userId));
+          // What is there now is what the next cycle builds on.
+          Object.assign(s, { acked: now, ackedLevel: members.get(s.userId), inFlight: undefined });
+        }
+      }
+    };
+
+    for (let cycle = 0; cycle < CYCLES; cycle++) {
+      let up = true;
+      const load = Array.from({ length: VIRTUAL_USERS }, (_, v) => virtualUser(v, () => up));
+      await new Promise((r) => setTimeout(r, 1500 + 400 * cycle));
+      // The crash: SIGKILL to wrangler, workerd and everything else in the server's process group.
+      up = false;
+      const exited = new Promise<void>((r) => (server!.child.exitCode !== null || server!.child.signalCode !== null ? r() : server!.child.once('exit', r)));
+      process.kill(-server!.pid, 'SIGKILL');
+      await exited;
+      await Promise.all(load);
+      url = (await start()).url;
+      await verify();
+    }
+
+    // The per-user membership index (pushed from each group's or project's object, with an outbox
+    // and an alarm for what a crash interrupted) catches up: members see what they joined.
+    const joined = stories.filter((s) => s.acked === 'member');
+    const deadline = Date.now() + 30_000;
+    for (const s of joined) {
+      const token = ackedUsers.get(s.username)!;
+      const [, kind, id] = s.ns.split('/');
+      for (;;) {
+        const mine = (await api('GET', `/${kind}?min_access_level=10&per_page=100`, token)).body as { id: number }[];
+        if (mine.some((x) => x.id === Number(id))) break;
+        expect(Date.now() < deadline, `${s.username} does not see ${s.ns} in /${kind}?min_access_level=10`).toBe(true);
+        await new Promise((r) => setTimeout(r, 250));
+      }
+    }
+
+    console.log(`crash-restart: ${CYCLES} SIGKILL cycles, ${acknowledged} acknowledged writes kept, ${inFlightAtKills} writes in flight at the kills`);
+    expect(acknowledged).toBeGreaterThan(CYCLES * 10);
+    expect(stories.some((s) => s.acked === 'member')).toBe(true);
+  }, 60_000 + CYCLES * 30_000);
+});
