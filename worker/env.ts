@@ -27,6 +27,8 @@ export interface Caller {
   scopes: string[];
   /** OAuth client the token was issued to; null for the bootstrap admin token. */
   clientId: string | null;
+  /** The caller's profile as recorded with the token, when it was (see AccessTokenRecord). */
+  profile?: { email: string | null; createdAt: string };
 }
 
 export type AppEnv = {

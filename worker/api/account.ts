@@ -30,7 +30,11 @@ const currentUser = createRoute({
 export const account = createRouter()
   .openapi(version, (c) => json({ version: VERSION, revision: 'knock' }) as never)
   .openapi(currentUser, async (c) => {
-    const user = await directory(c.env).getUser(c.var.caller.id);
+    const caller = c.var.caller;
+    // The token's record carries the profile; only records older than that need the Directory.
+    const user = caller.profile
+      ? { id: caller.id, username: caller.username, name: caller.name, email: caller.profile.email, admin: caller.admin, state: 'active', created_at: caller.profile.createdAt }
+      : await directory(c.env).getUser(caller.id);
     if (!user) return raise(problems.unauthorized());
     return json(presentUser(user, publicOrigin(c.env, c.req.url), true)) as never;
   });

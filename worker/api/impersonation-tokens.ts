@@ -67,6 +67,8 @@ export const impersonationTokens = createRouter().openapi(create, async (c) => {
     username: user.username,
     name: user.name,
     admin: user.admin,
+    email: user.email,
+    userCreatedAt: user.created_at,
     scopes: input.scopes,
     clientId: null,
     grantId: null,

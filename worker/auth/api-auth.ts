@@ -19,7 +19,10 @@ let rootCaller: Promise<Caller> | null = null;
 const root = (env: Env): Promise<Caller> => {
   rootCaller ??= directory(env)
     .ensureRoot()
-    .then((u) => ({ id: u.id, username: u.username, name: u.name, admin: true, scopes: ['api'], clientId: null }))
+    .then((u) => ({
+      id: u.id, username: u.username, name: u.name, admin: true, scopes: ['api'], clientId: null,
+      profile: { email: u.email, createdAt: u.created_at },
+    }))
     .catch((e) => {
       rootCaller = null;
       throw e;

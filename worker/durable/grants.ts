@@ -478,6 +478,8 @@ export class Grants extends DurableObject<Env> {
         username: user.username,
         name: user.name,
         admin: user.admin,
+        email: user.email,
+        userCreatedAt: user.created_at,
         scopes: scope.split(' '),
         clientId,
         grantId,

@@ -16,6 +16,13 @@ export interface AccessTokenRecord {
   /** Epoch seconds. */
   createdAt: number;
   expiresAt: number;
+  /**
+   * The user's profile as it was when the token was issued, so `GET /api/v4/user` (what clients
+   * call first and most) is answered from this one KV read, without a Directory round trip.
+   * Absent on records written before these fields existed.
+   */
+  email?: string | null;
+  userCreatedAt?: string;
   /** Set on a tombstone written at revocation, so the API can say "revoked". */
   revoked?: boolean;
 }
@@ -111,4 +118,5 @@ export const callerOf = (record: AccessTokenRecord): Caller => ({
   admin: record.admin,
   scopes: record.scopes,
   clientId: record.clientId,
+  ...(record.userCreatedAt ? { profile: { email: record.email ?? null, createdAt: record.userCreatedAt } } : {}),
 });
