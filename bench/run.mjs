@@ -83,6 +83,28 @@ async function probe(url, init, expected) {
   return text;
 }
 
+/**
+ * Storage round trips the Worker makes for one request of a scenario, counted by the counter
+ * Worker (Knock's app with counting bindings, on the same state). Calls Durable Objects make
+ * among themselves are not seen.
+ */
+async function countRoundTrips(id, requests) {
+  const total = { kv: [], do: [] };
+  try {
+    for (const { path, init, expect } of requests) {
+      const res = await fetch(`${runtime.urls.counter}${path}`, { redirect: 'manual', ...init });
+      await res.arrayBuffer();
+      if (res.status !== expect) throw new Error(`${path} answered ${res.status}`);
+      const counts = JSON.parse(res.headers.get('x-bench-round-trips'));
+      total.kv.push(...counts.kv);
+      total.do.push(...counts.do);
+    }
+    byId.get(id).roundTrips = total;
+  } catch (e) {
+    log(`  (could not count round trips for ${id}: ${firstLine(e)})`);
+  }
+}
+
 /** A target whose probe failed is left out of its group and its row says why. */
 async function prepared(id, make) {
   try {
@@ -107,11 +129,12 @@ let runtime;
 try {
   // ---- build and start
   log('building Knock (wrangler deploy --dry-run) and the bench Workers (esbuild)');
-  const [knockBundle, baselineBundle, peerBundle, seederBundle] = await Promise.all([
+  const [knockBundle, baselineBundle, peerBundle, seederBundle, counterBundle] = await Promise.all([
     buildKnock(join(work, 'knock')),
     buildBenchWorker('bench/baselines/worker.ts', join(work, 'baseline.mjs')),
     buildBenchWorker('bench/peer/worker.ts', join(work, 'peer.mjs')),
     buildBenchWorker('bench/seeder/worker.ts', join(work, 'seeder.mjs')),
+    buildBenchWorker('bench/counter/worker.ts', join(work, 'counter.mjs')),
   ]);
   if (process.env.BENCH_SKIP_EXTENSION_BUILD !== '1') {
     log('building the extension (wxt build extension)');
@@ -121,7 +144,7 @@ try {
       results.popup = { available: false, reason: `extension build failed: ${firstLine(e.stderr ?? e)}` };
     }
   }
-  runtime = await startRuntime({ knock: knockBundle, baseline: baselineBundle, peer: peerBundle, seeder: seederBundle, persistTo: state });
+  runtime = await startRuntime({ knock: knockBundle, baseline: baselineBundle, peer: peerBundle, seeder: seederBundle, counter: counterBundle, persistTo: state });
   const { urls, adminToken } = runtime;
   log(`workerd up: ${Object.entries(urls).map(([k, v]) => `${k} ${v}`).join(', ')}`);
 
@@ -183,6 +206,7 @@ try {
       target: await prepared('api_user', async () => {
         const token = need(knock.grants?.[0]?.access_token, `no OAuth token: ${knock.error}`);
         await probe(`${urls.knock}/api/v4/user`, { headers: bearer(token) }, 200);
+        await countRoundTrips('api_user', [{ path: '/api/v4/user', init: { headers: bearer(token) }, expect: 200 }]);
         return { url: `${urls.knock}/api/v4/user`, headers: bearer(token) };
       }),
     },
@@ -200,6 +224,7 @@ try {
         need(owner.projects?.[listed], `projects not available: ${owner.error}`);
         const page = JSON.parse(await probe(listUrl(listed), { headers: bearer(owner.token) }, 200));
         if (page.length !== Math.min(20, listed)) throw new Error(`list returned ${page.length} requests`);
+        await countRoundTrips('list', [{ path: new URL(listUrl(listed)).pathname + '?per_page=20', init: { headers: bearer(owner.token) }, expect: 200 }]);
         return { url: listUrl(listed), headers: bearer(owner.token) };
       }),
     },
@@ -216,6 +241,11 @@ try {
     const first = pool.pop();
     await probe(`${urls.knock}${base}`, { method: 'POST', headers: bearer(first.token) }, 201);
     await probe(`${urls.knock}${base}/${first.id}/approve`, { method: 'PUT', headers: bearer(owner.token) }, 201);
+    const second = pool.pop();
+    await countRoundTrips('cycle', [
+      { path: base, init: { method: 'POST', headers: bearer(second.token) }, expect: 201 },
+      { path: `${base}/${second.id}/approve`, init: { method: 'PUT', headers: bearer(owner.token) }, expect: 201 },
+    ]);
     const none = { id: 0, token: 'exhausted' };
     return {
       url: urls.knock,
@@ -237,6 +267,8 @@ try {
     const total = CODES + WARM_POOL + SLACK;
     const codes = await setup.inPool(Array.from({ length: total }, (_, i) => knock.users[i % knock.users.length]), CONNECTIONS, (u) => setup.nextCode(u, knock.app));
     byId.get('code_exchange').note = `${total} codes minted first, over ${knock.users.length} users`;
+    const exchangeOnce = { method: 'POST', headers: FORM, body: form(setup.exchangeForm(knock.app, codes.pop())) };
+    await countRoundTrips('code_exchange', [{ path: '/login/oauth/access_token', init: exchangeOnce, expect: 200 }]);
     return {
       url: `${urls.knock}/login/oauth/access_token`,
       method: 'POST',
@@ -285,7 +317,13 @@ try {
   const g2 = [
     {
       id: 'refresh',
-      target: await prepared('refresh', async () => chains(urls.knock, '/login/oauth/access_token', knock.app, need(knock.grants, `no OAuth set-up: ${knock.error}`))),
+      target: await prepared('refresh', async () => {
+        const grants = need(knock.grants, `no OAuth set-up: ${knock.error}`);
+        const spare = await setup.exchange(urls.knock, '/login/oauth/access_token', knock.app, await setup.nextCode(knock.users[0], knock.app));
+        const refreshOnce = { method: 'POST', headers: FORM, body: form(setup.refreshForm(knock.app, spare.refresh_token)) };
+        await countRoundTrips('refresh', [{ path: '/login/oauth/access_token', init: refreshOnce, expect: 200 }]);
+        return chains(urls.knock, '/login/oauth/access_token', knock.app, grants);
+      }),
     },
     { id: 'peer_refresh', target: await prepared('peer_refresh', async () => chains(urls.peer, '/token', peer.app, need(peer.grants, `peer set-up failed: ${peer.error}`))) },
     { id: 'baseline_kv_2', target: kvTarget },

@@ -4,6 +4,7 @@
 const fmt = (n, digits = 0) => (Number.isFinite(n) ? n.toFixed(digits) : '—');
 const ratio = (n) => (Number.isFinite(n) ? `${n.toFixed(2)}×` : '—');
 const pad = (s, n) => String(s).padEnd(n);
+const trips = (t) => (t ? `KV ${t.kv.length}, DO ${t.do.length}` : '—');
 const lpad = (s, n) => String(s).padStart(n);
 
 /** A goal: `figure` is a ratio (or bytes), `op` '>=' or '<='. */
@@ -14,11 +15,11 @@ const goalText = (g) => (g ? `${g.op === '>=' ? '≥' : '≤'}${g.target} ${g.ve
 
 export function renderTable(results) {
   const lines = [];
-  const w = { name: 44, rps: 8, p: 8, ratio: 22 };
+  const w = { name: 52, rps: 8, p: 8, trips: 14, ratio: 22 };
   lines.push(
-    `${pad('Scenario', w.name)}${lpad('req/s', w.rps)}${lpad('p50 ms', w.p)}${lpad('p99 ms', w.p)}   ${pad('vs baseline (goal)', w.ratio + 4)}${pad('vs peer (goal)', w.ratio)}`,
+    `${pad('Scenario', w.name)}${lpad('req/s', w.rps)}${lpad('p50 ms', w.p)}${lpad('p99 ms', w.p)}   ${pad('round trips', w.trips)}${pad('vs baseline (goal)', w.ratio + 4)}${pad('vs peer (goal)', w.ratio)}`,
   );
-  lines.push('-'.repeat(w.name + w.rps + 2 * w.p + 3 + 2 * w.ratio + 4));
+  lines.push('-'.repeat(w.name + w.rps + 2 * w.p + 3 + w.trips + 2 * w.ratio + 4));
   for (const s of results.scenarios) {
     if (!s.available) {
       lines.push(`${pad(s.label, w.name)}not available: ${s.reason}`);
@@ -27,9 +28,12 @@ export function renderTable(results) {
     const vsBase = s.baseline ? `${ratio(s.ratioToBaseline)} ${s.baselineShort} ${goalText(s.goalBaseline)}` : '—';
     const vsPeer = s.peer ? `${ratio(s.ratioToPeer)} ${goalText(s.goalPeer)}` : '—';
     lines.push(
-      `${pad(s.label, w.name)}${lpad(fmt(s.rps), w.rps)}${lpad(fmt(s.p50, 2), w.p)}${lpad(fmt(s.p99, 2), w.p)}   ${pad(vsBase, w.ratio + 4)}${pad(vsPeer, w.ratio)}${s.note ? `  [${s.note}]` : ''}`,
+      `${pad(s.label, w.name)}${lpad(fmt(s.rps), w.rps)}${lpad(fmt(s.p50, 2), w.p)}${lpad(fmt(s.p99, 2), w.p)}   ${pad(trips(s.roundTrips), w.trips)}${pad(vsBase, w.ratio + 4)}${pad(vsPeer, w.ratio)}`,
     );
   }
+  const notes = results.scenarios.filter((s) => s.available && s.note);
+  if (notes.length) lines.push('', ...notes.map((s) => `  ${s.label}: ${s.note}`));
+  lines.push('', 'Round trips: storage calls the Worker makes for one request (one cycle for request + approve), counted on the same state.');
   lines.push('');
   const sc = results.scale;
   if (sc.available) {
