@@ -194,9 +194,10 @@ export class Directory extends DurableObject<Env> {
       }
     }
     if (retryAfter > 0) return { retryAfter };
-    // Count the attempt as a failure now, while the password is checked outside this object:
-    // otherwise simultaneous guesses would all pass the check above before any failure is recorded.
-    this.sql.exec('INSERT INTO login_failures (key, at) VALUES (?, ?), (?, ?)', `user:${username.toLowerCase()}`, now, `ip:${clientAddress}`, now);
+    // Count the attempt against the username now, while the password is checked outside this
+    // object: otherwise simultaneous guesses at one account would all pass the check above before
+    // any failure is recorded. (Not against the address: many people may sign in at once from one.)
+    this.sql.exec('INSERT INTO login_failures (key, at) VALUES (?, ?)', `user:${username.toLowerCase()}`, now);
     const row = this.sql
       .exec<RawUser & { password_hash: string | null }>(`SELECT ${USER_COLUMNS}, password_hash FROM users WHERE username = ?`, username)
       .toArray()[0];
@@ -205,14 +206,13 @@ export class Directory extends DurableObject<Env> {
     return { user: toUser(user), passwordHash: password_hash };
   }
 
-  /** Second half: a failure stays counted (beginSignIn counted it); a success is taken back. */
+  /** Second half: a success clears the username's failures; a failure is counted for the address too. */
   recordSignIn(username: string, clientAddress: string, succeeded: boolean): void {
-    if (!succeeded) return;
-    this.sql.exec('DELETE FROM login_failures WHERE key = ?', `user:${username.toLowerCase()}`);
-    this.sql.exec(
-      'DELETE FROM login_failures WHERE rowid = (SELECT rowid FROM login_failures WHERE key = ? ORDER BY at DESC LIMIT 1)',
-      `ip:${clientAddress}`,
-    );
+    if (succeeded) {
+      this.sql.exec('DELETE FROM login_failures WHERE key = ?', `user:${username.toLowerCase()}`);
+      return;
+    }
+    this.sql.exec('INSERT INTO login_failures (key, at) VALUES (?, ?)', `ip:${clientAddress}`, clock.now());
   }
 
   // ---- browser sessions ----
