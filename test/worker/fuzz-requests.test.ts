@@ -2,7 +2,7 @@ import fc from 'fast-check';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { expectContract, pathnameOf, type RedirectPolicy } from './support/contract';
 import { fuzzParameters, hostileSegment, hostileValue, jsonBodies, reportCases, timeoutFor } from './support/fuzz';
-import { call, ORIGIN } from './support/http';
+import { ADMIN, call, createUser, jsonBody, ORIGIN, unique } from './support/http';
 import { digestTables, directoryStub } from './support/storage';
 import { credentialsFor, registerApp, signedInBrowser, TOKEN_KINDS, type Credentials, type OAuthApp } from './support/world';
 
@@ -61,10 +61,26 @@ describe('fuzzing every route with hostile requests', () => {
   let creds: Credentials;
   let app: OAuthApp;
   let session: { cookie: string; csrf: string };
+  /** Real ids and paths of groups and projects (public and private), and of a requester. */
+  const known: string[] = [];
 
   beforeAll(async () => {
     creds = await credentialsFor('fuzzer');
     app = await registerApp(['https://client.example/cb', 'http://127.0.0.1/cb']);
+    const make = async (kind: string, body: Record<string, unknown>) => {
+      const path = unique('fz');
+      const res = await call(`/api/v4/${kind}`, jsonBody({ name: path, path, visibility: 'public', ...body }, ADMIN));
+      expect(res.status).toBe(201);
+      const made = (await res.json()) as { id: number; full_path?: string; path_with_namespace?: string };
+      known.push(String(made.id), encodeURIComponent(made.full_path ?? made.path_with_namespace!));
+      return made.id;
+    };
+    const group = await make('groups', {});
+    await make('groups', { parent_id: group, visibility: 'private' });
+    const project = await make('projects', { namespace_id: group });
+    const requester = await createUser('fzreq');
+    expect((await call(`/api/v4/projects/${project}/access_requests`, { method: 'POST', headers: requester.headers })).status).toBe(201);
+    known.push(String(requester.id));
     const signedIn = await signedInBrowser(creds.user);
     session = { cookie: [...signedIn.browser.cookies].map(([k, v]) => `${k}=${v}`).join('; '), csrf: signedIn.csrf };
   });
@@ -103,14 +119,14 @@ describe('fuzzing every route with hostile requests', () => {
   };
 
   const caseArbitrary = (): fc.Arbitrary<Case> => {
-    const known = [fc.constant(String(creds.user.id)), fc.constant(String(app.id)), fc.constant(creds.user.username)];
+    const ids = [fc.constant(String(creds.user.id)), fc.constant(String(app.id)), fc.constant(creds.user.username), fc.constantFrom(...known)];
     const fields = fc.dictionary(fc.constantFrom(...FIELDS), hostileValue, { maxKeys: 6 });
     return fc.record({
       route: fc.constantFrom(...ROUTES),
       anyMethod: fc.option(fc.constantFrom(...METHODS), { freq: 4 }),
-      ns: hostileSegment(known),
-      uid: hostileSegment(known),
-      id: hostileSegment(known),
+      ns: hostileSegment(ids),
+      uid: hostileSegment(ids),
+      id: hostileSegment(ids),
       query: fc.oneof(
         fc.uniqueArray(fc.constantFrom(...QUERY_NAMES), { maxLength: 5 }),
         // An authorization request, mostly well-formed, so the fuzzing reaches consent and redirects.

@@ -163,6 +163,25 @@ describe('every form refuses forged submissions', () => {
   });
 });
 
+describe('unreadable form bodies', () => {
+  it.each(['/users/sign_in', '/users/sign_up', '/users/sign_out', '/login/oauth/authorize', '/oauth/authorized_applications/revoke'])(
+    '%s answers a multipart body without its boundary, or junk, with the form-expired page, not a 500',
+    async (action) => {
+      const ann = await createUser('junk');
+      const browser = new OAuthBrowser();
+      await browser.signIn(ann);
+      for (const [type, body] of [['multipart/form-data', ''], ['multipart/form-data; boundary=x', 'garbage'], ['application/x-www-form-urlencoded', '%%%&&=\u0000']]) {
+        const res = await browser.post(action, {}, { 'Content-Type': type });
+        const raw = await call(action, { method: 'POST', headers: { 'Content-Type': type, Origin: ORIGIN }, body, redirect: 'manual' });
+        for (const r of [res, raw]) {
+          expect(r.status, `${action} ${type}`).toBeLessThan(500);
+          expect([302, 303, 403, 404]).toContain(r.status);
+        }
+      }
+    },
+  );
+});
+
 describe('cookies', () => {
   it('are HttpOnly, SameSite=Lax, path /, and Secure over https', async () => {
     const ann = await createUser('cookie');

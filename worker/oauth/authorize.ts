@@ -5,6 +5,7 @@ import { grantsOf } from '../durable/grants';
 import type { AppEnv } from '../env';
 import { consentPage } from '../pages/consent';
 import { errorPage } from '../pages/error-page';
+import { readForm } from '../pages/form';
 import { authorizationParams, checkAuthorizationRequest, redirectWith, type AuthorizationRequest } from './authorization-request';
 
 const hostOf = (uri: string) => {
@@ -81,7 +82,7 @@ export const authorizeRoutes = new Hono<AppEnv>()
     });
   })
   .post('/login/oauth/authorize', async (c) => {
-    const form = await c.req.parseBody({ all: true });
+    const form = await readForm(c, { all: true });
     if (!validCsrf(c, form.authenticity_token)) return errorPage(c, 403, 'Form expired', 'Please go back, reload the page and try again.');
     const checked = await checkAuthorizationRequest(c.env, authorizationParams(formEntries(form)));
     const iss = publicOrigin(c.env, c.req.url);

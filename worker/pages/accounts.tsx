@@ -8,6 +8,7 @@ import type { AppEnv } from '../env';
 import { NewUserSchema } from '../api/users';
 import { describeIssue } from '../api/router';
 import { errorPage } from './error-page';
+import { readForm } from './form';
 import { CsrfField, ErrorNotice, Layout } from './layout';
 
 const clientAddress = (c: Context) => c.req.header('cf-connecting-ip') ?? c.req.header('x-real-ip') ?? 'local';
@@ -74,7 +75,7 @@ export const accountPages = new Hono<AppEnv>()
     return c.html(<SignInPage csrf={csrfTokenFor(c)} returnTo={returnTo} signupEnabled={config(c.env).signupEnabled} />);
   })
   .post('/users/sign_in', async (c) => {
-    const form = await c.req.parseBody();
+    const form = await readForm(c);
     const returnTo = safeReturnTo(form.return_to);
     if (!validCsrf(c, form.authenticity_token)) return errorPage(c, 403, 'Form expired', 'Please go back, reload the page and try again.');
     const username = formField(form, 'username').trim();
@@ -98,7 +99,7 @@ export const accountPages = new Hono<AppEnv>()
     return c.redirect(returnTo, 303);
   })
   .post('/users/sign_out', async (c) => {
-    const form = await c.req.parseBody();
+    const form = await readForm(c);
     if (!validCsrf(c, form.authenticity_token)) return errorPage(c, 403, 'Form expired', 'Please go back, reload the page and try again.');
     await endSession(c);
     return c.redirect('/users/sign_in', 303);
@@ -109,7 +110,7 @@ export const accountPages = new Hono<AppEnv>()
   })
   .post('/users/sign_up', async (c) => {
     if (!config(c.env).signupEnabled) return errorPage(c, 404, 'Sign-up is disabled', 'Ask an administrator for an account.');
-    const form = await c.req.parseBody();
+    const form = await readForm(c);
     const returnTo = safeReturnTo(form.return_to);
     if (!validCsrf(c, form.authenticity_token)) return errorPage(c, 403, 'Form expired', 'Please go back, reload the page and try again.');
     const values = { name: formField(form, 'name'), username: formField(form, 'username').trim(), email: formField(form, 'email').trim() };

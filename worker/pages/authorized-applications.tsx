@@ -5,6 +5,7 @@ import type { UserRow } from '../durable/directory';
 import type { AppEnv } from '../env';
 import { findClient } from '../oauth/clients';
 import { errorPage } from './error-page';
+import { readForm } from './form';
 import { CsrfField, Layout } from './layout';
 
 interface Listed extends Authorization {
@@ -75,7 +76,7 @@ export const authorizedApplicationsPages = new Hono<AppEnv>()
   .post(`${PATH}/revoke`, async (c) => {
     const session = c.var.session;
     if (!session) return c.redirect(`/users/sign_in?return_to=${encodeURIComponent(PATH)}`, 303);
-    const form = await c.req.parseBody();
+    const form = await readForm(c);
     if (!validCsrf(c, form.authenticity_token)) return errorPage(c, 403, 'Form expired', 'Please go back, reload the page and try again.');
     if (typeof form.client_id !== 'string' || !form.client_id) return errorPage(c, 400, 'Invalid request', 'No application was chosen.');
     await grantsOf(c.env, session.user.id).revokeClient(form.client_id);
