@@ -55,15 +55,19 @@ const summarize = (runs) => {
 /**
  * Measures scenarios side by side: `members` = [{ id, target }] where `target` is an autocannon
  * options object (url, method, headers, body or `requests`). Each member is warmed up, then each
- * round gives every member duration/rounds seconds. Returns { id: metrics }; a member whose
- * target is null is skipped.
+ * round gives every member duration/rounds seconds, in an order rotated from round to round.
+ * Returns { id: metrics }; a member whose target is null is skipped.
  */
 export async function measureGroup(members, { duration = DURATION_S, warmup = WARMUP_S, rounds = ROUNDS, onMember } = {}) {
   const live = members.filter((m) => m.target);
   const runs = Object.fromEntries(live.map((m) => [m.id, []]));
   if (warmup) for (const m of live) await runOnce(m.target, { duration: warmup });
   for (let r = 0; r < rounds; r++) {
-    for (const m of live) runs[m.id].push(await runOnce(m.target, { duration: duration / rounds }));
+    // Each round starts with a different member, so no scenario always follows the same one.
+    for (let i = 0; i < live.length; i++) {
+      const m = live[(i + r) % live.length];
+      runs[m.id].push(await runOnce(m.target, { duration: duration / rounds }));
+    }
   }
   const out = {};
   for (const m of live) {

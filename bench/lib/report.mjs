@@ -39,7 +39,8 @@ export function renderTable(results) {
   if (sc.available) {
     const cells = sc.points.map((p) => `${p.pending.toLocaleString('en-US')}: p50 ${fmt(p.p50, 2)} ms (${ratio(p.ratio)})`);
     lines.push(`Scale — list page of 20, p50 latency by pending requests in one project: ${cells.join(', ')}`);
-    lines.push(`        100,000 vs 10: ${ratio(sc.ratio)} (goal ≤${sc.goal.target}× ${sc.goal.verdict})`);
+    const [first, last] = [sc.points[0], sc.points[sc.points.length - 1]];
+    lines.push(`        ${last.pending.toLocaleString('en-US')} vs ${first.pending.toLocaleString('en-US')}: ${ratio(sc.ratio)} (goal ≤${sc.goal.target}× ${sc.goal.verdict})`);
   } else {
     lines.push(`Scale — not available: ${sc.reason}`);
   }

@@ -2,13 +2,18 @@
 // Workers that share Knock's state (the seeder, and the round-trip counter), each on its own
 // socket on 127.0.0.1, with fresh state that is thrown away afterwards.
 import { randomBytes } from 'node:crypto';
-import { dirname } from 'node:path';
+import { existsSync, mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
 import { Miniflare, convertV4MiniflareOptions, Log, LogLevel } from 'miniflare';
 
 export const COMPATIBILITY_DATE = '2026-08-01';
 const compat = { compatibilityDate: COMPATIBILITY_DATE, compatibilityFlags: ['nodejs_compat'] };
 const socket = (name) => ({ unsafeDirectSockets: [{ host: '127.0.0.1', port: 0 }], name });
 const script = (path) => ({ modules: true, scriptPath: path, modulesRoot: dirname(path) });
+
+/** A fresh state directory, on tmpfs where there is one: local KV and SQLite on a disk would measure the disk. */
+export const freshStateDir = () => mkdtempSync(join(existsSync('/dev/shm') ? '/dev/shm' : tmpdir(), 'knock-bench-state-'));
 
 export async function startRuntime({ knock, baseline, peer, seeder, counter, persistTo, inspectorPort }) {
   const adminToken = `bench_admin_${randomBytes(18).toString('base64url')}`;

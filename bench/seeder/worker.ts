@@ -14,7 +14,7 @@ interface Env {
   TOKEN_HASH_KEY: string;
 }
 
-type SeedUser = { id: number; username: string; name: string };
+type SeedUser = { id: number; username: string; name: string; email: string | null; created_at: string };
 
 const value = <T>(result: unknown): T => {
   const r = result as Result<T>;
@@ -42,7 +42,7 @@ const createUsers = async (env: Env, prefix: string, from: number, count: number
   return pool(indexes, 32, async (i) => {
     const username = `${prefix}${i}`;
     const user = value<SeedUser>(await dir.createUser({ username, name: `Bench ${prefix} ${i}`, passwordHash: null }));
-    return { id: user.id, username: user.username, name: user.name };
+    return { id: user.id, username: user.username, name: user.name, email: user.email, created_at: user.created_at };
   });
 };
 
@@ -51,8 +51,8 @@ const mintTokens = async (env: Env, users: SeedUser[], scopes: string[]): Promis
   return pool(users, 32, async (u) => {
     const token = newAccessToken(expiresAt);
     await putAccessToken(env as never, await hashSecret(env as never, token), {
-      userId: u.id, username: u.username, name: u.name, admin: false, scopes, clientId: null, grantId: null,
-      createdAt: Math.floor(Date.now() / 1000), expiresAt,
+      userId: u.id, username: u.username, name: u.name, admin: false, email: u.email, userCreatedAt: u.created_at,
+      scopes, clientId: null, grantId: null, createdAt: Math.floor(Date.now() / 1000), expiresAt,
     });
     return token;
   });
