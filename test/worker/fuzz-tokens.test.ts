@@ -1,0 +1,178 @@
+// Model-based fuzzing of the token service (contract §5): random sequences of new grants,
+// refreshes, retried and reused refresh tokens, replayed codes, revocations (by either token,
+// and from the authorized-applications page) and the clock moving on. After every step, each
+// token works exactly when the model says it should.
+import fc from 'fast-check';
+import { afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { clock } from '../../worker/clock';
+import { expectContract } from './support/contract';
+import { fuzzParameters, reportCases, timeoutFor } from './support/fuzz';
+import { authorizeCode, Browser, createUser, csrfOf, refresh, registerApp, tokenCall, whoAmI, type App, type Tokens } from './support/oauth';
+
+const realNow = clock.now;
+afterEach(() => {
+  clock.now = realNow;
+});
+
+interface Pair {
+  tokens: Tokens;
+  /** Model time (s) when this pair's refresh token was rotated, if it was. */
+  rotatedAt?: number;
+}
+interface Grant {
+  code: string;
+  pairs: Pair[];
+  revoked: boolean;
+}
+
+type Op =
+  | { op: 'new' }
+  | { op: 'refresh'; grant: number }
+  | { op: 'retry previous'; grant: number }
+  | { op: 'reuse older'; grant: number; back: number }
+  | { op: 'replay code'; grant: number }
+  | { op: 'revoke'; grant: number; token: 'latest access' | 'latest refresh' | 'older access' | 'older refresh' }
+  | { op: 'revoke on page' }
+  | { op: 'wait'; seconds: number };
+
+const ops: fc.Arbitrary<Op> = fc.oneof(
+  { arbitrary: fc.constant({ op: 'new' as const }), weight: 3 },
+  { arbitrary: fc.record({ op: fc.constant('refresh' as const), grant: fc.nat() }), weight: 5 },
+  { arbitrary: fc.record({ op: fc.constant('retry previous' as const), grant: fc.nat() }), weight: 3 },
+  { arbitrary: fc.record({ op: fc.constant('reuse older' as const), grant: fc.nat(), back: fc.integer({ min: 2, max: 4 }) }), weight: 1 },
+  { arbitrary: fc.record({ op: fc.constant('replay code' as const), grant: fc.nat() }), weight: 1 },
+  {
+    arbitrary: fc.record({
+      op: fc.constant('revoke' as const),
+      grant: fc.nat(),
+      token: fc.constantFrom('latest access' as const, 'latest refresh' as const, 'older access' as const, 'older refresh' as const),
+    }),
+    weight: 1,
+  },
+  { arbitrary: fc.constant({ op: 'revoke on page' as const }), weight: 1 },
+  { arbitrary: fc.record({ op: fc.constant('wait' as const), seconds: fc.constantFrom(5, 29, 31, 120) }), weight: 2 },
+);
+
+describe('fuzzing the token service against a model of grants, rotation and revocation', () => {
+  let app: App;
+  beforeAll(async () => {
+    app = await registerApp();
+  });
+
+  const params = fuzzParameters(20);
+
+  it(
+    'every token works exactly when the model says so, and every answer keeps the contract',
+    async () => {
+      let cases = 0;
+      let operations = 0;
+      await fc.assert(
+        fc.asyncProperty(fc.array(ops, { minLength: 3, maxLength: 12 }), async (sequence) => {
+          cases++;
+          let offset = 0;
+          clock.now = () => realNow() + offset * 1000;
+          const user = await createUser('tok');
+          const browser = new Browser();
+          await browser.signIn(user);
+          const grants: Grant[] = [];
+          const active = () => grants.filter((g) => !g.revoked);
+          const send = async (path: string, res: Response) => {
+            await expectContract({ method: 'POST', path, res: res.clone() });
+            return res;
+          };
+          const revokeCall = (token: string) =>
+            tokenCall({ client_id: app.clientId, client_secret: app.secret!, token }, { form: true, path: '/login/oauth/revoke' });
+
+          for (const op of [{ op: 'new' } as Op, ...sequence]) {
+            operations++;
+            const g = 'grant' in op && grants.length > 0 ? grants[op.grant % grants.length] : null;
+            const where = JSON.stringify(op);
+            switch (op.op) {
+              case 'new': {
+                const { code } = await authorizeCode(browser, app);
+                const res = await send('/login/oauth/access_token', await tokenCall({ client_id: app.clientId, client_secret: app.secret!, code }));
+                expect(res.status, where).toBe(200);
+                grants.push({ code, pairs: [{ tokens: (await res.json()) as Tokens }], revoked: false });
+                break;
+              }
+              case 'refresh': {
+                if (!g) break;
+                const latest = g.pairs.at(-1)!;
+                const res = await send('/login/oauth/access_token', await refresh(app, latest.tokens.refresh_token));
+                expect(res.status, where).toBe(g.revoked ? 400 : 200);
+                if (res.status === 200) {
+                  latest.rotatedAt = offset;
+                  g.pairs.push({ tokens: (await res.json()) as Tokens });
+                }
+                break;
+              }
+              case 'retry previous': {
+                if (!g || g.pairs.length < 2) break;
+                const previous = g.pairs.at(-2)!;
+                const res = await send('/login/oauth/access_token', await refresh(app, previous.tokens.refresh_token));
+                // Contract §5: an identical retry within 30 s whose successor has not been used gets the same answer.
+                const successor = g.pairs.at(-1)!;
+                const graced = !g.revoked && successor.rotatedAt === undefined && offset - previous.rotatedAt! < 30;
+                expect(res.status, `${where} graced=${graced}`).toBe(graced ? 200 : 400);
+                if (graced) expect(((await res.json()) as Tokens).access_token).toBe(successor.tokens.access_token);
+                else g.revoked = true;
+                break;
+              }
+              case 'reuse older': {
+                if (!g || g.pairs.length <= op.back) break;
+                const older = g.pairs.at(-1 - op.back)!;
+                const res = await send('/login/oauth/access_token', await refresh(app, older.tokens.refresh_token));
+                expect(res.status, where).toBe(400);
+                g.revoked = true;
+                break;
+              }
+              case 'replay code': {
+                if (!g) break;
+                const res = await send('/login/oauth/access_token', await tokenCall({ client_id: app.clientId, client_secret: app.secret!, code: g.code }));
+                expect(res.status, where).toBe(400);
+                g.revoked = true;
+                break;
+              }
+              case 'revoke': {
+                if (!g) break;
+                const latest = g.pairs.at(-1)!;
+                const older = g.pairs.length > 1 ? g.pairs.at(-2)! : null;
+                const token = { 'latest access': latest.tokens.access_token, 'latest refresh': latest.tokens.refresh_token, 'older access': older?.tokens.access_token, 'older refresh': older?.tokens.refresh_token }[op.token];
+                if (!token) break;
+                const res = await send('/login/oauth/revoke', await revokeCall(token));
+                expect(res.status, where).toBe(200);
+                // An ended access token names no live grant any more; any refresh token of the grant, or its live access token, ends it.
+                if (op.token !== 'older access' && !(op.token === 'latest access' && g.revoked)) g.revoked = true;
+                break;
+              }
+              case 'revoke on page': {
+                const page = await browser.get('/oauth/authorized_applications');
+                const html = await page.text();
+                if (!html.includes(`value="${app.clientId}"`)) {
+                  expect(active(), where).toHaveLength(0);
+                  break;
+                }
+                const res = await browser.post('/oauth/authorized_applications/revoke', { client_id: app.clientId, authenticity_token: csrfOf(html) });
+                expect(res.status, where).toBe(303);
+                for (const grant of grants) grant.revoked = true;
+                break;
+              }
+              case 'wait':
+                offset += op.seconds;
+                break;
+            }
+            // Every token is alive exactly when the model says: the latest access token of a live grant.
+            for (const [i, grant] of grants.entries()) {
+              const latest = await whoAmI(grant.pairs.at(-1)!.tokens.access_token);
+              expect(latest.status, `after ${where}: latest access token of grant ${i}`).toBe(grant.revoked ? 401 : 200);
+              if (grant.pairs.length > 1) expect((await whoAmI(grant.pairs.at(-2)!.tokens.access_token)).status, `after ${where}: previous access token of grant ${i}`).toBe(401);
+            }
+          }
+        }),
+        params,
+      );
+      reportCases(`token-service sequences (${operations} operations)`, cases);
+    },
+    timeoutFor(params.numRuns, 2000),
+  );
+});
