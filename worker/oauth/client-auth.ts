@@ -3,7 +3,7 @@ import { safeEqual } from '../auth/crypto';
 import type { AppEnv } from '../env';
 import { problems, raise } from '../errors';
 import { hashSecret } from '../store/tokens';
-import { findClient, isPublicClient, type OAuthClient } from './clients';
+import { findClient, findClientCached, isPublicClient, type OAuthClient } from './clients';
 
 const BASIC_CHALLENGE = { 'WWW-Authenticate': 'Basic realm="Knock", charset="UTF-8"' };
 
@@ -31,12 +31,13 @@ export type ClientAuthMethod = 'client_secret_basic' | 'client_secret_post' | 'n
 /**
  * Who is calling the token, revocation or introspection endpoint (RFC 6749 §2.3): a confidential
  * client proves itself with its secret (Basic or in the body, never both); a public client only
- * names itself. `confidentialOnly` refuses public clients (introspection).
+ * names itself. `confidentialOnly` refuses public clients (introspection). `cached` may answer
+ * from this isolate's recent read of the application (see clients.ts for when that is safe).
  */
 export const authenticateClient = async (
   c: Context<AppEnv>,
   params: Record<string, string>,
-  opts: { confidentialOnly?: boolean } = {},
+  opts: { confidentialOnly?: boolean; cached?: boolean } = {},
 ): Promise<{ client: OAuthClient; method: ClientAuthMethod }> => {
   const basic = readBasic(c.req.header('authorization'));
   if (basic === 'malformed') return raise(invalidClient('The Basic authorization header is malformed.', true));
@@ -49,7 +50,7 @@ export const authenticateClient = async (
   }
   const clientId = basic?.id ?? params.client_id;
   if (!clientId) return raise(invalidClient('client_id is missing.', usedBasic));
-  const client = await findClient(c.env, clientId);
+  const client = await (opts.cached ? findClientCached : findClient)(c.env, clientId);
   if (!client) return raise(invalidClient('Unknown client.', usedBasic));
 
   const secret = basic ? basic.secret : params.client_secret;

@@ -1,3 +1,4 @@
+import { clock } from '../clock';
 import { config } from '../config';
 import { directory } from '../durable/directory';
 import type { Env } from '../env';
@@ -30,6 +31,41 @@ export const findClient = async (env: Env, clientId: string): Promise<OAuthClien
   if (clientId === EXTENSION_CLIENT_ID) return extensionClient(env);
   if (!clientId || clientId.length > 128) return null;
   const app = await directory(env).getApplicationByClientId(clientId);
-  if (!app) return null;
-  return { clientId: app.client_id, name: app.name, secretHash: app.secret_hash, redirectUris: app.redirect_uris, scopes: app.scopes };
+  if (!app) {
+    forgetClient(clientId);
+    return null;
+  }
+  const client = { clientId: app.client_id, name: app.name, secretHash: app.secret_hash, redirectUris: app.redirect_uris, scopes: app.scopes };
+  remember(client);
+  return client;
+};
+
+/*
+ * Registered applications as this isolate last read them. Applications are never edited, only
+ * created and deleted, so a cached record is either exact or belongs to a deleted application.
+ * The one trusting it is a refresh: deleting an application first ends, in each user's grant
+ * authority, every grant and unredeemed code it had (endApplicationGrants), and a code is only
+ * ever redeemed after a fresh lookup, so a deleted client has no refresh token left to present.
+ * The isolate that deletes forgets at once; other isolates within CLIENT_CACHE_MS.
+ */
+const CLIENT_CACHE_MS = 60_000;
+const CLIENT_CACHE_SIZE = 512;
+const cachedClients = new Map<string, { client: OAuthClient; until: number }>();
+
+const remember = (client: OAuthClient): void => {
+  cachedClients.delete(client.clientId);
+  cachedClients.set(client.clientId, { client, until: clock.now() + CLIENT_CACHE_MS });
+  if (cachedClients.size > CLIENT_CACHE_SIZE) cachedClients.delete(cachedClients.keys().next().value as string);
+};
+
+export const forgetClient = (clientId: string): void => {
+  cachedClients.delete(clientId);
+};
+
+/** `findClient`, answered from this isolate's cache when it read the application recently. */
+export const findClientCached = async (env: Env, clientId: string): Promise<OAuthClient | null> => {
+  const hit = cachedClients.get(clientId);
+  const now = clock.now();
+  if (hit && now < hit.until && hit.until - now <= CLIENT_CACHE_MS) return hit.client;
+  return findClient(env, clientId);
 };

@@ -1,0 +1,113 @@
+// What the token endpoint remembers between requests (an application read from the Directory, the
+// grant authority's word that its user is active) never lets a deleted application or an inactive
+// user obtain tokens beyond the documented bound.
+import { env } from 'cloudflare:workers';
+import { runInDurableObject } from 'cloudflare:test';
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import { clock } from '../../worker/clock';
+import { grantsOf, holderIndexOf } from '../../worker/durable/grants';
+import { ADMIN, authorizeCode, call, exchange, refresh, registerApp, signedIn, tokenCall, type App, type Tokens } from './support/oauth';
+
+vi.setConfig({ testTimeout: 30_000 });
+
+const realNow = clock.now;
+afterEach(() => {
+  clock.now = realNow;
+});
+const advance = (seconds: number) => {
+  const base = clock.now();
+  clock.now = () => base + seconds * 1000;
+};
+
+const pairOf = async (res: Response) => {
+  expect(res.status, await res.clone().text()).toBe(200);
+  return (await res.json()) as Tokens;
+};
+const expectError = async (res: Response, status: number, error: string) => {
+  expect(res.status).toBe(status);
+  expect(await res.json()).toMatchObject({ error });
+};
+const redeem = (app: App, code: string) => tokenCall({ client_id: app.clientId, client_secret: app.secret!, code });
+
+/** A grant refreshed once (so this isolate has read the application), and a second code not yet redeemed. */
+const refreshedGrantAndPendingCode = async () => {
+  const app = await registerApp();
+  const { user, browser } = await signedIn();
+  const first = await exchange(app, (await authorizeCode(browser, app)).code);
+  const tokens = await pairOf(await refresh(app, first.refresh_token));
+  const { code } = await authorizeCode(browser, app);
+  return { app, user, tokens, code };
+};
+
+/** Deletes the application as another isolate would: this isolate is not told. */
+const deleteElsewhere = async (app: App, endGrants: boolean) => {
+  await runInDurableObject(env.DIRECTORY.getByName('directory'), (_i, state) => {
+    state.storage.sql.exec('DELETE FROM applications WHERE client_id = ?', app.clientId);
+  });
+  if (!endGrants) return;
+  const index = holderIndexOf(env, app.clientId);
+  for (const userId of await index.holders()) await grantsOf(env, userId).revokeClient(app.clientId, true);
+  await index.clearHolders();
+};
+
+const setUserState = (userId: number, state: string) =>
+  runInDurableObject(env.DIRECTORY.getByName('directory'), (_i, s) => {
+    s.storage.sql.exec('UPDATE users SET state = ? WHERE id = ?', state, userId);
+  });
+
+describe('a deleted application', () => {
+  it('cannot redeem a code right after its deletion', async () => {
+    const { app, code } = await refreshedGrantAndPendingCode();
+    expect((await call(`/api/v4/applications/${app.id}`, { method: 'DELETE', headers: ADMIN })).status).toBe(204);
+    await expectError(await redeem(app, code), 401, 'invalid_client');
+  });
+
+  it('cannot refresh right after its deletion', async () => {
+    const { app, tokens } = await refreshedGrantAndPendingCode();
+    expect((await call(`/api/v4/applications/${app.id}`, { method: 'DELETE', headers: ADMIN })).status).toBe(204);
+    await expectError(await refresh(app, tokens.refresh_token), 401, 'invalid_client');
+  });
+
+  it('cannot redeem a code through an isolate that still remembers the application', async () => {
+    const { app, code } = await refreshedGrantAndPendingCode();
+    await deleteElsewhere(app, false);
+    await expectError(await redeem(app, code), 401, 'invalid_client');
+  });
+
+  it('finds its grants ended when it refreshes through an isolate that still remembers it, and is unknown a minute later', async () => {
+    const { app, tokens } = await refreshedGrantAndPendingCode();
+    await deleteElsewhere(app, true);
+    await expectError(await refresh(app, tokens.refresh_token), 400, 'invalid_grant');
+    advance(61);
+    await expectError(await refresh(app, tokens.refresh_token), 401, 'invalid_client');
+  });
+});
+
+describe('a user who is no longer active', () => {
+  it('gets no new tokens from a refresh once the grant authority rechecks, within a minute', async () => {
+    const { app, user, tokens } = await refreshedGrantAndPendingCode();
+    await setUserState(user.id, 'blocked');
+    advance(61);
+    const res = await refresh(app, tokens.refresh_token);
+    expect(res.status).toBe(400);
+    expect(await res.json()).toEqual({ error: 'invalid_grant', error_description: 'The user of this authorization is no longer active.' });
+  });
+
+  it('cannot redeem a code once the grant authority rechecks, within a minute', async () => {
+    const { app, user, code } = await refreshedGrantAndPendingCode();
+    await setUserState(user.id, 'blocked');
+    advance(61);
+    const res = await redeem(app, code);
+    expect(res.status).toBe(400);
+    expect(await res.json()).toEqual({ error: 'invalid_grant', error_description: 'The user of this authorization is no longer active.' });
+  });
+
+  it('is served again once active, without waiting for the last answer to age', async () => {
+    const { app, user, tokens } = await refreshedGrantAndPendingCode();
+    await setUserState(user.id, 'blocked');
+    advance(61);
+    await expectError(await refresh(app, tokens.refresh_token), 400, 'invalid_grant');
+    await setUserState(user.id, 'active');
+    await pairOf(await refresh(app, tokens.refresh_token));
+  });
+});
