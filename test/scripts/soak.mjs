@@ -9,7 +9,7 @@
 // The server is the Worker bundle `wrangler deploy` would upload, run by workerd (Miniflare, no
 // dev tooling), by default. SOAK_RUNTIME=wrangler runs `npm start`'s wrangler dev instead: its
 // errors count the same, but its memory is not Knock's — wrangler dev's inspector and proxy grow
-// by about 30 KB per request even for a hello-world Worker (see docs/README-reliability.md).
+// by about 30 KB per request even for a hello-world Worker (see README, "Reliability and security").
 //
 //   npm run soak                        # 300 virtual users, 90 s warm-up + 60 s
 //   SOAK_USERS=500 SOAK_SECONDS=300 npm run soak
