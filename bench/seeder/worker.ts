@@ -59,13 +59,18 @@ const mintTokens = async (env: Env, users: SeedUser[], scopes: string[]): Promis
 };
 
 const requestAccess = async (env: Env, kind: 'group' | 'project', namespaceId: number, ownerId: number, userIds: number[]): Promise<number> => {
-  const resolved = await env.DIRECTORY.getByName('directory').resolveNamespace(kind, namespaceId, ownerId);
+  const dir = env.DIRECTORY.getByName('directory');
+  const resolved = await dir.resolveNamespace(kind, namespaceId, ownerId);
   if (!resolved) throw new Error(`no ${kind} ${namespaceId}`);
   const ns = resolved.namespace;
-  const ref = { id: ns.id, kind, creatorId: ns.creator_id, createdAt: ns.created_at };
+  const ref = { id: ns.id, kind, creatorId: ns.creator_id, createdAt: ns.created_at, visibility: ns.visibility };
   const object = env.NAMESPACES.getByName(String(ns.id));
-  await pool(userIds, 32, async (userId) => value(await object.requestAccess(ref, { userId, admin: false, inherited: 0 }, true)));
-  return userIds.length;
+  // The requester's name is stored with the request, as the API route does with the caller's.
+  const users = await dir.getUsers(userIds);
+  await pool(users, 32, async (u) =>
+    value(await object.requestAccess(ref, { userId: u.id, admin: false, inherited: 0 }, true, { username: u.username, name: u.name })),
+  );
+  return users.length;
 };
 
 export default {

@@ -2,11 +2,12 @@ import { createRoute, z } from '@hono/zod-openapi';
 import { DEFAULT_APPROVAL_LEVEL, ACCESS_LEVELS } from '../../shared/access-levels';
 import { isGrantableLevel, type Kind } from '../auth/policy';
 import { publicOrigin } from '../config';
-import { directory, type UserRow } from '../durable/directory';
-import { namespaceObject } from '../durable/namespace';
+import type { Env } from '../env';
+import { directory } from '../durable/directory';
+import { namespaceObject, type AccessRequestRow } from '../durable/namespace';
 import { unwrap } from '../durable/result';
 import { json, problems, raise } from '../errors';
-import { findVisible, namespaceIdParam } from './namespace-lookup';
+import { findNamespace, namespaceIdParam } from './namespace-lookup';
 import { offsetOf, paginationHeaders, paginationQuery } from './pagination';
 import { bodyContent, bodyOf, intParam } from './params';
 import { AccessRequestSchema, ApprovedAccessRequestSchema, presentAccessRequest, presentMember } from './presenters/member';
@@ -32,8 +33,38 @@ const accessLevelParam = (kind: Kind) =>
       default: DEFAULT_APPROVAL_LEVEL,
     });
 
-const usersById = async (env: Parameters<typeof directory>[0], ids: number[]): Promise<Map<number, UserRow>> =>
-  new Map((await directory(env).getUsers([...new Set(ids)])).map((u) => [u.id, u]));
+/**
+ * Knock has no route that blocks or deactivates a user, so every user is active. One that ever
+ * does must look the state up here instead (it is not stored with the request).
+ */
+const ACTIVE = 'active';
+
+type Named<T> = Omit<T, 'username' | 'name'> & { username: string; name: string };
+
+/**
+ * Requesters' names come stored with their requests. Requests stored before names were (see
+ * namespace-schema.ts) are looked up in the Directory, in one call for the page; a requester the
+ * Directory does not know is left out, as before.
+ */
+const withNames = async <T extends Pick<AccessRequestRow, 'user_id' | 'username' | 'name'>>(
+  env: Env,
+  rows: T[],
+): Promise<Named<T>[]> => {
+  const unnamed = rows.filter((r) => r.username === null || r.name === null).map((r) => r.user_id);
+  const users = new Map(unnamed.length === 0 ? [] : (await directory(env).getUsers([...new Set(unnamed)])).map((u) => [u.id, u]));
+  return rows.flatMap((r) => {
+    if (r.username !== null && r.name !== null) return [r as Named<T>];
+    const user = users.get(r.user_id);
+    return user ? [{ ...r, username: user.username, name: user.name }] : [];
+  });
+};
+
+const requester = (r: { user_id: number; username: string; name: string }) => ({
+  id: r.user_id,
+  username: r.username,
+  name: r.name,
+  state: ACTIVE,
+});
 
 /**
  * The four access-request operations (contract §3), defined once and mounted for each kind, as
@@ -86,38 +117,35 @@ export const accessRequestRoutes = (kind: Kind) => {
       const { id } = c.req.valid('param');
       const q = c.req.valid('query');
       const page = { page: q.page, perPage: q.per_page };
-      const found = await findVisible(c, kind, id);
+      const found = await findNamespace(c, kind, id);
       const { total, items } = unwrap(
         await namespaceObject(c.env, found.ref.id).listAccessRequests(found.ref, found.actor, offsetOf(page), page.perPage),
       );
-      const users = await usersById(c.env, items.map((r) => r.user_id));
       const origin = publicOrigin(c.env, c.req.url);
-      const body = items.filter((r) => users.has(r.user_id)).map((r) => presentAccessRequest(r, users.get(r.user_id)!, origin));
+      const body = (await withNames(c.env, items)).map((r) => presentAccessRequest(r, requester(r), origin));
       return json(body, 200, paginationHeaders(c, page, total)) as never;
     })
     .openapi(request, async (c) => {
-      const found = await findVisible(c, kind, c.req.valid('param').id);
+      const found = await findNamespace(c, kind, c.req.valid('param').id);
+      const profile = { username: c.var.caller.username, name: c.var.caller.name };
       const row = unwrap(
-        await namespaceObject(c.env, found.ref.id).requestAccess(found.ref, found.actor, found.namespace.request_access_enabled),
+        await namespaceObject(c.env, found.ref.id).requestAccess(found.ref, found.actor, found.namespace.request_access_enabled, profile),
       );
-      const user = await directory(c.env).getUser(c.var.caller.id);
-      if (!user) return raise(problems.unauthorized());
-      return json(presentAccessRequest(row, user, publicOrigin(c.env, c.req.url)), 201) as never;
+      return json(presentAccessRequest(row, requester({ ...row, ...profile }), publicOrigin(c.env, c.req.url)), 201) as never;
     })
     .openapi(approve, async (c) => {
       const { id, user_id } = c.req.valid('param');
       const level = bodyOf(c, ApproveBody).access_level ?? c.req.valid('query').access_level ?? DEFAULT_APPROVAL_LEVEL;
-      const found = await findVisible(c, kind, id);
-      const member = unwrap(await namespaceObject(c.env, found.ref.id).approveAccessRequest(found.ref, found.actor, user_id, level));
-      const users = await usersById(c.env, [member.user_id, c.var.caller.id]);
-      const requester = users.get(member.user_id);
-      if (!requester) return raise(problems.notFound());
-      const approver = users.get(c.var.caller.id) ?? { ...c.var.caller, state: 'active' };
-      return json(presentMember(member, requester, approver, publicOrigin(c.env, c.req.url)), 201) as never;
+      const found = await findNamespace(c, kind, id);
+      const approved = unwrap(await namespaceObject(c.env, found.ref.id).approveAccessRequest(found.ref, found.actor, user_id, level));
+      const [member] = await withNames(c.env, [approved]);
+      if (!member) return raise(problems.notFound());
+      const approver = { ...c.var.caller, state: ACTIVE };
+      return json(presentMember(member, requester(member), approver, publicOrigin(c.env, c.req.url)), 201) as never;
     })
     .openapi(remove, async (c) => {
       const { id, user_id } = c.req.valid('param');
-      const found = await findVisible(c, kind, id);
+      const found = await findNamespace(c, kind, id);
       unwrap(await namespaceObject(c.env, found.ref.id).removeAccessRequest(found.ref, found.actor, user_id));
       return new Response(null, { status: 204 }) as never;
     });

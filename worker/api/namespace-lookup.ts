@@ -6,6 +6,7 @@ import type { Actor, NamespaceRef } from '../durable/namespace';
 import type { NamespaceRow, ResolvedNamespace } from '../durable/namespace-registry';
 import type { AppEnv, Caller } from '../env';
 import { raise } from '../errors';
+import { cachedRecord, rememberRecord, type RegistryRecord } from './registry-cache';
 
 /** The `:id` of a group or project: an integer id or a URL-encoded full path (`acme%2Fwebsite`). */
 export const namespaceIdParam = () =>
@@ -50,4 +51,41 @@ export const findVisible = async (c: Context<AppEnv>, kind: Kind, id: string | n
   const ref = typeof id === 'number' ? id : parseNamespaceId(id);
   const found = asSeenBy(c.var.caller, kind, await directory(c.env).resolveNamespace(kind.name, ref, c.var.caller.id));
   return found ?? raise(kind.notFound());
+};
+
+/** A group or project that exists, and what its Durable Object needs to judge the caller. */
+export interface Target {
+  namespace: NamespaceRow;
+  ref: NamespaceRef;
+  actor: Actor;
+}
+
+/**
+ * The finder of the access-request routes: resolves `:id` from this isolate's registry cache or,
+ * on a miss, the Directory (which tells the caller's inherited level on the way). Whether the
+ * caller may see it is left to the namespace's own object, which reads their direct membership
+ * itself and asks the Directory about ancestor groups only when that does not settle the rule;
+ * missing and invisible still look the same (404). Only ids the registry knows reach a Durable
+ * Object, so guessing ids creates none.
+ */
+export const findNamespace = async (c: Context<AppEnv>, kind: Kind, id: string): Promise<Target> => {
+  const caller = c.var.caller;
+  const ref = parseNamespaceId(id);
+  let record: RegistryRecord | null = cachedRecord(ref);
+  let inherited: Actor['inherited'] | null = null;
+  if (!record) {
+    const resolved = await directory(c.env).resolveNamespace(kind.name, ref, caller.id);
+    if (!resolved) return raise(kind.notFound());
+    record = { namespace: resolved.namespace, ancestorIds: resolved.ancestorIds };
+    rememberRecord(record);
+    inherited = resolved.inherited;
+  }
+  const ns = record.namespace;
+  if (ns.kind !== kind.name) return raise(kind.notFound());
+  inherited ??= record.ancestorIds.length === 0 ? 0 : { ancestorIds: record.ancestorIds };
+  return {
+    namespace: ns,
+    ref: { id: ns.id, kind: kind.name, creatorId: ns.creator_id, createdAt: ns.created_at, visibility: ns.visibility },
+    actor: { userId: caller.id, admin: caller.admin, inherited },
+  };
 };

@@ -70,6 +70,13 @@ export const hasAccess = (s: Standing): boolean => effectiveLevel(s) > 0;
 
 export const mayCreateIn = (kind: Kind, parent: Standing): boolean => effectiveLevel(parent) >= kind.createsInParent;
 
+/**
+ * Where a caller stands before anyone has looked at ancestor groups. Every predicate above only
+ * turns from false to true as the effective level rises, so one that holds on this standing holds
+ * whatever the ancestors add: the inherited level is worth looking up only when it does not.
+ */
+export const directStanding = (admin: boolean, direct: number): Standing => ({ admin, direct, inherited: 0 });
+
 const VISIBILITY_RANK: Record<string, number> = { private: 0, internal: 1, public: 2 };
 
 /** A group or project is never more visible than the group it lives in, as in GitLab. */

@@ -8,6 +8,7 @@ import {
   applyMembershipChanges,
   createNamespace,
   ensureUserNamespace,
+  highestLevelIn,
   listEffectiveMembers,
   listNamespaces,
   membershipOf,
@@ -259,6 +260,11 @@ export class Directory extends DurableObject<Env> {
 
   resolveNamespace(kind: 'group' | 'project', ref: number | string, userId: number) {
     return resolveNamespace(this.sql, kind, ref, userId);
+  }
+
+  /** A user's level inherited from these ancestor groups (asked by a namespace's object when needed). */
+  inheritedLevel(userId: number, ancestorIds: number[]): number {
+    return highestLevelIn(this.sql, userId, ancestorIds);
   }
 
   listNamespaces(kind: 'group' | 'project', filter: ListFilter, offset: number, limit: number) {

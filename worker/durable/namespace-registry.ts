@@ -240,6 +240,16 @@ export const resolveNamespace = (
   };
 };
 
+/** The user's highest level in any of `namespaceIds` (a namespace's ancestors), from the index. */
+export const highestLevelIn = (sql: SqlStorage, userId: number, namespaceIds: number[]): number =>
+  sql
+    .exec<{ level: number | null }>(
+      'SELECT MAX(access_level) AS level FROM memberships WHERE user_id = ? AND namespace_id IN (SELECT value FROM json_each(?))',
+      userId,
+      JSON.stringify(namespaceIds),
+    )
+    .one().level ?? 0;
+
 /**
  * Groups or projects the user may see, optionally only those where their effective level (direct
  * or inherited from an ancestor group) is at least `minAccessLevel`, or where they are a member.

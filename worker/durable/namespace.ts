@@ -1,6 +1,6 @@
 import { DurableObject } from 'cloudflare:workers';
 import { OWNER, type NamespaceKind } from '../../shared/access-levels';
-import { hasAccess, KINDS, mayGrantLevel, mayManageRequests, type Standing } from '../auth/policy';
+import { directStanding, hasAccess, KINDS, mayGrantLevel, mayManageRequests, maySee, type Standing } from '../auth/policy';
 import { clock, isoNow } from '../clock';
 import type { Env } from '../env';
 import { problems } from '../errors';
@@ -16,21 +16,34 @@ export interface NamespaceRef {
   kind: NamespaceKind;
   creatorId: number | null;
   createdAt: string;
+  /** A caller who may not see it is told 404 before anything else (contract §3). Absent: private. */
+  visibility?: string;
 }
 
 /**
- * The caller. Their direct membership is read here, inside the object that owns it; membership
- * inherited from ancestor groups comes from the Directory's index.
+ * The caller. Their direct membership is read here, inside the object that owns it. Their level
+ * inherited from ancestor groups is either known already, or the ancestors to ask the
+ * Directory's index about, which the object does only when direct membership (or being an
+ * administrator) does not settle the rule at hand.
  */
 export interface Actor {
   userId: number;
   admin: boolean;
-  inherited: number;
+  inherited: number | { ancestorIds: number[] };
 }
 
+/** Who asks for access, as stored with the request (see namespace-schema.ts). */
+export interface Requester {
+  username: string;
+  name: string;
+}
+
+/** A pending request; `username` and `name` are null on requests stored before names were. */
 export type AccessRequestRow = {
   user_id: number;
   requested_at: string;
+  username: string | null;
+  name: string | null;
 };
 
 export type MemberRow = {
@@ -41,10 +54,18 @@ export type MemberRow = {
   expires_at: string | null;
 };
 
+/** The new member, with the requester's name as their request carried it. */
+export type ApprovedMemberRow = MemberRow & Pick<AccessRequestRow, 'username' | 'name'>;
+
 export interface PageOf<T> {
   total: number;
   items: T[];
 }
+
+const REQUEST_COLUMNS = 'user_id, requested_at, username, name';
+
+/** Refs that do not say are treated as private: a caller who is not a member gets 404. */
+const visibilityOf = (ref: NamespaceRef): string => ref.visibility ?? 'private';
 
 /** How long before an unpushed membership change is retried. */
 const PUSH_RETRY_MS = 10_000;
@@ -67,35 +88,53 @@ export class Namespace extends DurableObject<Env> {
 
   // ---- access requests ----
 
+  // Each operation checks, in the contract's order: the caller may see it (else 404 Group/Project
+  // Not Found), the request is pending (else 404 Not found), the caller may do this (else 403).
+
   /** Pending requests, oldest first: one index range per page, the total from a counter. */
   async listAccessRequests(ref: NamespaceRef, actor: Actor, offset: number, limit: number): Promise<Result<PageOf<AccessRequestRow>>> {
     await this.ready(ref);
-    if (!mayManageRequests(KINDS[ref.kind], this.standing(actor))) return fail(problems.forbidden());
+    const kind = KINDS[ref.kind];
+    const standing = this.standing(actor, await this.inheritedLevel(actor, (s) => mayManageRequests(kind, s)));
+    if (!maySee(visibilityOf(ref), standing)) return fail(kind.notFound());
+    if (!mayManageRequests(kind, standing)) return fail(problems.forbidden());
     const items = this.sql
-      .exec<AccessRequestRow>('SELECT user_id, requested_at FROM access_requests ORDER BY seq LIMIT ? OFFSET ?', limit, offset)
+      .exec<AccessRequestRow>(`SELECT ${REQUEST_COLUMNS} FROM access_requests ORDER BY seq LIMIT ? OFFSET ?`, limit, offset)
       .toArray();
     return ok({ total: this.counts().requests, items });
   }
 
-  async requestAccess(ref: NamespaceRef, actor: Actor, requestAccessEnabled: boolean): Promise<Result<AccessRequestRow>> {
+  async requestAccess(ref: NamespaceRef, actor: Actor, requestAccessEnabled: boolean, requester: Requester): Promise<Result<AccessRequestRow>> {
     await this.ready(ref);
-    if (hasAccess(this.standing(actor))) return fail(problems.forbidden());
+    const kind = KINDS[ref.kind];
+    // Being a direct member settles it (403); anyone else may still be a member through a group.
+    const standing = this.standing(actor, await this.inheritedLevel(actor, hasAccess));
+    if (!maySee(visibilityOf(ref), standing)) return fail(kind.notFound());
+    if (hasAccess(standing)) return fail(problems.forbidden());
     if (this.pendingRequest(actor.userId)) return fail(problems.badRequest({ user_id: ['already exists in source'] }));
     if (!requestAccessEnabled) return fail(problems.forbidden());
     const row = this.sql
-      .exec<AccessRequestRow>('INSERT INTO access_requests (user_id, requested_at) VALUES (?, ?) RETURNING user_id, requested_at', actor.userId, isoNow())
+      .exec<AccessRequestRow>(
+        `INSERT INTO access_requests (user_id, requested_at, username, name) VALUES (?, ?, ?, ?) RETURNING ${REQUEST_COLUMNS}`,
+        actor.userId,
+        isoNow(),
+        requester.username,
+        requester.name,
+      )
       .one();
     return ok(row);
   }
 
   /** The request disappears and the member appears in one transaction, or neither happens. */
-  async approveAccessRequest(ref: NamespaceRef, actor: Actor, userId: number, accessLevel: number): Promise<Result<MemberRow>> {
+  async approveAccessRequest(ref: NamespaceRef, actor: Actor, userId: number, accessLevel: number): Promise<Result<ApprovedMemberRow>> {
     await this.ready(ref);
-    const result = this.mutate((): Result<MemberRow> => {
+    const kind = KINDS[ref.kind];
+    const inherited = await this.inheritedLevel(actor, (s) => mayManageRequests(kind, s) && mayGrantLevel(kind, s, accessLevel));
+    const result = this.mutate((): Result<ApprovedMemberRow> => {
+      const standing = this.standing(actor, inherited);
+      if (!maySee(visibilityOf(ref), standing)) return fail(kind.notFound());
       const request = this.pendingRequest(userId);
       if (!request) return fail(problems.notFound());
-      const standing = this.standing(actor);
-      const kind = KINDS[ref.kind];
       if (!mayManageRequests(kind, standing) || !mayGrantLevel(kind, standing, accessLevel)) return fail(problems.forbidden());
       this.sql.exec('DELETE FROM access_requests WHERE user_id = ?', userId);
       const member = this.sql
@@ -109,7 +148,7 @@ export class Namespace extends DurableObject<Env> {
           actor.userId,
         )
         .one();
-      return ok(member);
+      return ok({ ...member, username: request.username, name: request.name });
     });
     await this.push();
     return result;
@@ -118,9 +157,13 @@ export class Namespace extends DurableObject<Env> {
   /** Deny (by a manager) or withdraw (by the requester). */
   async removeAccessRequest(ref: NamespaceRef, actor: Actor, userId: number): Promise<Result<null>> {
     await this.ready(ref);
-    if (!this.pendingRequest(userId)) return fail(problems.notFound());
+    const kind = KINDS[ref.kind];
     const withdrawing = userId === actor.userId;
-    if (!withdrawing && !mayManageRequests(KINDS[ref.kind], this.standing(actor))) return fail(problems.forbidden());
+    const permitted = (s: Standing) => (withdrawing ? maySee(visibilityOf(ref), s) : mayManageRequests(kind, s));
+    const standing = this.standing(actor, await this.inheritedLevel(actor, permitted));
+    if (!maySee(visibilityOf(ref), standing)) return fail(kind.notFound());
+    if (!this.pendingRequest(userId)) return fail(problems.notFound());
+    if (!permitted(standing)) return fail(problems.forbidden());
     this.sql.exec('DELETE FROM access_requests WHERE user_id = ?', userId);
     return ok(null);
   }
@@ -214,14 +257,31 @@ export class Namespace extends DurableObject<Env> {
     await this.push();
   }
 
-  private standing(actor: Actor): Standing {
-    const row = this.sql.exec<{ access_level: number }>('SELECT access_level FROM members WHERE user_id = ?', actor.userId).toArray()[0];
-    return { admin: actor.admin, direct: row?.access_level ?? 0, inherited: actor.inherited };
+  /**
+   * The caller's level from ancestor groups: as given; or 0 without asking, when their direct
+   * standing already satisfies `settles` (policy predicates only turn true as the level rises, see
+   * `directStanding`); or else from the Directory's index. `settles` must imply every check the
+   * operation then makes, so each comes out as it would with the real inherited level. Callers
+   * read the standing after this, in the synchronous turn that applies the rule.
+   */
+  private async inheritedLevel(actor: Actor, settles: (s: Standing) => boolean): Promise<number> {
+    if (typeof actor.inherited === 'number') return actor.inherited;
+    if (settles(directStanding(actor.admin, this.directLevel(actor.userId)))) return 0;
+    return directory(this.env).inheritedLevel(actor.userId, actor.inherited.ancestorIds);
+  }
+
+  private standing(actor: Actor, inherited: number): Standing {
+    return { admin: actor.admin, direct: this.directLevel(actor.userId), inherited };
+  }
+
+  private directLevel(userId: number): number {
+    const row = this.sql.exec<{ access_level: number }>('SELECT access_level FROM members WHERE user_id = ?', userId).toArray()[0];
+    return row?.access_level ?? 0;
   }
 
   private pendingRequest(userId: number): AccessRequestRow | null {
     return (
-      this.sql.exec<AccessRequestRow>('SELECT user_id, requested_at FROM access_requests WHERE user_id = ?', userId).toArray()[0] ?? null
+      this.sql.exec<AccessRequestRow>(`SELECT ${REQUEST_COLUMNS} FROM access_requests WHERE user_id = ?`, userId).toArray()[0] ?? null
     );
   }
 

@@ -1,0 +1,186 @@
+import { createExecutionContext, runInDurableObject } from 'cloudflare:test';
+import { env } from 'cloudflare:workers';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { app } from '../../worker/app';
+import type { Namespace } from '../../worker/durable/namespace';
+import type { Env } from '../../worker/env';
+import { addMember, admin, as, createGroup, createProject, person, startWorker, type Person } from './support/namespaces';
+
+/**
+ * Listing, approving, denying and requesting cost the token's KV read and one call to the
+ * namespace's Durable Object once the group or project is known to the isolate: the object
+ * judges the caller on its own members, asks the Directory about ancestor groups only when that
+ * is not enough, and keeps each requester's name with the request.
+ */
+
+/** Calls the app with its Durable Object bindings wrapped to record which methods the Worker calls. */
+const counted = async (path: string, headers: Record<string, string>, method = 'GET') => {
+  const calls: string[] = [];
+  const wrap = (ns: DurableObjectNamespace, label: string) =>
+    new Proxy(ns, {
+      get(target, prop) {
+        const value = Reflect.get(target, prop);
+        if (prop !== 'getByName') return typeof value === 'function' ? value.bind(target) : value;
+        return (name: string) =>
+          new Proxy(target.getByName(name), {
+            get(stub, method) {
+              const fn = Reflect.get(stub, method);
+              if (typeof fn !== 'function' || typeof method !== 'string') return fn;
+              return (...args: unknown[]) => {
+                calls.push(`${label}.${method}`);
+                return Reflect.apply(fn, stub, args);
+              };
+            },
+          });
+      },
+    });
+  const countedEnv = {
+    ...env,
+    DIRECTORY: wrap(env.DIRECTORY as unknown as DurableObjectNamespace, 'Directory'),
+    NAMESPACES: wrap(env.NAMESPACES as unknown as DurableObjectNamespace, 'Namespace'),
+  } as unknown as Env;
+  const response = await app.fetch(new Request(`http://knock.test/api/v4${path}`, { method, headers }), countedEnv, createExecutionContext());
+  const text = await response.text();
+  return { status: response.status, body: text ? JSON.parse(text) : null, calls };
+};
+
+const namespaceCalls = (calls: string[]) => calls.filter((c) => c.startsWith('Namespace.'));
+
+describe('access requests answered by the namespace object alone', () => {
+  let owner: Person, maintainer: Person, developer: Person, instanceAdmin: Person;
+  let group: { id: number }, project: { id: number; full_path: string };
+
+  beforeAll(async () => {
+    await startWorker();
+    [owner, maintainer, developer, instanceAdmin] = await Promise.all([person('own'), person('mnt'), person('dev'), person('adm', { admin: true })]);
+    group = await createGroup(owner);
+    project = await createProject(owner, { namespace_id: group.id });
+    await addMember('projects', project.id, maintainer, 40);
+    await addMember('projects', project.id, developer, 30);
+  }, 30_000);
+
+  it('lists for a direct Maintainer with one Durable Object call, names from the requests', async () => {
+    const requesters = await Promise.all([person('req'), person('req')]);
+    for (const r of requesters) expect((await as(r).post(`/projects/${project.id}/access_requests`)).status).toBe(201);
+    await counted(`/projects/${project.id}/access_requests`, maintainer.headers);
+
+    const page = await counted(`/projects/${project.id}/access_requests`, maintainer.headers);
+    expect(page.status).toBe(200);
+    expect(page.calls).toEqual(['Namespace.listAccessRequests']);
+    const listed = (page.body as { id: number; username: string; name: string; state: string }[]).slice(-2);
+    expect(listed).toEqual(requesters.map((r) => expect.objectContaining({ id: r.id, username: r.username, name: r.name, state: 'active' })));
+
+    const byPath = await counted(`/projects/${encodeURIComponent(project.full_path.toUpperCase())}/access_requests`, maintainer.headers);
+    expect(byPath.status).toBe(200);
+    expect(byPath.calls).toEqual(['Namespace.listAccessRequests']);
+  });
+
+  it('stores the requester username and name with the request', async () => {
+    const requester = await person('req');
+    expect((await as(requester).post(`/projects/${project.id}/access_requests`)).status).toBe(201);
+    const row = await runInDurableObject(env.NAMESPACES.getByName(String(project.id)), (_i: Namespace, state) =>
+      state.storage.sql.exec('SELECT username, name FROM access_requests WHERE user_id = ?', requester.id).one(),
+    );
+    expect(row).toEqual({ username: requester.username, name: requester.name });
+  });
+
+  it('approves and denies with one call, the approved record naming requester and approver', async () => {
+    const [approved, denied] = await Promise.all([person('req'), person('req')]);
+    for (const r of [approved, denied]) expect((await as(r).post(`/projects/${project.id}/access_requests`)).status).toBe(201);
+    await counted(`/projects/${project.id}/access_requests`, owner.headers);
+
+    const put = await counted(`/projects/${project.id}/access_requests/${approved.id}/approve?access_level=20`, maintainer.headers, 'PUT');
+    expect(put.status).toBe(201);
+    expect(put.calls).toEqual(['Namespace.approveAccessRequest']);
+    expect(put.body).toMatchObject({
+      id: approved.id,
+      username: approved.username,
+      name: approved.name,
+      access_level: 20,
+      created_by: { id: maintainer.id, username: maintainer.username, name: maintainer.name },
+    });
+
+    const del = await counted(`/projects/${project.id}/access_requests/${denied.id}`, owner.headers, 'DELETE');
+    expect(del.status).toBe(204);
+    expect(del.calls).toEqual(['Namespace.removeAccessRequest']);
+  });
+
+  it('needs no Directory for an administrator either', async () => {
+    await counted(`/projects/${project.id}/access_requests`, instanceAdmin.headers);
+    const page = await counted(`/projects/${project.id}/access_requests`, instanceAdmin.headers);
+    expect(page.status).toBe(200);
+    expect(page.calls).toEqual(['Namespace.listAccessRequests']);
+  });
+
+  it('still refuses a Developer, and lets a group Owner in through the group', async () => {
+    const groupOwner = await person('gown');
+    await addMember('groups', group.id, groupOwner, 50);
+    await counted(`/projects/${project.id}/access_requests`, owner.headers);
+
+    const refused = await counted(`/projects/${project.id}/access_requests`, developer.headers);
+    expect(refused.status).toBe(403);
+    expect(refused.body).toEqual({ message: '403 Forbidden' });
+
+    const inherited = await counted(`/projects/${project.id}/access_requests`, groupOwner.headers);
+    expect(inherited.status).toBe(200);
+    expect(namespaceCalls(inherited.calls)).toEqual(['Namespace.listAccessRequests']);
+  });
+
+  it('calls no Namespace object for an id or path the registry does not know', async () => {
+    const missing = await counted('/projects/987654321/access_requests', owner.headers);
+    expect(missing.status).toBe(404);
+    expect(missing.body).toEqual({ message: '404 Project Not Found' });
+    expect(namespaceCalls(missing.calls)).toEqual([]);
+
+    const wrongKind = await counted(`/groups/${project.id}/access_requests`, owner.headers);
+    expect(wrongKind.status).toBe(404);
+    expect(wrongKind.body).toEqual({ message: '404 Group Not Found' });
+    expect(namespaceCalls(wrongKind.calls)).toEqual([]);
+  });
+
+  it('shows requests stored before names were, with the names the Directory has', async () => {
+    const older = await person('old');
+    const stub = env.NAMESPACES.getByName(String(project.id));
+    await runInDurableObject(stub, (_i: Namespace, state) => {
+      state.storage.sql.exec('INSERT INTO access_requests (user_id, requested_at) VALUES (?, ?)', older.id, new Date().toISOString());
+    });
+    const page = await counted(`/projects/${project.id}/access_requests?per_page=100`, owner.headers);
+    expect(page.status).toBe(200);
+    expect(page.body).toContainEqual(expect.objectContaining({ id: older.id, username: older.username, name: older.name }));
+
+    const put = await counted(`/projects/${project.id}/access_requests/${older.id}/approve`, owner.headers, 'PUT');
+    expect(put.status).toBe(201);
+    expect(put.body).toMatchObject({ id: older.id, username: older.username, name: older.name, access_level: 30 });
+  });
+});
+
+describe('visibility judged by the namespace object', () => {
+  it('keeps a known private project 404 to outsiders and 403 to a member through its group', async () => {
+    const [owner, stranger, groupDeveloper] = await Promise.all([person('own'), person('str'), person('gdev')]);
+    const group = await createGroup(owner, { visibility: 'private' });
+    const project = await createProject(owner, { namespace_id: group.id, visibility: 'private' });
+    const requested = await as(stranger).post(`/groups/${group.id}/access_requests`);
+    expect(requested.status).toBe(404);
+    // The stranger cannot see the group to ask, so the request is seeded, then approved.
+    await runInDurableObject(env.NAMESPACES.getByName(String(group.id)), (_i: Namespace, state) => {
+      state.storage.sql.exec('INSERT INTO access_requests (user_id, requested_at) VALUES (?, ?)', groupDeveloper.id, new Date().toISOString());
+    });
+    expect((await admin.put(`/groups/${group.id}/access_requests/${groupDeveloper.id}/approve?access_level=30`)).status).toBe(201);
+    await counted(`/projects/${project.id}/access_requests`, owner.headers);
+
+    const notFound = { message: '404 Project Not Found' };
+    for (const [method, path] of [
+      ['GET', `/projects/${project.id}/access_requests`],
+      ['POST', `/projects/${project.id}/access_requests`],
+      ['PUT', `/projects/${project.id}/access_requests/${owner.id}/approve`],
+      ['DELETE', `/projects/${project.id}/access_requests/${stranger.id}`],
+    ]) {
+      const res = await counted(path, stranger.headers, method);
+      expect([method, res.status, res.body]).toEqual([method, 404, notFound]);
+    }
+    const member = await counted(`/projects/${project.id}/access_requests`, groupDeveloper.headers, 'POST');
+    expect(member.status).toBe(403);
+    const list = await counted(`/projects/${project.id}/access_requests`, groupDeveloper.headers);
+    expect(list.status).toBe(403);
+  });
+});
