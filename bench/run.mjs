@@ -87,9 +87,12 @@ async function probe(url, init, expected) {
  * Worker (Knock's app with counting bindings, on the same state). Calls Durable Objects make
  * among themselves are not seen.
  */
-async function countRoundTrips(id, requests) {
+async function countRoundTrips(id, requests, { warm = false } = {}) {
   const total = { kv: [], do: [] };
   try {
+    // A warm count first sends each (idempotent) request once uncounted, so in-isolate caches are
+    // as they are during the measured run.
+    if (warm) for (const { path, init } of requests) await (await fetch(`${runtime.urls.counter}${path}`, { redirect: 'manual', ...init })).arrayBuffer();
     for (const { path, init, expect } of requests) {
       const res = await fetch(`${runtime.urls.counter}${path}`, { redirect: 'manual', ...init });
       await res.arrayBuffer();
@@ -232,7 +235,8 @@ try {
         need(owner.projects?.[listed], `projects not available: ${owner.error}`);
         const page = JSON.parse(await probe(listUrl(listed), { headers: bearer(owner.token) }, 200));
         if (page.length !== Math.min(20, listed)) throw new Error(`list returned ${page.length} requests`);
-        await countRoundTrips('list', [{ path: new URL(listUrl(listed)).pathname + '?per_page=20', init: { headers: bearer(owner.token) }, expect: 200 }]);
+        await countRoundTrips('list', [{ path: new URL(listUrl(listed)).pathname + '?per_page=20', init: { headers: bearer(owner.token) }, expect: 200 }], { warm: true });
+        byId.get('list').note = 'round trips counted with the isolate\'s registry cache warm, as during the run (first call in an isolate: + Directory 1)';
         return { url: listUrl(listed), headers: bearer(owner.token) };
       }),
     },
