@@ -40,8 +40,8 @@ describe('sign-in page', () => {
 
   it('says the same thing for a wrong password and an unknown user', async () => {
     const ann = await createUser('ann');
-    const wrong = await new Browser().signIn(ann.username, 'not-the-password');
-    const unknown = await new Browser().signIn(unique('ghost'), 'whatever-password');
+    const wrong = await new Browser().signIn({ username: ann.username, password: 'not-the-password' });
+    const unknown = await new Browser().signIn({ username: unique('ghost'), password: 'whatever-password' });
     expect(wrong.status).toBe(401);
     expect(unknown.status).toBe(401);
     const message = (html: string) => /role="alert">([^<]+)</.exec(html)?.[1];
@@ -52,10 +52,10 @@ describe('sign-in page', () => {
   it('throttles after 10 failures for a username (429 with Retry-After), even with the right password', async () => {
     const ann = await createUser('ann');
     for (let i = 0; i < 10; i++) {
-      const res = await new Browser().signIn(ann.username, `wrong-${i}`, '/', );
+      const res = await new Browser().signIn({ username: ann.username, password: `wrong-${i}` });
       expect(res.status).toBe(401);
     }
-    const blocked = await new Browser().signIn(ann.username, ann.password);
+    const blocked = await new Browser().signIn(ann);
     expect(blocked.status).toBe(429);
     expect(Number(blocked.headers.get('retry-after'))).toBeGreaterThan(0);
     expect(Number(blocked.headers.get('retry-after'))).toBeLessThanOrEqual(15 * 60);
@@ -105,7 +105,7 @@ describe('sign-in page', () => {
     ['/oauth/authorized_applications?x=1', '/oauth/authorized_applications?x=1'],
   ])('never redirects off-site: return_to=%s → %s', async (returnTo, expected) => {
     const ann = await createUser('ann');
-    const res = await new Browser().signIn(ann.username, ann.password, returnTo);
+    const res = await new Browser().signIn(ann, returnTo);
     expect(res.status).toBe(303);
     expect(res.headers.get('location')).toBe(expected);
     expect(new URL(res.headers.get('location')!, ORIGIN).origin).toBe(ORIGIN);
@@ -114,7 +114,7 @@ describe('sign-in page', () => {
   it('signs out only with a valid CSRF token', async () => {
     const ann = await createUser('ann');
     const browser = new Browser();
-    await browser.signIn(ann.username, ann.password);
+    await browser.signIn(ann);
     expect((await browser.post('/users/sign_out', {})).status).toBe(403);
     const home = await browser.get('/');
     const out = await browser.post('/users/sign_out', { authenticity_token: Browser.csrf(await home.text()) });

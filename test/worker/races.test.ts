@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { errorShapeProblem, expectError } from './support/contract';
 import { ADMIN, Browser, call, jsonBody, unique, type TestUser } from './support/http';
-import { authorizeCode, Browser as OAuthBrowser, exchange, pkcePair, refresh, registerApp, tokenCall, whoAmI, type Tokens } from './support/oauth';
+import { authorizeCode, exchange, pkcePair, refresh, registerApp, tokenCall, whoAmI, type Tokens } from './support/oauth';
 import { quickUser } from './support/world';
 
 vi.setConfig({ testTimeout: 60_000 });
@@ -239,7 +239,7 @@ describe('sign-in throttling under concurrency', () => {
     expect(statuses.filter((s) => s === 401).length).toBeLessThanOrEqual(10);
     expect(statuses.filter((s) => s !== 401).every((s) => s === 429)).toBe(true);
     const b = new Browser();
-    expect((await b.signIn(victim.username, victim.password)).status).toBe(429);
+    expect((await b.signIn(victim)).status).toBe(429);
   });
 });
 
@@ -255,7 +255,7 @@ describe('token storms', () => {
   const grant = async (opts: { confidential: boolean }) => {
     const app = await registerApp({ confidential: opts.confidential });
     const user = await quickUserWithPassword();
-    const browser = new OAuthBrowser();
+    const browser = new Browser();
     await browser.signIn(user);
     const pkce = await pkcePair();
     const { code } = await authorizeCode(browser, app, { code_challenge: pkce.challenge, code_challenge_method: 'S256' });

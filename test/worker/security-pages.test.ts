@@ -6,7 +6,7 @@ import { beforeAll, describe, expect, it, vi } from 'vitest';
 import { app as worker } from '../../worker/app';
 import { CORS_PATHS } from './support/contract';
 import { ADMIN, Browser, call, createUser, jsonBody, ORIGIN, unique, type TestUser } from './support/http';
-import { authorizeCode, authorizePath, Browser as OAuthBrowser, registerApp, type App } from './support/oauth';
+import { authorizeCode, authorizePath, registerApp, type App } from './support/oauth';
 
 vi.setConfig({ testTimeout: 30_000 });
 
@@ -35,7 +35,7 @@ describe('every HTML page', () => {
     await visit('sign-in', 200, await anonymous.get('/users/sign_in'));
     await visit('sign-up', 200, await anonymous.get('/users/sign_up'));
     await visit('sign-in without CSRF token', 403, await anonymous.post('/users/sign_in', { username: ann.username, password: ann.password }));
-    await visit('sign-in failure', 401, await anonymous.signIn(ann.username, 'wrong-password'));
+    await visit('sign-in failure', 401, await anonymous.signIn({ username: ann.username, password: 'wrong-password' }));
     const page = await anonymous.get('/users/sign_up');
     await visit('sign-up refused', 400, await anonymous.post('/users/sign_up', { name: 'x', username: unique('x'), password: 'short', authenticity_token: Browser.csrf(await page.text()) }));
     const page2 = await anonymous.get('/users/sign_up');
@@ -44,13 +44,13 @@ describe('every HTML page', () => {
 
     const victim = await createUser('locked');
     const thrower = new Browser();
-    for (let i = 0; i < 10; i++) await thrower.signIn(victim.username, `wrong-${i}`);
-    await visit('sign-in throttled', 429, await new Browser().signIn(victim.username, victim.password));
+    for (let i = 0; i < 10; i++) await thrower.signIn({ username: victim.username, password: `wrong-${i}` });
+    await visit('sign-in throttled', 429, await new Browser().signIn(victim));
 
     const off = await worker.fetch(new Request(`${ORIGIN}/users/sign_up`), { ...env, SIGNUP_ENABLED: 'false' }, createExecutionContext());
     await visit('sign-up disabled', 404, off);
 
-    const signedIn = new OAuthBrowser();
+    const signedIn = new Browser();
     await signedIn.signIn(ann);
     await visit('home', 200, await signedIn.get('/'));
     await visit('consent', 200, await signedIn.get(authorizePath({ client_id: oauthApp.clientId, redirect_uri: oauthApp.redirectUri, state: 's' })));
@@ -110,7 +110,7 @@ describe('every form refuses forged submissions', () => {
 
   /** A signed-in browser that has authorized the app, and its CSRF token. */
   const victim = async () => {
-    const browser = new OAuthBrowser();
+    const browser = new Browser();
     await browser.signIn(ann);
     await authorizeCode(browser, oauthApp);
     const home = await browser.get('/');
@@ -168,7 +168,7 @@ describe('unreadable form bodies', () => {
     '%s answers a multipart body without its boundary, or junk, with the form-expired page, not a 500',
     async (action) => {
       const ann = await createUser('junk');
-      const browser = new OAuthBrowser();
+      const browser = new Browser();
       await browser.signIn(ann);
       for (const [type, body] of [['multipart/form-data', ''], ['multipart/form-data; boundary=x', 'garbage'], ['application/x-www-form-urlencoded', '%%%&&=\u0000']]) {
         const res = await browser.post(action, {}, { 'Content-Type': type });
@@ -213,7 +213,7 @@ describe('cookies', () => {
     const ann = await createUser('fix');
     const browser = new Browser();
     browser.cookies.set('knock_session', 'attacker-chosen-session-id-0123456789');
-    await browser.signIn(ann.username, ann.password);
+    await browser.signIn(ann);
     const first = browser.cookies.get('knock_session')!;
     expect(first).not.toBe('attacker-chosen-session-id-0123456789');
     const home = await browser.get('/');

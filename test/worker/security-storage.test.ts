@@ -5,7 +5,7 @@ import { env } from 'cloudflare:workers';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { dumpKv, dumpTables, directoryStub, grantsStub, namespaceStub } from './support/storage';
 import { ADMIN, Browser, call, jsonBody, unique } from './support/http';
-import { authorizeCode, Browser as OAuthBrowser, exchange, pkcePair, refresh, registerApp, tokenCall, type Tokens } from './support/oauth';
+import { authorizeCode, exchange, pkcePair, refresh, registerApp, tokenCall, type Tokens } from './support/oauth';
 
 vi.setConfig({ testTimeout: 60_000 });
 
@@ -45,14 +45,14 @@ describe('secrets at rest and in logs', () => {
 
     // A failed sign-in: the wrong password must not be kept either.
     const wrong = `wrong-guess-${crypto.randomUUID()}`;
-    expect((await new Browser().signIn(adminMade.username, wrong)).status).toBe(401);
+    expect((await new Browser().signIn({ username: adminMade.username, password: wrong })).status).toBe(401);
     secrets.set('wrong password', wrong);
 
     // Applications, the authorization-code flow with PKCE, rotation and a retried refresh.
     const confidential = await registerApp();
     secrets.set('client secret', confidential.secret!);
-    const browser = new OAuthBrowser();
-    await browser.signIn({ id: 0, ...adminMade });
+    const browser = new Browser();
+    await browser.signIn(adminMade);
     secrets.set('session cookie (sign-in)', browser.cookies.get('knock_session')!);
     const pkce = await pkcePair();
     const { code } = await authorizeCode(browser, confidential, { code_challenge: pkce.challenge, code_challenge_method: 'S256' });

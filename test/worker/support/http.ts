@@ -81,10 +81,10 @@ export class Browser {
     return m[1];
   }
 
-  async signIn(username: string, password: string, returnTo = '/') {
+  async signIn(user: { username: string; password: string }, returnTo = '/') {
     const page = await this.get(`/users/sign_in?return_to=${encodeURIComponent(returnTo)}`);
     const token = Browser.csrf(await page.text());
-    return this.post('/users/sign_in', { username, password, authenticity_token: token, return_to: returnTo });
+    return this.post('/users/sign_in', { username: user.username, password: user.password, authenticity_token: token, return_to: returnTo });
   }
 
   private cookieHeader() {
@@ -94,10 +94,11 @@ export class Browser {
   private record(res: Response) {
     for (const line of res.headers.getSetCookie()) {
       const [pair] = line.split(';');
-      const [name, ...rest] = pair.split('=');
-      const value = rest.join('=');
-      if (/max-age=0/i.test(line) || value === '') this.cookies.delete(name.trim());
-      else this.cookies.set(name.trim(), value);
+      const eq = pair.indexOf('=');
+      const name = pair.slice(0, eq).trim();
+      const value = pair.slice(eq + 1);
+      if (/max-age=0/i.test(line) || value === '') this.cookies.delete(name);
+      else this.cookies.set(name, value);
     }
     return res;
   }

@@ -1,15 +1,10 @@
 // Helpers for the token service tests: a tiny cookie-keeping browser, registered applications,
 // PKCE pairs and the authorization-code flow through the real pages.
-import { exports } from 'cloudflare:workers';
 import { expect } from 'vitest';
 
-export const ORIGIN = 'http://knock.test';
-export const ADMIN = { 'PRIVATE-TOKEN': 'test-admin-token' };
+import { ADMIN, Browser, call, ORIGIN, unique } from './http';
 
-export const call = (path: string, init: RequestInit = {}) => exports.default.fetch(`${ORIGIN}${path}`, init);
-
-let counter = 0;
-export const unique = (prefix: string) => `${prefix}${Date.now().toString(36)}${(counter++).toString(36)}`;
+export { ADMIN, call, ORIGIN, unique };
 
 export interface User {
   id: number;
@@ -59,66 +54,8 @@ export const pkcePair = async () => {
   return { verifier, challenge };
 };
 
-/** Keeps cookies, sends Origin on form posts, never follows redirects. */
-export class Browser {
-  readonly cookies = new Map<string, string>();
-  readonly address = `203.0.${Math.floor(Math.random() * 250)}.${Math.floor(Math.random() * 250)}`;
-
-  async get(path: string) {
-    return this.keep(await call(path, { redirect: 'manual', headers: { Cookie: this.cookieHeader(), 'CF-Connecting-IP': this.address } }));
-  }
-
-  async post(path: string, form: Record<string, string>, headers: Record<string, string> = {}) {
-    return this.keep(
-      await call(path, {
-        method: 'POST',
-        redirect: 'manual',
-        headers: {
-          'Content-Type': 'application/x-www-form-urlencoded',
-          Origin: ORIGIN,
-          'CF-Connecting-IP': this.address,
-          Cookie: this.cookieHeader(),
-          ...headers,
-        },
-        body: new URLSearchParams(form).toString(),
-      }),
-    );
-  }
-
-  async signIn(user: User, returnTo = '/') {
-    const page = await this.get(`/users/sign_in?return_to=${encodeURIComponent(returnTo)}`);
-    const res = await this.post('/users/sign_in', {
-      username: user.username,
-      password: user.password,
-      return_to: returnTo,
-      authenticity_token: csrfOf(await page.text()),
-    });
-    expect(res.status).toBe(303);
-    return res;
-  }
-
-  private cookieHeader() {
-    return [...this.cookies].map(([k, v]) => `${k}=${v}`).join('; ');
-  }
-
-  private keep(res: Response) {
-    for (const line of res.headers.getSetCookie()) {
-      const [pair] = line.split(';');
-      const eq = pair.indexOf('=');
-      const name = pair.slice(0, eq).trim();
-      const value = pair.slice(eq + 1);
-      if (/max-age=0/i.test(line) || value === '') this.cookies.delete(name);
-      else this.cookies.set(name, value);
-    }
-    return res;
-  }
-}
-
-export const csrfOf = (html: string): string => {
-  const m = /name="authenticity_token" value="([^"]+)"/.exec(html);
-  if (!m) throw new Error('no authenticity_token in page');
-  return m[1];
-};
+export { Browser };
+export const csrfOf = Browser.csrf;
 
 /** The hidden fields of the consent form, as a browser would submit them. */
 export const consentFields = (html: string): Record<string, string> => {
@@ -167,7 +104,7 @@ export const authorizeCode = async (
 export const signedIn = async (prefix = 'oauth') => {
   const user = await createUser(prefix);
   const browser = new Browser();
-  await browser.signIn(user);
+  expect((await browser.signIn(user)).status).toBe(303);
   return { user, browser };
 };
 

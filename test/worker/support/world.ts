@@ -70,7 +70,7 @@ export const credentialsFor = async (prefix: string): Promise<Credentials> => {
 /** A browser signed in as `user`, with the CSRF token its pages carry. */
 export const signedInBrowser = async (user: TestUser): Promise<{ browser: Browser; csrf: string }> => {
   const browser = new Browser();
-  const res = await browser.signIn(user.username, user.password);
+  const res = await browser.signIn(user);
   if (res.status !== 303) throw new Error(`sign-in ${res.status}`);
   const home = await browser.get('/');
   return { browser, csrf: Browser.csrf(await home.text()) };
