@@ -24,6 +24,8 @@ import { fail, ok, type Result } from './result';
 
 /** Contract §5: an identical retry of a rotated refresh token within this window gets the same answer. */
 export const RETRY_GRACE_SECONDS = 30;
+/** How long the grant authority trusts the Directory's word that its user is active (activeUser). */
+export const USER_RECHECK_MS = 60_000;
 /** Redeemed codes are kept this long past their expiry so a late replay still revokes. */
 const USED_CODE_MEMORY_SECONDS = 24 * 3600;
 
@@ -133,6 +135,8 @@ const covers = (granted: string[], wanted: string[]) => wanted.every((s) => gran
  */
 export class Grants extends DurableObject<Env> {
   private readonly sql: SqlStorage;
+  /** The last Directory answer about this object's user (see activeUser); shared by concurrent calls. */
+  private userCheck: { userId: number; until: number; user: Promise<UserRow | null> } | null = null;
 
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
@@ -448,9 +452,27 @@ export class Grants extends DurableObject<Env> {
     return this.sql.exec<PairRow>(`${PAIR_SELECT} WHERE p.refresh_hash = ?`, refreshHash).toArray()[0];
   }
 
+  /**
+   * The user, if still active, as the Directory said at most USER_RECHECK_MS ago. Every refresh
+   * and code redemption checks it, but asking the single Directory each time would put it on
+   * every refresh's path. Knock has no way to edit or deactivate a user today; whatever adds one
+   * should also end the user's grants here (immediate). Until then this rule lags by at most a
+   * minute, as KV's edge propagation does for revoked access tokens. Failures are not remembered.
+   */
   private async activeUser(userId: number): Promise<UserRow | null> {
-    const user = await directory(this.env).getUser(userId);
-    return user && user.state === 'active' ? user : null;
+    const now = clock.now();
+    const known = this.userCheck;
+    if (known && known.userId === userId && now < known.until && known.until - now <= USER_RECHECK_MS) return known.user;
+    const user = directory(this.env)
+      .getUser(userId)
+      .then((u) => (u && u.state === 'active' ? (u as UserRow) : null));
+    const check = { userId, until: now + USER_RECHECK_MS, user };
+    this.userCheck = check;
+    const forget = () => {
+      if (this.userCheck === check) this.userCheck = null;
+    };
+    user.then((u) => u ?? forget(), forget);
+    return user;
   }
 
   private async preparePair(user: UserRow, clientId: string, grantId: string, scopes: string[]): Promise<PreparedPair> {
@@ -505,10 +527,13 @@ export class Grants extends DurableObject<Env> {
 
   /** Applies a decided outcome to KV: the new access token appears, ended ones become tombstones. */
   private async settle(outcome: Decision): Promise<Result<TokenResponse>> {
-    await revokeAccessTokens(this.env, outcome.ended);
-    if (outcome.kind === 'refused') return fail(outcome.problem);
+    if (outcome.kind === 'refused') {
+      await revokeAccessTokens(this.env, outcome.ended);
+      return fail(outcome.problem);
+    }
     const { pair } = outcome;
-    await putAccessToken(this.env, pair.accessHash, pair.record);
+    // Different keys (the ended token's tombstone, the new token): written side by side.
+    await Promise.all([revokeAccessTokens(this.env, outcome.ended), putAccessToken(this.env, pair.accessHash, pair.record)]);
     // A revocation decided while the token was being written (a replayed code, a reused refresh
     // token) may have written its tombstone first; make sure the revocation wins.
     const grant = this.sql.exec<{ revoked_at: string | null }>('SELECT revoked_at FROM grants WHERE id = ?', pair.grantId).toArray()[0];
