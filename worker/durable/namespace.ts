@@ -95,7 +95,7 @@ export class Namespace extends DurableObject<Env> {
   async listAccessRequests(ref: NamespaceRef, actor: Actor, offset: number, limit: number): Promise<Result<PageOf<AccessRequestRow>>> {
     await this.ready(ref);
     const kind = KINDS[ref.kind];
-    const standing = this.standing(actor, await this.inheritedLevel(actor, (s) => mayManageRequests(kind, s)));
+    const standing = await this.standing(actor, (s) => mayManageRequests(kind, s));
     if (!maySee(visibilityOf(ref), standing)) return fail(kind.notFound());
     if (!mayManageRequests(kind, standing)) return fail(problems.forbidden());
     const items = this.sql
@@ -108,7 +108,7 @@ export class Namespace extends DurableObject<Env> {
     await this.ready(ref);
     const kind = KINDS[ref.kind];
     // Being a direct member settles it (403); anyone else may still be a member through a group.
-    const standing = this.standing(actor, await this.inheritedLevel(actor, hasAccess));
+    const standing = await this.standing(actor, hasAccess);
     if (!maySee(visibilityOf(ref), standing)) return fail(kind.notFound());
     if (hasAccess(standing)) return fail(problems.forbidden());
     if (this.pendingRequest(actor.userId)) return fail(problems.badRequest({ user_id: ['already exists in source'] }));
@@ -129,9 +129,8 @@ export class Namespace extends DurableObject<Env> {
   async approveAccessRequest(ref: NamespaceRef, actor: Actor, userId: number, accessLevel: number): Promise<Result<ApprovedMemberRow>> {
     await this.ready(ref);
     const kind = KINDS[ref.kind];
-    const inherited = await this.inheritedLevel(actor, (s) => mayManageRequests(kind, s) && mayGrantLevel(kind, s, accessLevel));
+    const standing = await this.standing(actor, (s) => mayManageRequests(kind, s) && mayGrantLevel(kind, s, accessLevel));
     const result = this.mutate((): Result<ApprovedMemberRow> => {
-      const standing = this.standing(actor, inherited);
       if (!maySee(visibilityOf(ref), standing)) return fail(kind.notFound());
       const request = this.pendingRequest(userId);
       if (!request) return fail(problems.notFound());
@@ -160,7 +159,7 @@ export class Namespace extends DurableObject<Env> {
     const kind = KINDS[ref.kind];
     const withdrawing = userId === actor.userId;
     const permitted = (s: Standing) => (withdrawing ? maySee(visibilityOf(ref), s) : mayManageRequests(kind, s));
-    const standing = this.standing(actor, await this.inheritedLevel(actor, permitted));
+    const standing = await this.standing(actor, permitted);
     if (!maySee(visibilityOf(ref), standing)) return fail(kind.notFound());
     if (!this.pendingRequest(userId)) return fail(problems.notFound());
     if (!permitted(standing)) return fail(problems.forbidden());
@@ -258,20 +257,19 @@ export class Namespace extends DurableObject<Env> {
   }
 
   /**
-   * The caller's level from ancestor groups: as given; or 0 without asking, when their direct
-   * standing already satisfies `settles` (policy predicates only turn true as the level rises, see
-   * `directStanding`); or else from the Directory's index. `settles` must imply every check the
-   * operation then makes, so each comes out as it would with the real inherited level. Callers
-   * read the standing after this, in the synchronous turn that applies the rule.
+   * Where the caller stands here. The inherited level is as given; or taken as 0 without asking,
+   * when the direct standing already satisfies `settles` (policy predicates only turn true as the
+   * level rises, see `directStanding`); or else asked of the Directory's index. `settles` must
+   * imply every check the operation then makes, so each comes out as it would with the real
+   * inherited level. Callers apply the rule in the same synchronous turn as this returns in.
    */
-  private async inheritedLevel(actor: Actor, settles: (s: Standing) => boolean): Promise<number> {
-    if (typeof actor.inherited === 'number') return actor.inherited;
-    if (settles(directStanding(actor.admin, this.directLevel(actor.userId)))) return 0;
-    return directory(this.env).inheritedLevel(actor.userId, actor.inherited.ancestorIds);
-  }
-
-  private standing(actor: Actor, inherited: number): Standing {
-    return { admin: actor.admin, direct: this.directLevel(actor.userId), inherited };
+  private async standing(actor: Actor, settles: (s: Standing) => boolean): Promise<Standing> {
+    const direct = directStanding(actor.admin, this.directLevel(actor.userId));
+    if (typeof actor.inherited === 'number') return { ...direct, inherited: actor.inherited };
+    if (settles(direct)) return direct;
+    const inherited = await directory(this.env).inheritedLevel(actor.userId, actor.inherited.ancestorIds);
+    // Other calls may have run while this one waited: read direct membership again.
+    return { ...directStanding(actor.admin, this.directLevel(actor.userId)), inherited };
   }
 
   private directLevel(userId: number): number {
