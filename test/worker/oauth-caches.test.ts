@@ -2,7 +2,7 @@
 // grant authority's word that its user is active) never lets a deleted application or an inactive
 // user obtain tokens beyond the documented bound.
 import { env } from 'cloudflare:workers';
-import { runInDurableObject } from 'cloudflare:test';
+import { runDurableObjectAlarm, runInDurableObject } from 'cloudflare:test';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { clock } from '../../worker/clock';
 import { grantsOf, holderIndexOf } from '../../worker/durable/grants';
@@ -109,5 +109,24 @@ describe('a user who is no longer active', () => {
     await expectError(await refresh(app, tokens.refresh_token), 400, 'invalid_grant');
     await setUserState(user.id, 'active');
     await pairOf(await refresh(app, tokens.refresh_token));
+  });
+});
+
+describe('the sealed retry answer', () => {
+  it('is deleted when its window is over, also when the rotation came while an earlier alarm was pending', async () => {
+    const { app, user, tokens } = await refreshedGrantAndPendingCode();
+    const stub = env.GRANTS.getByName(String(user.id));
+    const sealed = () =>
+      runInDurableObject(stub, (_i, state) => state.storage.sql.exec('SELECT COUNT(*) AS n FROM token_pairs WHERE retry_response IS NOT NULL').one().n);
+    expect(await sealed()).toBe(1);
+    advance(20);
+    await pairOf(await refresh(app, tokens.refresh_token));
+    expect(await sealed()).toBe(2);
+    advance(12);
+    expect(await runDurableObjectAlarm(stub)).toBe(true);
+    expect(await sealed()).toBe(1);
+    advance(20);
+    expect(await runDurableObjectAlarm(stub)).toBe(true);
+    expect(await sealed()).toBe(0);
   });
 });

@@ -137,6 +137,8 @@ export class Grants extends DurableObject<Env> {
   private readonly sql: SqlStorage;
   /** The last Directory answer about this object's user (see activeUser); shared by concurrent calls. */
   private userCheck: { userId: number; until: number; user: Promise<UserRow | null> } | null = null;
+  /** When the alarm that was last set will ring (ms), while it has not rung; null when unknown. */
+  private alarmAt: number | null = null;
 
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
@@ -257,7 +259,6 @@ export class Grants extends DurableObject<Env> {
       if (current.state === 'rotated') return this.retryOrRevoke(current, retryRequest, now);
       if (current.refresh_expires_at <= now) return refused(invalidGrant('The refresh token has expired.'));
 
-      this.cleanUp(now);
       this.sql.exec(
         `UPDATE token_pairs SET state = 'rotated', rotated_at = ?, successor_hash = ?, retry_request = ?, retry_response = ?, retry_until = ?
          WHERE refresh_hash = ?`,
@@ -281,13 +282,35 @@ export class Grants extends DurableObject<Env> {
 
   /** The sealed retry answer is kept for the grace window only: an alarm deletes it afterwards. */
   private async forgetRetryAnswerLater(): Promise<void> {
-    const at = clock.now() + (RETRY_GRACE_SECONDS + 1) * 1000;
-    const current = await this.ctx.storage.getAlarm();
-    if (current === null || current > at) await this.ctx.storage.setAlarm(at);
+    await this.alarmBy(clock.now() + (RETRY_GRACE_SECONDS + 1) * 1000);
   }
 
+  /** Makes sure the alarm rings by `at` (ms); remembers the time set, to skip asking again. */
+  private async alarmBy(at: number): Promise<void> {
+    if (this.alarmAt !== null && this.alarmAt <= at) return;
+    const current = await this.ctx.storage.getAlarm();
+    if (current !== null && current <= at) {
+      this.alarmAt = current;
+      return;
+    }
+    await this.ctx.storage.setAlarm(at);
+    this.alarmAt = at;
+  }
+
+  /**
+   * Garbage collection, off the token endpoint's path: expired codes and pairs, and retry answers
+   * whose window is over. Rings again for answers still inside their window (a rotation while an
+   * earlier alarm was pending relies on it).
+   */
   async alarm(): Promise<void> {
-    this.ctx.storage.transactionSync(() => this.cleanUp(epochSeconds()));
+    this.alarmAt = null;
+    const next = this.ctx.storage.transactionSync(() => {
+      this.cleanUp(epochSeconds());
+      return this.sql
+        .exec<{ until: number | null }>('SELECT MIN(retry_until) AS until FROM token_pairs WHERE retry_response IS NOT NULL')
+        .one().until;
+    });
+    if (next !== null) await this.alarmBy((next + 1) * 1000);
   }
 
   // ---- revocation and introspection ----
