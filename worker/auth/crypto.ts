@@ -5,8 +5,12 @@ const encoder = new TextEncoder();
 const base64url = (bytes: Uint8Array): string =>
   btoa(String.fromCharCode(...bytes)).replace(/\+/g, '-').replace(/\//g, '_').replace(/=+$/, '');
 
-const hex = (buffer: ArrayBuffer): string =>
-  [...new Uint8Array(buffer)].map((b) => b.toString(16).padStart(2, '0')).join('');
+const HEX_BYTES = Array.from({ length: 256 }, (_, b) => b.toString(16).padStart(2, '0'));
+const hex = (buffer: ArrayBuffer): string => {
+  let out = '';
+  for (const b of new Uint8Array(buffer)) out += HEX_BYTES[b];
+  return out;
+};
 
 export const randomBytes = (n: number): Uint8Array<ArrayBuffer> => crypto.getRandomValues(new Uint8Array(n));
 
