@@ -4,7 +4,7 @@ import { epochSeconds } from '../clock';
 import { directory } from '../durable/directory';
 import { json, problems, raise } from '../errors';
 import { isKnownScope, parseScopes } from '../oauth/scopes';
-import { hashSecret, newAccessToken, putAccessToken } from '../store/tokens';
+import { accessTokenRecord, hashSecret, newAccessToken, putAccessToken } from '../store/tokens';
 import { bodyContent, bodyOf, intParam } from './params';
 import { createRouter } from './router';
 
@@ -62,19 +62,11 @@ export const impersonationTokens = createRouter().openapi(create, async (c) => {
   const user = await directory(c.env).getUser(id);
   if (!user || user.state !== 'active') return raise(problems.notFound('User'));
   const token = newAccessToken(expiresAt);
-  await putAccessToken(c.env, await hashSecret(c.env, token), {
-    userId: user.id,
-    username: user.username,
-    name: user.name,
-    admin: user.admin,
-    email: user.email,
-    userCreatedAt: user.created_at,
-    scopes: input.scopes,
-    clientId: null,
-    grantId: null,
-    createdAt: now,
-    expiresAt,
-  });
+  await putAccessToken(
+    c.env,
+    await hashSecret(c.env, token),
+    accessTokenRecord(user, { scopes: input.scopes, clientId: null, grantId: null, createdAt: now, expiresAt }),
+  );
   return json(
     {
       id: null,

@@ -10,6 +10,7 @@ import type { TokenResponse } from '../oauth/token-response';
 import {
   AUTHORIZATION_CODE_PREFIX,
   REFRESH_TOKEN_PREFIX,
+  accessTokenRecord,
   hashSecret,
   newAccessToken,
   newRoutedSecret,
@@ -518,19 +519,7 @@ export class Grants extends DurableObject<Env> {
         scope,
         created_at: now,
       },
-      record: {
-        userId: user.id,
-        username: user.username,
-        name: user.name,
-        admin: user.admin,
-        email: user.email,
-        userCreatedAt: user.created_at,
-        scopes: scope.split(' '),
-        clientId,
-        grantId,
-        createdAt: now,
-        expiresAt: now + accessTokenTtl,
-      },
+      record: accessTokenRecord(user, { scopes: scope.split(' '), clientId, grantId, createdAt: now, expiresAt: now + accessTokenTtl }),
     };
   }
 

@@ -1,4 +1,5 @@
 import { epochSeconds } from '../clock';
+import type { UserRow } from '../durable/directory';
 import type { Caller, Env } from '../env';
 import { ApiError } from '../errors';
 import { keyedHash, randomToken } from '../auth/crypto';
@@ -26,6 +27,20 @@ export interface AccessTokenRecord {
   /** Set on a tombstone written at revocation, so the API can say "revoked". */
   revoked?: boolean;
 }
+
+/** The record of a token issued to `user`: who they are, and what the token may do until when. */
+export const accessTokenRecord = (
+  user: Pick<UserRow, 'id' | 'username' | 'name' | 'admin' | 'email' | 'created_at'>,
+  token: Pick<AccessTokenRecord, 'scopes' | 'clientId' | 'grantId' | 'createdAt' | 'expiresAt'>,
+): AccessTokenRecord => ({
+  userId: user.id,
+  username: user.username,
+  name: user.name,
+  admin: user.admin,
+  email: user.email,
+  userCreatedAt: user.created_at,
+  ...token,
+});
 
 export type TokenLookup =
   | { status: 'active'; record: AccessTokenRecord }
