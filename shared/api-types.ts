@@ -40,15 +40,8 @@ export interface AccessRequest {
   requested_at: string;
 }
 
-/** What approving returns: the new member. */
-export interface ApprovedAccessRequest {
-  id: number;
-  username: string;
-  name: string;
-  state: string;
-  avatar_url: string | null;
-  web_url: string;
-  created_at: string;
+/** What approving returns: the new member (no `requested_at`). */
+export interface ApprovedAccessRequest extends Omit<AccessRequest, 'requested_at'> {
   access_level: number;
   expires_at: string | null;
   created_by: { id: number; username: string; name: string };
