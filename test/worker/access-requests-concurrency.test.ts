@@ -125,6 +125,33 @@ describe('the membership index', () => {
     });
   });
 
+  it('delivers a waiting change before members/all reads the index, without waiting for the alarm', async () => {
+    const owner = await person('own');
+    const source = await createSource('projects', owner);
+    const requester = await person('req');
+    expect((await as(requester).post(`/projects/${source.id}/access_requests`)).status).toBe(201);
+    const stub = env.NAMESPACES.getByName(String(source.id));
+    const ref: NamespaceRef = { id: source.id, kind: 'project', creatorId: owner.id, createdAt: new Date().toISOString() };
+    await runInDurableObject(stub, async (instance: Namespace) => {
+      const self = instance as unknown as { env: typeof env };
+      const realEnv = self.env;
+      const unreachable = { getByName: () => ({ applyMembershipChanges: () => Promise.reject(new Error('directory unreachable')) }) };
+      self.env = { ...realEnv, DIRECTORY: unreachable as unknown as typeof env.DIRECTORY };
+      try {
+        expect((await instance.approveAccessRequest(ref, { userId: owner.id, admin: false, inherited: 0 }, requester.id, 40)).ok).toBe(true);
+      } finally {
+        self.env = realEnv;
+      }
+    });
+    expect(await directory(env).membershipOf(source.id, requester.id)).toBeNull();
+
+    const all = (await (await as(owner).get(`/projects/${source.id}/members/all`)).json()) as { id: number; access_level: number }[];
+    expect(all).toContainEqual(expect.objectContaining({ id: requester.id, access_level: 40 }));
+    await runInDurableObject(stub, (_i: Namespace, state) => {
+      expect(state.storage.sql.exec('SELECT COUNT(*) AS n FROM outbox').one().n).toBe(0);
+    });
+  });
+
   it('ignores a replayed older change (versions only move forward)', async () => {
     const owner = await person('own');
     const source = await createSource('groups', owner);

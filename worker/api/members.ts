@@ -43,7 +43,10 @@ export const memberRoutes = (kind: Kind) => {
       const q = c.req.valid('query');
       const page = { page: q.page, perPage: q.per_page };
       const found = await findVisible(c, kind, c.req.valid('param').id);
-      const { total, members } = await directory(c.env).listEffectiveMembers([found.ref.id, ...found.ancestorIds], offsetOf(page), page.perPage);
+      // The index lags only while an outbox row waits; deliver those first (read-your-writes).
+      const scope = [found.ref.id, ...found.ancestorIds];
+      await Promise.all(scope.map((id) => namespaceObject(c.env, id).flushMembershipIndex()));
+      const { total, members } = await directory(c.env).listEffectiveMembers(scope, offsetOf(page), page.perPage);
       const origin = publicOrigin(c.env, c.req.url);
       const body = members.map((m) =>
         presentMember(m, { id: m.user_id, username: m.username, name: m.name, state: m.state }, m.created_by && { ...m.created_by, state: 'active' }, origin),

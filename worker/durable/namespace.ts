@@ -184,6 +184,21 @@ export class Namespace extends DurableObject<Env> {
 
   // ---- the membership index: outbox pushed to the Directory ----
 
+  /**
+   * Delivers any member change still waiting in the outbox (after a crash, say) before a caller
+   * reads the Directory's index, so what the index says includes every acknowledged change.
+   * Returns whether nothing is left waiting.
+   */
+  async flushMembershipIndex(): Promise<boolean> {
+    if (this.namespaceId === null) {
+      const meta = this.sql.exec<{ namespace_id: number }>('SELECT namespace_id FROM meta').toArray()[0];
+      if (!meta) return true;
+      this.namespaceId = meta.namespace_id;
+    }
+    if (this.outboxSize() > 0) await this.push();
+    return this.outboxSize() === 0;
+  }
+
   /** Retries membership changes that could not be pushed when they happened. */
   async alarm(): Promise<void> {
     await this.push();
