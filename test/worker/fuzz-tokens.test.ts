@@ -8,11 +8,7 @@ import { clock } from '../../worker/clock';
 import { expectContract } from './support/contract';
 import { fuzzParameters, reportCases, timeoutFor } from './support/fuzz';
 import { authorizeCode, Browser, createUser, csrfOf, refresh, registerApp, tokenCall, whoAmI, type App, type Tokens } from './support/oauth';
-
-const realNow = clock.now;
-afterEach(() => {
-  clock.now = realNow;
-});
+import { realNow } from './support/clock';
 
 interface Pair {
   tokens: Tokens;

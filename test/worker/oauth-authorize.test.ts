@@ -3,8 +3,6 @@ import { describe, expect, it, vi } from 'vitest';
 import { config } from '../../worker/config';
 import { authorizeCode, authorizePath, Browser, call, exchange, locationParams, ORIGIN, pkcePair, registerApp, signedIn, tokenCall } from './support/oauth';
 
-vi.setConfig({ testTimeout: 30_000 });
-
 const challengeOf = async () => (await pkcePair()).challenge;
 
 /** An HTML error page shown to the user: never a redirect. */

@@ -7,17 +7,7 @@ import { afterEach, describe, expect, it, vi } from 'vitest';
 import { clock } from '../../worker/clock';
 import { grantsOf, holderIndexOf } from '../../worker/durable/grants';
 import { ADMIN, authorizeCode, call, exchange, refresh, registerApp, signedIn, tokenCall, type App, type Tokens } from './support/oauth';
-
-vi.setConfig({ testTimeout: 30_000 });
-
-const realNow = clock.now;
-afterEach(() => {
-  clock.now = realNow;
-});
-const advance = (seconds: number) => {
-  const base = clock.now();
-  clock.now = () => base + seconds * 1000;
-};
+import { advance } from './support/clock';
 
 const pairOf = async (res: Response) => {
   expect(res.status, await res.clone().text()).toBe(200);

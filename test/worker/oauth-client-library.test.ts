@@ -5,8 +5,6 @@ import * as oauth from 'oauth4webapi';
 import { describe, expect, it, vi } from 'vitest';
 import { consentFields, csrfOf, ORIGIN, registerApp, signedIn, whoAmI } from './support/oauth';
 
-vi.setConfig({ testTimeout: 30_000 });
-
 // The Worker is called in-process; http:// is fine for the test origin.
 const options = {
   [oauth.customFetch]: (url: string, init: RequestInit) => exports.default.fetch(url, init),

@@ -4,17 +4,7 @@ import { afterEach, describe, expect, it, vi } from 'vitest';
 import { clock } from '../../worker/clock';
 import { hashSecret } from '../../worker/store/tokens';
 import { authorizeCode, call, ADMIN, exchange, refresh, registerApp, signedIn, tokenCall, whoAmI, type App, type Tokens } from './support/oauth';
-
-vi.setConfig({ testTimeout: 30_000 });
-
-const realNow = clock.now;
-afterEach(() => {
-  clock.now = realNow;
-});
-const advance = (seconds: number) => {
-  const base = clock.now();
-  clock.now = () => base + seconds * 1000;
-};
+import { advance } from './support/clock';
 
 const REVOKED = { error: 'invalid_token', error_description: 'Token was revoked. You have to re-authorize from the user.' };
 const EXPIRED = { error: 'invalid_token', error_description: 'Token is expired. You can either do re-authorization or token refresh.' };

@@ -1,13 +1,7 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { clock } from '../../worker/clock';
 import { authorizeCode, call, exchange, ORIGIN, pkcePair, refresh, registerApp, signedIn, tokenCall, whoAmI, type App } from './support/oauth';
-
-vi.setConfig({ testTimeout: 30_000 });
-
-const realNow = clock.now;
-afterEach(() => {
-  clock.now = realNow;
-});
+import { resetClock } from './support/clock';
 
 const REVOKE = '/login/oauth/revoke';
 const INTROSPECT = '/login/oauth/introspect';
@@ -132,7 +126,7 @@ describe('introspection (RFC 7662)', () => {
     const now = Date.now();
     clock.now = () => now + 28801 * 1000;
     await inactive(app, next.access_token);
-    clock.now = realNow;
+    resetClock();
 
     await tokenCall({ ...creds(app), token: next.refresh_token }, { path: REVOKE });
     await inactive(app, next.refresh_token);

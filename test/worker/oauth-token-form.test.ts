@@ -3,8 +3,6 @@
 import { describe, expect, it, vi } from 'vitest';
 import { authorizeCode, call, exchange, registerApp, signedIn, type Tokens } from './support/oauth';
 
-vi.setConfig({ testTimeout: 30_000 });
-
 const post = (body: string) =>
   call('/login/oauth/access_token', { method: 'POST', headers: { 'Content-Type': 'application/x-www-form-urlencoded; charset=UTF-8' }, body });
 

@@ -2,13 +2,7 @@ import fc from 'fast-check';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { clock } from '../../worker/clock';
 import { authorizeCode, call, exchange, pkcePair, refresh, registerApp, signedIn, tokenCall, whoAmI, type App, type Tokens } from './support/oauth';
-
-vi.setConfig({ testTimeout: 30_000 });
-
-const realNow = clock.now;
-afterEach(() => {
-  clock.now = realNow;
-});
+import { resetClock } from './support/clock';
 
 const expectOAuthError = async (res: Response, status: number, error: string) => {
   expect(res.status).toBe(status);
@@ -148,7 +142,7 @@ describe('token endpoint: authorization_code grant', () => {
     const now = Date.now();
     clock.now = () => now + 601_000;
     await expectOAuthError(await tokenCall({ ...creds, code: late.code }), 400, 'invalid_grant');
-    clock.now = realNow;
+    resetClock();
     // The foreign attempt did not use up the first code.
     expect((await exchange(app, code)).access_token).toMatch(/^knock_at_/);
   });

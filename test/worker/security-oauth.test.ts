@@ -19,8 +19,6 @@ import {
 } from './support/oauth';
 import { call, ORIGIN } from './support/http';
 
-vi.setConfig({ testTimeout: 30_000 });
-
 const invalidGrant = expect.objectContaining({ error: 'invalid_grant', error_description: expect.any(String) });
 
 /** An authorization request that must be shown as an error page: no redirect, no code. */

@@ -8,8 +8,6 @@ import { CORS_PATHS } from './support/contract';
 import { ADMIN, Browser, call, createUser, jsonBody, ORIGIN, unique, type TestUser } from './support/http';
 import { authorizeCode, authorizePath, registerApp, type App } from './support/oauth';
 
-vi.setConfig({ testTimeout: 30_000 });
-
 interface Page {
   name: string;
   status: number;
