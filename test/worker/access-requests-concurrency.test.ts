@@ -74,6 +74,20 @@ describe('one path, many creators', () => {
   });
 });
 
+/** Approves inside the namespace object while its pushes to the Directory fail. */
+const approveWhileDirectoryIsDown = (stub: DurableObjectStub<Namespace>, ref: NamespaceRef, ownerId: number, requesterId: number, level: number) =>
+  runInDurableObject(stub, async (instance: Namespace) => {
+    const self = instance as unknown as { env: typeof env };
+    const realEnv = self.env;
+    const unreachable = { getByName: () => ({ applyMembershipChanges: () => Promise.reject(new Error('directory unreachable')) }) };
+    self.env = { ...realEnv, DIRECTORY: unreachable as unknown as typeof env.DIRECTORY };
+    try {
+      expect((await instance.approveAccessRequest(ref, { userId: ownerId, admin: false, inherited: 0 }, requesterId, level)).ok).toBe(true);
+    } finally {
+      self.env = realEnv;
+    }
+  });
+
 describe('the membership index', () => {
   it('follows approvals: the new member sees the project at their level', async () => {
     const owner = await person('own');
@@ -100,17 +114,8 @@ describe('the membership index', () => {
     const stub = env.NAMESPACES.getByName(String(source.id));
     const ref: NamespaceRef = { id: source.id, kind: 'project', creatorId: owner.id, createdAt: new Date().toISOString() };
 
-    await runInDurableObject(stub, async (instance: Namespace, state) => {
-      const self = instance as unknown as { env: typeof env };
-      const realEnv = self.env;
-      const unreachable = { getByName: () => ({ applyMembershipChanges: () => Promise.reject(new Error('directory unreachable')) }) };
-      self.env = { ...realEnv, DIRECTORY: unreachable as unknown as typeof env.DIRECTORY };
-      try {
-        const result = await instance.approveAccessRequest(ref, { userId: owner.id, admin: false, inherited: 0 }, requester.id, 30);
-        expect(result.ok).toBe(true);
-      } finally {
-        self.env = realEnv;
-      }
+    await approveWhileDirectoryIsDown(stub, ref, owner.id, requester.id, 30);
+    await runInDurableObject(stub, async (_i: Namespace, state) => {
       expect(state.storage.sql.exec('SELECT COUNT(*) AS n FROM outbox').one().n).toBe(1);
       expect(await state.storage.getAlarm()).not.toBeNull();
     });
@@ -132,17 +137,7 @@ describe('the membership index', () => {
     expect((await as(requester).post(`/projects/${source.id}/access_requests`)).status).toBe(201);
     const stub = env.NAMESPACES.getByName(String(source.id));
     const ref: NamespaceRef = { id: source.id, kind: 'project', creatorId: owner.id, createdAt: new Date().toISOString() };
-    await runInDurableObject(stub, async (instance: Namespace) => {
-      const self = instance as unknown as { env: typeof env };
-      const realEnv = self.env;
-      const unreachable = { getByName: () => ({ applyMembershipChanges: () => Promise.reject(new Error('directory unreachable')) }) };
-      self.env = { ...realEnv, DIRECTORY: unreachable as unknown as typeof env.DIRECTORY };
-      try {
-        expect((await instance.approveAccessRequest(ref, { userId: owner.id, admin: false, inherited: 0 }, requester.id, 40)).ok).toBe(true);
-      } finally {
-        self.env = realEnv;
-      }
-    });
+    await approveWhileDirectoryIsDown(stub, ref, owner.id, requester.id, 40);
     expect(await directory(env).membershipOf(source.id, requester.id)).toBeNull();
 
     const all = (await (await as(owner).get(`/projects/${source.id}/members/all`)).json()) as { id: number; access_level: number }[];
