@@ -1,22 +1,10 @@
-import type { Directory } from './durable/directory';
-import type { Grants } from './durable/grants';
-import type { Namespace } from './durable/namespace';
+import type { Session } from './auth/session';
 
-/** Bindings from wrangler.toml and secrets (.dev.vars locally). */
-export interface Env {
-  TOKENS: KVNamespace;
-  DIRECTORY: DurableObjectNamespace<Directory>;
-  GRANTS: DurableObjectNamespace<Grants>;
-  NAMESPACES: DurableObjectNamespace<Namespace>;
-  ADMIN_TOKEN?: string;
-  TOKEN_HASH_KEY?: string;
-  PUBLIC_URL?: string;
-  ACCESS_TOKEN_TTL_SECONDS?: string;
-  CODE_TTL_SECONDS?: string;
-  REFRESH_TOKEN_TTL_SECONDS?: string;
-  SIGNUP_ENABLED?: string;
-  EXTENSION_REDIRECT_URIS?: string;
-}
+/**
+ * Bindings, variables and secrets, as `wrangler types` generates them from wrangler.toml into
+ * worker-configuration.d.ts (`npm run typecheck` fails when that file is out of date).
+ */
+export type Env = Cloudflare.Env;
 
 /** The authenticated caller of /api/v4, as the token store knows it. */
 export interface Caller {
@@ -27,15 +15,18 @@ export interface Caller {
   scopes: string[];
   /** OAuth client the token was issued to; null for the bootstrap admin token. */
   clientId: string | null;
-  /** The caller's profile as recorded with the token, when it was (see AccessTokenRecord). */
-  profile?: { email: string | null; createdAt: string };
+  /** The caller's profile as recorded with the token. */
+  profile: { email: string | null; createdAt: string };
 }
 
-export type AppEnv = {
-  Bindings: Env;
-  Variables: {
-    caller: Caller;
-    /** Signed-in user of the HTML pages, if any. */
-    session: import('./auth/session').Session | null;
-  };
-};
+/** Routes that need nothing but the bindings. */
+export type BaseEnv = { Bindings: Env };
+
+/** /api/v4 behind authentication: every handler has its caller. */
+export type ApiEnv = { Bindings: Env; Variables: { caller: Caller } };
+
+/** HTML pages: the signed-in user of the browser session, if any. */
+export type PageEnv = { Bindings: Env; Variables: { session: Session | null } };
+
+/** @deprecated Use ApiEnv or PageEnv: a route declares only the variables it really has. */
+export type AppEnv = { Bindings: Env; Variables: { caller: Caller; session: Session | null } };

@@ -1,9 +1,10 @@
-// A small in-memory stand-in for Knock's HTTP API (contract §3–§5), enough for the extension's
-// unit tests: token refresh with rotation, the listing routes, approve, deny, request, and 429s.
+// A small in-memory stand-in for Knock's HTTP API, typed by the same schemas as the server's
+// responses (shared/schemas.ts), enough for the extension's unit tests: token refresh with rotation, the listing routes, approve, deny, request, and 429s.
 
 import type { AccessRequest, Group, Project, User } from '../../shared/api-types';
 
 export const SERVER = 'https://knock.test';
+const CREATED_AT = '2026-11-01T09:00:00.000Z';
 
 interface Source {
   kind: 'group' | 'project';
@@ -19,6 +20,7 @@ export function accessRequest(id: number, username: string, name: string, reques
     username,
     name,
     state: 'active',
+    locked: false,
     avatar_url: null,
     web_url: `${SERVER}/${username}`,
     created_at: requestedAt,
@@ -29,7 +31,16 @@ export function accessRequest(id: number, username: string, name: string, reques
 export function createFakeKnock() {
   let issued = 0;
   const server = {
-    user: { id: 1, username: 'alice', name: 'Alice Owner' } as User,
+    user: {
+      id: 1,
+      username: 'alice',
+      name: 'Alice Owner',
+      state: 'active',
+      locked: false,
+      avatar_url: null,
+      web_url: `${SERVER}/alice`,
+      created_at: CREATED_AT,
+    } as User,
     sources: [] as Source[],
     validAccessTokens: new Set<string>(),
     /** Refresh tokens that still work; each is used once (rotation). */
@@ -62,18 +73,48 @@ export function createFakeKnock() {
     },
 
     addGroup(id: number, path: string, level: number, requests: AccessRequest[] = []) {
-      const record: Group = { id, name: path, path, full_path: path };
+      const record: Group = {
+        id,
+        web_url: `${SERVER}/groups/${path}`,
+        name: path,
+        path,
+        description: '',
+        visibility: 'private',
+        full_name: path,
+        full_path: path,
+        parent_id: null,
+        request_access_enabled: true,
+        avatar_url: null,
+        created_at: CREATED_AT,
+      };
       server.sources.push({ kind: 'group', record, level, requests });
     },
 
     addProject(id: number, pathWithNamespace: string, level: number, requests: AccessRequest[] = []) {
       const path = pathWithNamespace.split('/').at(-1)!;
+      const parentPath = pathWithNamespace.split('/').slice(0, -1).join('/');
       const record: Project = {
         id,
+        description: '',
         name: path,
+        name_with_namespace: pathWithNamespace.replace('/', ' / '),
         path,
         path_with_namespace: pathWithNamespace,
-        name_with_namespace: pathWithNamespace.replace('/', ' / '),
+        created_at: CREATED_AT,
+        web_url: `${SERVER}/${pathWithNamespace}`,
+        avatar_url: null,
+        visibility: 'private',
+        request_access_enabled: true,
+        namespace: {
+          id: 1000 + id,
+          name: parentPath,
+          path: parentPath,
+          kind: 'group',
+          full_path: parentPath,
+          parent_id: null,
+          avatar_url: null,
+          web_url: `${SERVER}/groups/${parentPath}`,
+        },
       };
       server.sources.push({ kind: 'project', record, level, requests });
     },

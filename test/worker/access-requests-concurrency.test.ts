@@ -97,7 +97,7 @@ describe('the membership index', () => {
     expect((await as(requester).get(`/projects/${source.id}`)).status).toBe(404);
     const stub = env.NAMESPACES.getByName(String(source.id));
     await runInDurableObject(stub, (_i: Namespace, state) => {
-      state.storage.sql.exec('INSERT INTO access_requests (user_id, requested_at) VALUES (?, ?)', requester.id, new Date().toISOString());
+      state.storage.sql.exec('INSERT INTO access_requests (user_id, requested_at, username, name) VALUES (?, ?, ?, ?)', requester.id, new Date().toISOString(), requester.username, requester.username);
     });
     expect((await as(owner).put(`/projects/${source.id}/access_requests/${requester.id}/approve?access_level=40`)).status).toBe(201);
     const mine = (await (await as(requester).get('/projects?min_access_level=40')).json()) as { id: number }[];
@@ -112,7 +112,7 @@ describe('the membership index', () => {
     const requester = await person('req');
     expect((await as(requester).post(`/projects/${source.id}/access_requests`)).status).toBe(201);
     const stub = env.NAMESPACES.getByName(String(source.id));
-    const ref: NamespaceRef = { id: source.id, kind: 'project', creatorId: owner.id, createdAt: new Date().toISOString() };
+    const ref: NamespaceRef = { id: source.id, kind: 'project', creatorId: owner.id, createdAt: new Date().toISOString(), visibility: 'private' };
 
     await approveWhileDirectoryIsDown(stub, ref, owner.id, requester.id, 30);
     await runInDurableObject(stub, async (_i: Namespace, state) => {
@@ -136,7 +136,7 @@ describe('the membership index', () => {
     const requester = await person('req');
     expect((await as(requester).post(`/projects/${source.id}/access_requests`)).status).toBe(201);
     const stub = env.NAMESPACES.getByName(String(source.id));
-    const ref: NamespaceRef = { id: source.id, kind: 'project', creatorId: owner.id, createdAt: new Date().toISOString() };
+    const ref: NamespaceRef = { id: source.id, kind: 'project', creatorId: owner.id, createdAt: new Date().toISOString(), visibility: 'private' };
     await approveWhileDirectoryIsDown(stub, ref, owner.id, requester.id, 40);
     expect(await directory(env).membershipOf(source.id, requester.id)).toBeNull();
 

@@ -104,7 +104,7 @@ describe('inherited membership', () => {
 /** A private group's member, added through a request seeded in its Durable Object. */
 const addMemberPrivately = async (groupId: number, user: Person) => {
   await runInDurableObject(env.NAMESPACES.getByName(String(groupId)), (_i: Namespace, state) => {
-    state.storage.sql.exec('INSERT INTO access_requests (user_id, requested_at) VALUES (?, ?)', user.id, new Date().toISOString());
+    state.storage.sql.exec('INSERT INTO access_requests (user_id, requested_at, username, name) VALUES (?, ?, ?, ?)', user.id, new Date().toISOString(), user.username, user.username);
   });
   expect((await admin.put(`/groups/${groupId}/access_requests/${user.id}/approve?access_level=10`)).status).toBe(201);
 };

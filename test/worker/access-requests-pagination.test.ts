@@ -91,11 +91,11 @@ describe('the cost of a page', () => {
     const owner = await person('own');
     const source = await createSource('projects', owner);
     const stub = env.NAMESPACES.getByName(String(source.id));
-    const ref: NamespaceRef = { id: source.id, kind: 'project', creatorId: owner.id, createdAt: new Date().toISOString() };
+    const ref: NamespaceRef = { id: source.id, kind: 'project', creatorId: owner.id, createdAt: new Date().toISOString(), visibility: 'private' };
     await runInDurableObject(stub, (_instance: Namespace, state) => {
       state.storage.sql.exec(
         `WITH RECURSIVE s (n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM s WHERE n < ?)
-         INSERT INTO access_requests (user_id, requested_at) SELECT 10000000 + n, ? FROM s`,
+         INSERT INTO access_requests (user_id, requested_at, username, name) SELECT 10000000 + n, ?, 'seeded' || n, 'Seeded ' || n FROM s`,
         count,
         new Date().toISOString(),
       );

@@ -1,11 +1,2 @@
-import type { Env as WorkerEnv } from '../../worker/env';
-
-declare global {
-  namespace Cloudflare {
-    interface Env extends WorkerEnv {}
-    interface GlobalProps {
-      mainModule: typeof import('../../worker/index');
-      durableNamespaces: 'Directory' | 'Grants' | 'Namespace';
-    }
-  }
-}
+// The test environment's bindings are the Worker's (worker/worker-configuration.d.ts).
+export {};

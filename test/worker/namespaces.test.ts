@@ -35,6 +35,7 @@ describe('groups', () => {
         username: alice.username,
         name: alice.name,
         state: 'active',
+        locked: false,
         avatar_url: null,
         web_url: `http://knock.test/${alice.username}`,
         access_level: 50,

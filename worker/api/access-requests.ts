@@ -2,16 +2,12 @@ import { createRoute, z } from '@hono/zod-openapi';
 import { DEFAULT_APPROVAL_LEVEL, ACCESS_LEVELS } from '../../shared/access-levels';
 import { isGrantableLevel, type Kind } from '../auth/policy';
 import { publicOrigin } from '../config';
-import type { Env } from '../env';
-import { directory } from '../durable/directory';
-import { namespaceObject, type AccessRequestRow } from '../durable/namespace';
-import { unwrap } from '../durable/result';
-import { json, problems, raise } from '../errors';
-import { findNamespace, namespaceIdParam } from './namespace-lookup';
-import { offsetOf, paginationHeaders, paginationQuery } from './pagination';
+import * as service from '../services/namespaces';
+import { findNamespace, namespaceIdParam } from './finder';
+import { pageOf, paginationHeaders, paginationQuery, windowOf } from './pagination';
 import { bodyContent, bodyOf, intParam } from './params';
-import { AccessRequestSchema, ApprovedAccessRequestSchema, presentAccessRequest, presentMember } from './presenters/member';
-import { createRouter } from './router';
+import { AccessRequestSchema, ApprovedAccessRequestSchema, presentAccessRequest, presentApprovedMember } from './presenters/member';
+import { createApiRouter } from './router';
 
 /**
  * `access_level` as GitLab clients send it (query, JSON number or form string). Levels no
@@ -33,31 +29,8 @@ const accessLevelParam = (kind: Kind) =>
       default: DEFAULT_APPROVAL_LEVEL,
     });
 
-/**
- * Knock has no route that blocks or deactivates a user, so every user is active. One that ever
- * does must look the state up here instead (it is not stored with the request).
- */
+/** Knock has no route yet that blocks or deactivates a user, so every requester is active. */
 const ACTIVE = 'active';
-
-type Named<T> = Omit<T, 'username' | 'name'> & { username: string; name: string };
-
-/**
- * Requesters' names come stored with their requests. Requests stored before names were (see
- * namespace-schema.ts) are looked up in the Directory, in one call for the page; a requester the
- * Directory does not know is left out, as before.
- */
-const withNames = async <T extends Pick<AccessRequestRow, 'user_id' | 'username' | 'name'>>(
-  env: Env,
-  rows: T[],
-): Promise<Named<T>[]> => {
-  const unnamed = rows.filter((r) => r.username === null || r.name === null).map((r) => r.user_id);
-  const users = new Map(unnamed.length === 0 ? [] : (await directory(env).getUsers([...new Set(unnamed)])).map((u) => [u.id, u]));
-  return rows.flatMap((r) => {
-    if (r.username !== null && r.name !== null) return [r as Named<T>];
-    const user = users.get(r.user_id);
-    return user ? [{ ...r, username: user.username, name: user.name }] : [];
-  });
-};
 
 const requester = (r: { user_id: number; username: string; name: string }) => ({
   id: r.user_id,
@@ -112,41 +85,36 @@ export const accessRequestRoutes = (kind: Kind) => {
     responses: { 204: { description: 'Denied or withdrawn' } },
   });
 
-  return createRouter()
+  return createApiRouter()
     .openapi(list, async (c) => {
       const { id } = c.req.valid('param');
-      const q = c.req.valid('query');
-      const page = { page: q.page, perPage: q.per_page };
-      const found = await findNamespace(c, kind, id);
-      const { total, items } = unwrap(
-        await namespaceObject(c.env, found.ref.id).listAccessRequests(found.ref, found.actor, offsetOf(page), page.perPage),
-      );
+      const page = pageOf(c.req.valid('query'));
+      const target = await findNamespace(c, kind, id);
+      const { total, items } = await service.listAccessRequests(c.env, target, windowOf(page));
       const origin = publicOrigin(c.env, c.req.url);
-      const body = (await withNames(c.env, items)).map((r) => presentAccessRequest(r, requester(r), origin));
-      return json(body, 200, paginationHeaders(c, page, total)) as never;
+      return c.json(
+        items.map((r) => presentAccessRequest(r, requester(r), origin)),
+        200,
+        paginationHeaders(c, page, total),
+      );
     })
     .openapi(request, async (c) => {
-      const found = await findNamespace(c, kind, c.req.valid('param').id);
-      const profile = { username: c.var.caller.username, name: c.var.caller.name };
-      const row = unwrap(
-        await namespaceObject(c.env, found.ref.id).requestAccess(found.ref, found.actor, found.namespace.request_access_enabled, profile),
-      );
-      return json(presentAccessRequest(row, requester({ ...row, ...profile }), publicOrigin(c.env, c.req.url)), 201) as never;
+      const target = await findNamespace(c, kind, c.req.valid('param').id);
+      const row = await service.requestAccess(c.env, target, c.var.caller);
+      return c.json(presentAccessRequest(row, requester(row), publicOrigin(c.env, c.req.url)), 201);
     })
     .openapi(approve, async (c) => {
       const { id, user_id } = c.req.valid('param');
       const level = bodyOf(c, ApproveBody).access_level ?? c.req.valid('query').access_level ?? DEFAULT_APPROVAL_LEVEL;
-      const found = await findNamespace(c, kind, id);
-      const approved = unwrap(await namespaceObject(c.env, found.ref.id).approveAccessRequest(found.ref, found.actor, user_id, level));
-      const [member] = await withNames(c.env, [approved]);
-      if (!member) return raise(problems.notFound());
+      const target = await findNamespace(c, kind, id);
+      const member = await service.approveAccessRequest(c.env, target, user_id, level);
       const approver = { ...c.var.caller, state: ACTIVE };
-      return json(presentMember(member, requester(member), approver, publicOrigin(c.env, c.req.url)), 201) as never;
+      return c.json(presentApprovedMember(member, requester(member), approver, publicOrigin(c.env, c.req.url)), 201);
     })
     .openapi(remove, async (c) => {
       const { id, user_id } = c.req.valid('param');
-      const found = await findNamespace(c, kind, id);
-      unwrap(await namespaceObject(c.env, found.ref.id).removeAccessRequest(found.ref, found.actor, user_id));
-      return new Response(null, { status: 204 }) as never;
+      const target = await findNamespace(c, kind, id);
+      await service.removeAccessRequest(c.env, target, user_id);
+      return c.body(null, 204);
     });
 };

@@ -8,7 +8,7 @@ import { isKnownScope, parseScopes } from '../oauth/scopes';
 import { isRegistrableRedirectUri } from '../oauth/redirect-uri';
 import { hashSecret } from '../store/tokens';
 import { bodyContent, bodyOf, boolParam, intParam } from './params';
-import { createRouter } from './router';
+import { createApiRouter } from './router';
 
 export const CLIENT_SECRET_PREFIX = 'knock_cs_';
 
@@ -77,7 +77,7 @@ const remove = createRoute({
 
 const hexId = () => [...randomBytes(32)].map((b) => b.toString(16).padStart(2, '0')).join('');
 
-export const applications = createRouter();
+export const applications = createApiRouter();
 applications.use('*', requireAdmin);
 applications
   .openapi(create, async (c) => {
@@ -92,12 +92,12 @@ applications
       confidential: input.confidential,
       ownerId: c.var.caller.id,
     });
-    return json({ ...present(app), secret }, 201) as never;
+    return c.json({ ...present(app), secret }, 201);
   })
-  .openapi(list, async (c) => json((await directory(c.env).listApplications()).map(present)) as never)
+  .openapi(list, async (c) => c.json((await directory(c.env).listApplications()).map(present), 200))
   .openapi(remove, async (c) => {
     const clientId = await directory(c.env).deleteApplication(c.req.valid('param').id);
     if (!clientId) return raise(problems.notFound('Application'));
     await endApplicationGrants(c.env, clientId);
-    return new Response(null, { status: 204 }) as never;
+    return c.body(null, 204);
   });

@@ -6,7 +6,7 @@ import { json, problems, raise } from '../errors';
 import { isKnownScope, parseScopes } from '../oauth/scopes';
 import { accessTokenRecord, hashSecret, newAccessToken, putAccessToken } from '../store/tokens';
 import { bodyContent, bodyOf, intParam } from './params';
-import { createRouter } from './router';
+import { createApiRouter } from './router';
 
 const DAY = 24 * 3600;
 const DEFAULT_LIFETIME_DAYS = 30;
@@ -53,7 +53,7 @@ const create = createRoute({
  * benchmarks) gets a token for a user without the browser flow. Expires at 00:00 UTC of
  * `expires_at` (default 30 days, at most 365). Stored in KV like any access token; not listed.
  */
-export const impersonationTokens = createRouter().openapi(create, async (c) => {
+export const impersonationTokens = createApiRouter().openapi(create, async (c) => {
   const { id } = c.req.valid('param');
   const input = bodyOf(c, NewImpersonationToken);
   const now = epochSeconds();
@@ -67,7 +67,7 @@ export const impersonationTokens = createRouter().openapi(create, async (c) => {
     await hashSecret(c.env, token),
     accessTokenRecord(user, { scopes: input.scopes, clientId: null, grantId: null, createdAt: now, expiresAt }),
   );
-  return json(
+  return c.json(
     {
       id: null,
       name: input.name,
@@ -81,5 +81,5 @@ export const impersonationTokens = createRouter().openapi(create, async (c) => {
       token,
     },
     201,
-  ) as never;
+  );
 });

@@ -1,35 +1,43 @@
+import { KNOCK_VERSION } from '../../shared/version';
 import { apiAuth } from '../auth/api-auth';
+import { KINDS } from '../auth/policy';
 import { account } from './account';
-import { applications } from './applications';
 import { accessRequestRoutes } from './access-requests';
+import { applications } from './applications';
 import { impersonationTokens } from './impersonation-tokens';
 import { memberRoutes } from './members';
 import { groups, projects } from './namespaces';
-import { KINDS } from '../auth/policy';
-import { createRouter } from './router';
+import { createApiRouter, createRouter } from './router';
 import { users } from './users';
+import type { BaseEnv } from '../env';
+
+/** Every route of /api/v4 that needs a caller: all of them but the OpenAPI document. */
+const authenticated = createApiRouter();
+authenticated.use('*', apiAuth);
+authenticated.route('/', account);
+authenticated.route('/users', users);
+authenticated.route('/users', impersonationTokens);
+authenticated.route('/applications', applications);
+authenticated.route('/groups', groups);
+authenticated.route('/projects', projects);
+// Written once, mounted for each kind (GitLab's %w[group project] loop).
+for (const kind of [KINDS.group, KINDS.project]) {
+  authenticated.route(`/${kind.route}`, memberRoutes(kind));
+  authenticated.route(`/${kind.route}`, accessRequestRoutes(kind));
+}
 
 /** Everything under /api/v4. Routes are documented by their schemas at /api/v4/openapi.json. */
-export const api = createRouter();
+export const api = createRouter<BaseEnv>();
 
 api.openAPIRegistry.registerComponent('securitySchemes', 'PrivateToken', { type: 'apiKey', in: 'header', name: 'PRIVATE-TOKEN' });
 api.openAPIRegistry.registerComponent('securitySchemes', 'Bearer', { type: 'http', scheme: 'bearer' });
+// Registered before the authenticated routes, so it answers without a token; `/groups/openapi.json`
+// and the like are ordinary paths of those routes (a group named so, or 404).
+const security: Record<string, string[]>[] = [{ PrivateToken: [] }, { Bearer: [] }];
 api.doc31('/openapi.json', (c) => ({
   openapi: '3.1.0',
-  info: { title: 'Knock API', version: 'v4', description: 'GitLab REST v4 compatible access requests, users, groups and projects.' },
+  info: { title: 'Knock API', version: KNOCK_VERSION, description: 'GitLab REST v4 compatible access requests, users, groups and projects.' },
   servers: [{ url: `${new URL(c.req.url).origin}/api/v4` }],
-  security: [{ PrivateToken: [] }, { Bearer: [] }] as Record<string, string[]>[],
+  security,
 }));
-
-api.use('*', async (c, next) => (c.req.path.endsWith('/openapi.json') ? next() : apiAuth(c, next)));
-api.route('/', account);
-api.route('/users', users);
-api.route('/applications', applications);
-api.route('/users', impersonationTokens);
-api.route('/groups', groups);
-api.route('/projects', projects);
-// Written once, mounted for each kind (GitLab's %w[group project] loop).
-for (const kind of [KINDS.group, KINDS.project]) {
-  api.route(`/${kind.route}`, memberRoutes(kind));
-  api.route(`/${kind.route}`, accessRequestRoutes(kind));
-}
+api.route('/', authenticated);

@@ -41,3 +41,9 @@ export const paginationHeaders = (c: Context, { page, perPage }: Page, total: nu
     Link: links.join(', '),
   };
 };
+
+/** The validated `page` and `per_page` of a list route. */
+export const pageOf = (q: { page: number; per_page: number }): Page => ({ page: q.page, perPage: q.per_page });
+
+/** The rows a page covers. */
+export const windowOf = (page: Page) => ({ offset: offsetOf(page), limit: page.perPage });

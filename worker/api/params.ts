@@ -1,5 +1,4 @@
 import { z } from '@hono/zod-openapi';
-import type { Context } from 'hono';
 import { problems, raise } from '../errors';
 import { describeIssue } from './router';
 
@@ -16,16 +15,19 @@ export const bodyContent = <S extends z.ZodType>(schema: S) => ({
   required: false,
 });
 
+/** A handler's context whose route validated a JSON or form body of type T (`bodyContent`). */
+interface BodyContext<T> {
+  req: { header(name: string): string | undefined; valid(target: 'json' | 'form'): T };
+}
+
 /** The validated body of a `bodyContent` route; a request without a body is validated as `{}`. */
-export const bodyOf = <S extends z.ZodType>(c: Context, schema: S): z.output<S> => {
+export const bodyOf = <T>(c: BodyContext<NoInfer<T>>, schema: z.ZodType<T>): T => {
   const contentType = c.req.header('content-type');
   if (!contentType) {
     const parsed = schema.safeParse({});
-    if (!parsed.success) raise(problems.invalidParam(describeIssue(parsed.error.issues[0] as never)));
-    return (parsed as { data: z.output<S> }).data;
+    return parsed.success ? parsed.data : raise(problems.invalidParam(describeIssue(parsed.error.issues[0])));
   }
-  const req = c.req as unknown as { valid: (t: 'json' | 'form') => unknown };
-  return (/json/i.test(contentType) ? req.valid('json') : req.valid('form')) as z.output<S>;
+  return /json/i.test(contentType) ? c.req.valid('json') : c.req.valid('form');
 };
 
 /** A boolean that also accepts the strings form bodies and query strings carry. */

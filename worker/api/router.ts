@@ -1,5 +1,6 @@
 import { OpenAPIHono } from '@hono/zod-openapi';
-import type { AppEnv } from '../env';
+import type { Env as HonoEnv } from 'hono';
+import type { ApiEnv } from '../env';
 import { problems, raise } from '../errors';
 
 interface Issue {
@@ -21,9 +22,12 @@ export const describeIssue = (issue: Issue): string => {
 };
 
 /** A router whose schemas both validate input (400 in GitLab's shape) and document the API. */
-export const createRouter = () =>
-  new OpenAPIHono<AppEnv>({
+export const createRouter = <E extends HonoEnv>() =>
+  new OpenAPIHono<E>({
     defaultHook: (result) => {
-      if (!result.success) raise(problems.invalidParam(describeIssue(result.error.issues[0] as Issue)));
+      if (!result.success) raise(problems.invalidParam(describeIssue(result.error.issues[0])));
     },
   });
+
+/** A router of /api/v4 behind authentication: every handler has `c.var.caller`. */
+export const createApiRouter = () => createRouter<ApiEnv>();

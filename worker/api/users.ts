@@ -7,8 +7,8 @@ import { unwrap } from '../durable/result';
 import { json, problems, raise } from '../errors';
 import { offsetOf, paginationHeaders, paginationQuery } from './pagination';
 import { bodyContent, bodyOf, boolParam, intParam } from './params';
-import { presentUser, presentUserBasic, UserBasic, UserDetail } from './presenters/user';
-import { createRouter } from './router';
+import { presentUser, presentUserBasic, UserBasicSchema, UserSchema } from './presenters/user';
+import { createApiRouter } from './router';
 
 /** GitLab's username rule: letters, digits, `_`, `.`, `-`; no leading or trailing punctuation. */
 export const USERNAME_PATTERN = /^[a-zA-Z0-9_](?:[a-zA-Z0-9_.-]{0,253}[a-zA-Z0-9_-])?$/;
@@ -30,7 +30,7 @@ const createUser = createRoute({
   middleware: [requireAdmin] as const,
   request: { body: bodyContent(NewUserSchema) },
   responses: {
-    201: { description: 'The user', content: { 'application/json': { schema: UserDetail } } },
+    201: { description: 'The user', content: { 'application/json': { schema: UserSchema } } },
     409: { description: 'Username or email already taken' },
   },
 });
@@ -42,7 +42,7 @@ const listUsers = createRoute({
   request: {
     query: z.object({ username: z.string().optional(), search: z.string().max(255).optional(), ...paginationQuery }),
   },
-  responses: { 200: { description: 'Users', content: { 'application/json': { schema: z.array(UserBasic) } } } },
+  responses: { 200: { description: 'Users', content: { 'application/json': { schema: z.array(UserBasicSchema) } } } },
 });
 
 const getUser = createRoute({
@@ -51,12 +51,12 @@ const getUser = createRoute({
   summary: 'A single user',
   request: { params: z.object({ id: intParam() }) },
   responses: {
-    200: { description: 'The user', content: { 'application/json': { schema: UserDetail } } },
+    200: { description: 'The user', content: { 'application/json': { schema: UserSchema } } },
     404: { description: '404 User Not Found' },
   },
 });
 
-export const users = createRouter()
+export const users = createApiRouter()
   .openapi(createUser, async (c) => {
     const input = bodyOf(c, NewUserSchema);
     const user = unwrap(
@@ -68,19 +68,19 @@ export const users = createRouter()
         admin: input.admin ?? false,
       }),
     );
-    return json(presentUser(user, publicOrigin(c.env, c.req.url), true), 201) as never;
+    return c.json(presentUser(user, publicOrigin(c.env, c.req.url), true), 201);
   })
   .openapi(listUsers, async (c) => {
     const q = c.req.valid('query');
     const page = { page: q.page, perPage: q.per_page };
     const { total, users: rows } = await directory(c.env).listUsers({ username: q.username, search: q.search }, offsetOf(page), page.perPage);
     const origin = publicOrigin(c.env, c.req.url);
-    return json(rows.map((u) => presentUserBasic(u, origin)), 200, paginationHeaders(c, page, total)) as never;
+    return c.json(rows.map((u) => presentUserBasic(u, origin)), 200, paginationHeaders(c, page, total));
   })
   .openapi(getUser, async (c) => {
     const { id } = c.req.valid('param');
     const user = await directory(c.env).getUser(id);
     if (!user) return raise(problems.notFound('User'));
     const caller = c.var.caller;
-    return json(presentUser(user, publicOrigin(c.env, c.req.url), caller.admin || caller.id === user.id)) as never;
+    return c.json(presentUser(user, publicOrigin(c.env, c.req.url), caller.admin || caller.id === user.id), 200);
   });

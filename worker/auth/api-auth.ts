@@ -1,5 +1,5 @@
 import type { MiddlewareHandler } from 'hono';
-import type { AppEnv, Caller, Env } from '../env';
+import type { ApiEnv, Caller, Env } from '../env';
 import { problems, raise } from '../errors';
 import { directory } from '../durable/directory';
 import { callerOf, lookupAccessToken } from '../store/tokens';
@@ -36,7 +36,7 @@ const READ_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
  * Authenticates every /api/v4 call (contract §2): one KV read per call, or the admin token.
  * `read_api` tokens may only read.
  */
-export const apiAuth: MiddlewareHandler<AppEnv> = async (c, next) => {
+export const apiAuth: MiddlewareHandler<ApiEnv> = async (c, next) => {
   const token = presentedToken(c.req.raw.headers);
   if (!token) return raise(problems.unauthorized());
 
@@ -58,7 +58,7 @@ export const apiAuth: MiddlewareHandler<AppEnv> = async (c, next) => {
 };
 
 /** For routes only an instance administrator may use. */
-export const requireAdmin: MiddlewareHandler<AppEnv> = async (c, next) => {
+export const requireAdmin: MiddlewareHandler<ApiEnv> = async (c, next) => {
   if (!c.var.caller.admin) return raise(problems.forbidden());
   await next();
 };

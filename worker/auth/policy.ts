@@ -1,4 +1,6 @@
 import { APPROVER_MINIMUM, mayGrant, MAINTAINER, OWNER, type NamespaceKind } from '../../shared/access-levels';
+import type { Visibility } from '../../shared/api-types';
+import { VISIBILITIES } from '../../shared/schemas';
 import { problems, type Problem } from '../errors';
 
 /**
@@ -39,8 +41,6 @@ export const KINDS: Readonly<Record<NamespaceKind, Kind>> = {
   },
 };
 
-export type Visibility = 'private' | 'internal' | 'public';
-export const VISIBILITIES: readonly Visibility[] = ['private', 'internal', 'public'];
 
 /** Where a caller stands on one group or project. Levels are 0 when there is no membership. */
 export interface Standing {
@@ -55,7 +55,7 @@ export interface Standing {
 export const effectiveLevel = (s: Standing): number => (s.admin ? OWNER : Math.max(s.direct, s.inherited));
 
 /** Every API caller is authenticated, so internal and public are visible to all of them. */
-export const maySee = (visibility: string, s: Standing): boolean => visibility !== 'private' || effectiveLevel(s) > 0;
+export const maySee = (visibility: Visibility, s: Standing): boolean => visibility !== 'private' || effectiveLevel(s) > 0;
 
 export const mayManageRequests = (kind: Kind, s: Standing): boolean => effectiveLevel(s) >= kind.managesRequests;
 
@@ -77,8 +77,6 @@ export const mayCreateIn = (kind: Kind, parent: Standing): boolean => effectiveL
  */
 export const directStanding = (admin: boolean, direct: number): Standing => ({ admin, direct, inherited: 0 });
 
-const VISIBILITY_RANK: Record<string, number> = { private: 0, internal: 1, public: 2 };
-
 /** A group or project is never more visible than the group it lives in, as in GitLab. */
-export const visibilityAllowedUnder = (visibility: Visibility, parentVisibility: string): boolean =>
-  VISIBILITY_RANK[visibility] <= (VISIBILITY_RANK[parentVisibility] ?? 2);
+export const visibilityAllowedUnder = (visibility: Visibility, parentVisibility: Visibility): boolean =>
+  VISIBILITIES.indexOf(visibility) <= VISIBILITIES.indexOf(parentVisibility);

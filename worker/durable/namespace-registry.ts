@@ -1,4 +1,5 @@
 import { OWNER } from '../../shared/access-levels';
+import type { Visibility } from '../../shared/api-types';
 import { isoNow } from '../clock';
 import { problems } from '../errors';
 import { fail, ok, type Result } from './result';
@@ -30,7 +31,7 @@ export interface NamespaceRow {
   /** "Acme / Website": the names along the path. */
   full_name: string;
   parent_id: number | null;
-  visibility: string;
+  visibility: Visibility;
   request_access_enabled: boolean;
   description: string;
   creator_id: number | null;
@@ -43,7 +44,7 @@ export interface NewNamespace {
   name: string;
   path: string;
   parentId: number | null;
-  visibility: string;
+  visibility: Visibility;
   requestAccessEnabled: boolean;
   description: string;
   creatorId: number;

@@ -25,10 +25,14 @@ export const namespaceMigrations = [
      created_by INTEGER,
      expires_at TEXT
    );
+   -- The requester's username and name are copied in when the request is made, so this object
+   -- alone answers a page of requests.
    CREATE TABLE access_requests (
      seq INTEGER PRIMARY KEY AUTOINCREMENT,
      user_id INTEGER NOT NULL UNIQUE,
-     requested_at TEXT NOT NULL
+     requested_at TEXT NOT NULL,
+     username TEXT NOT NULL,
+     name TEXT NOT NULL
    );
    CREATE TABLE outbox (
      version INTEGER PRIMARY KEY,
@@ -58,10 +62,4 @@ export const namespaceMigrations = [
    CREATE TRIGGER requests_removed AFTER DELETE ON access_requests BEGIN
      UPDATE meta SET requests = requests - 1;
    END;`,
-  // The requester's username and name, copied in when the request is made, so this object alone
-  // answers a page. Knock has no route that renames a user, so the copy stays right; a future one
-  // must update it here too. Rows from before this migration have NULL names (a Durable Object
-  // cannot backfill without asking the Directory); the API looks those up when it shows them.
-  `ALTER TABLE access_requests ADD COLUMN username TEXT;
-   ALTER TABLE access_requests ADD COLUMN name TEXT;`,
 ];

@@ -2,6 +2,7 @@ import { DurableObject } from 'cloudflare:workers';
 import { OWNER, type NamespaceKind } from '../../shared/access-levels';
 import { directStanding, hasAccess, KINDS, mayGrantLevel, mayManageRequests, maySee, type Standing } from '../auth/policy';
 import { clock, isoNow } from '../clock';
+import type { Visibility } from '../../shared/api-types';
 import type { Env } from '../env';
 import { problems } from '../errors';
 import { directory } from './directory';
@@ -16,8 +17,8 @@ export interface NamespaceRef {
   kind: NamespaceKind;
   creatorId: number | null;
   createdAt: string;
-  /** A caller who may not see it is told 404 before anything else (contract §3). Absent: private. */
-  visibility?: string;
+  /** A caller who may not see it is told 404 before anything else, as GitLab does. */
+  visibility: Visibility;
 }
 
 /**
@@ -38,12 +39,12 @@ export interface Requester {
   name: string;
 }
 
-/** A pending request; `username` and `name` are null on requests stored before names were. */
+/** A pending request, with the requester's names as they asked. */
 export type AccessRequestRow = {
   user_id: number;
   requested_at: string;
-  username: string | null;
-  name: string | null;
+  username: string;
+  name: string;
 };
 
 export type MemberRow = {
@@ -63,9 +64,6 @@ export interface PageOf<T> {
 }
 
 const REQUEST_COLUMNS = 'user_id, requested_at, username, name';
-
-/** Refs that do not say are treated as private: a caller who is not a member gets 404. */
-const visibilityOf = (ref: NamespaceRef): string => ref.visibility ?? 'private';
 
 /** How long before an unpushed membership change is retried. */
 const PUSH_RETRY_MS = 10_000;
@@ -96,7 +94,7 @@ export class Namespace extends DurableObject<Env> {
     await this.ready(ref);
     const kind = KINDS[ref.kind];
     const standing = await this.standing(actor, (s) => mayManageRequests(kind, s));
-    if (!maySee(visibilityOf(ref), standing)) return fail(kind.notFound());
+    if (!maySee(ref.visibility, standing)) return fail(kind.notFound());
     if (!mayManageRequests(kind, standing)) return fail(problems.forbidden());
     const items = this.sql
       .exec<AccessRequestRow>(`SELECT ${REQUEST_COLUMNS} FROM access_requests ORDER BY seq LIMIT ? OFFSET ?`, limit, offset)
@@ -109,7 +107,7 @@ export class Namespace extends DurableObject<Env> {
     const kind = KINDS[ref.kind];
     // Being a direct member settles it (403); anyone else may still be a member through a group.
     const standing = await this.standing(actor, hasAccess);
-    if (!maySee(visibilityOf(ref), standing)) return fail(kind.notFound());
+    if (!maySee(ref.visibility, standing)) return fail(kind.notFound());
     if (hasAccess(standing)) return fail(problems.forbidden());
     if (this.pendingRequest(actor.userId)) return fail(problems.badRequest({ user_id: ['already exists in source'] }));
     if (!requestAccessEnabled) return fail(problems.forbidden());
@@ -131,7 +129,7 @@ export class Namespace extends DurableObject<Env> {
     const kind = KINDS[ref.kind];
     const standing = await this.standing(actor, (s) => mayManageRequests(kind, s) && mayGrantLevel(kind, s, accessLevel));
     const result = this.mutate((): Result<ApprovedMemberRow> => {
-      if (!maySee(visibilityOf(ref), standing)) return fail(kind.notFound());
+      if (!maySee(ref.visibility, standing)) return fail(kind.notFound());
       const request = this.pendingRequest(userId);
       if (!request) return fail(problems.notFound());
       if (!mayManageRequests(kind, standing) || !mayGrantLevel(kind, standing, accessLevel)) return fail(problems.forbidden());
@@ -158,9 +156,9 @@ export class Namespace extends DurableObject<Env> {
     await this.ready(ref);
     const kind = KINDS[ref.kind];
     const withdrawing = userId === actor.userId;
-    const permitted = (s: Standing) => (withdrawing ? maySee(visibilityOf(ref), s) : mayManageRequests(kind, s));
+    const permitted = (s: Standing) => (withdrawing ? maySee(ref.visibility, s) : mayManageRequests(kind, s));
     const standing = await this.standing(actor, permitted);
-    if (!maySee(visibilityOf(ref), standing)) return fail(kind.notFound());
+    if (!maySee(ref.visibility, standing)) return fail(kind.notFound());
     if (!this.pendingRequest(userId)) return fail(problems.notFound());
     if (!permitted(standing)) return fail(problems.forbidden());
     this.sql.exec('DELETE FROM access_requests WHERE user_id = ?', userId);
@@ -169,12 +167,23 @@ export class Namespace extends DurableObject<Env> {
 
   // ---- members ----
 
-  async listMembers(ref: NamespaceRef, offset: number, limit: number): Promise<PageOf<MemberRow>> {
+  /** Direct members, oldest first; 404 when the caller may not see the group or project. */
+  async listMembers(ref: NamespaceRef, actor: Actor, offset: number, limit: number): Promise<Result<PageOf<MemberRow>>> {
     await this.ready(ref);
+    const standing = await this.standing(actor, (s) => maySee(ref.visibility, s));
+    if (!maySee(ref.visibility, standing)) return fail(KINDS[ref.kind].notFound());
     const items = this.sql
       .exec<MemberRow>('SELECT user_id, access_level, created_at, created_by, expires_at FROM members ORDER BY seq LIMIT ? OFFSET ?', limit, offset)
       .toArray();
-    return { total: this.counts().members, items };
+    return ok({ total: this.counts().members, items });
+  }
+
+  /** Where the caller stands on this group or project; 404 when they may not see it. */
+  async standingOf(ref: NamespaceRef, actor: Actor): Promise<Result<Standing>> {
+    await this.ready(ref);
+    const standing = await this.standing(actor, () => false);
+    if (!maySee(ref.visibility, standing)) return fail(KINDS[ref.kind].notFound());
+    return ok(standing);
   }
 
   /** Creates the object's state for a new group or project: its creator as Owner. */

@@ -20,12 +20,9 @@ export interface AccessTokenRecord {
   /**
    * The user's profile as it was when the token was issued, so `GET /api/v4/user` (what clients
    * call first and most) is answered from this one KV read, without a Directory round trip.
-   * Absent on records written before these fields existed.
    */
-  email?: string | null;
-  userCreatedAt?: string;
-  /** Set on a tombstone written at revocation, so the API can say "revoked". */
-  revoked?: boolean;
+  email: string | null;
+  userCreatedAt: string;
 }
 
 /** The record of a token issued to `user`: who they are, and what the token may do until when. */
@@ -41,6 +38,14 @@ export const accessTokenRecord = (
   userCreatedAt: user.created_at,
   ...token,
 });
+
+/** What replaces a revoked token's record, so the API can say "revoked" until it would have expired. */
+interface Tombstone {
+  revoked: true;
+  expiresAt: number;
+}
+
+type StoredToken = AccessTokenRecord | Tombstone;
 
 export type TokenLookup =
   | { status: 'active'; record: AccessTokenRecord }
@@ -102,10 +107,7 @@ export const putAccessToken = async (env: Env, tokenHash: string, record: Access
 
 /** Replaces each token's entry by a tombstone that lives as long as the token would have. */
 export const revokeAccessTokens = async (env: Env, tokens: { hash: string; expiresAt: number }[]): Promise<void> => {
-  const tombstone = (expiresAt: number): AccessTokenRecord => ({
-    userId: 0, username: '', name: '', admin: false, scopes: [], clientId: null, grantId: null,
-    createdAt: 0, expiresAt, revoked: true,
-  });
+  const tombstone = (expiresAt: number): Tombstone => ({ revoked: true, expiresAt });
   await Promise.all(
     tokens.map((t) =>
       env.TOKENS.put(kvKey(t.hash), JSON.stringify(tombstone(t.expiresAt)), {
@@ -116,12 +118,12 @@ export const revokeAccessTokens = async (env: Env, tokens: { hash: string; expir
 };
 
 export const lookupAccessToken = async (env: Env, token: string): Promise<TokenLookup> => {
-  const record = await env.TOKENS.get<AccessTokenRecord>(kvKey(await hashSecret(env, token)), 'json');
+  const record = await env.TOKENS.get<StoredToken>(kvKey(await hashSecret(env, token)), 'json');
   if (!record) {
     const exp = embeddedExpiry(token);
     return exp !== null && exp <= epochSeconds() ? { status: 'expired' } : { status: 'unknown' };
   }
-  if (record.revoked) return { status: 'revoked' };
+  if ('revoked' in record) return { status: 'revoked' };
   if (record.expiresAt <= epochSeconds()) return { status: 'expired' };
   return { status: 'active', record };
 };
@@ -133,5 +135,5 @@ export const callerOf = (record: AccessTokenRecord): Caller => ({
   admin: record.admin,
   scopes: record.scopes,
   clientId: record.clientId,
-  ...(record.userCreatedAt ? { profile: { email: record.email ?? null, createdAt: record.userCreatedAt } } : {}),
+  profile: { email: record.email, createdAt: record.userCreatedAt },
 });

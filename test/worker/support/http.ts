@@ -1,5 +1,4 @@
 import { env, exports } from 'cloudflare:workers';
-import { hashSecret, newAccessToken, putAccessToken } from '../../../worker/store/tokens';
 
 export const ORIGIN = 'http://knock.test';
 export const ADMIN = { 'PRIVATE-TOKEN': 'test-admin-token' };
@@ -31,18 +30,15 @@ export const createUser = async (prefix = 'user', opts: { admin?: boolean; scope
   const res = await call('/api/v4/users', jsonBody({ username, name: `User ${username}`, password, email: `${username}@example.test`, admin: opts.admin ?? false }, ADMIN));
   if (res.status !== 201) throw new Error(`createUser ${res.status}: ${await res.text()}`);
   const user = (await res.json()) as { id: number; username: string };
-  const token = await issueToken(user.id, username, opts.scopes ?? ['api'], opts.admin ?? false);
+  const token = await issueToken(user.id, username, opts.scopes ?? ['api']);
   return { id: user.id, username, password, headers: { 'PRIVATE-TOKEN': token } };
 };
 
-/** Puts an access token straight into the token store (as the token service would). */
-export const issueToken = async (userId: number, username: string, scopes: string[], admin = false, ttlSeconds = 3600): Promise<string> => {
-  const now = Math.floor(Date.now() / 1000);
-  const token = newAccessToken(now + ttlSeconds);
-  await putAccessToken(env, await hashSecret(env, token), {
-    userId, username, name: `User ${username}`, admin, scopes, clientId: null, grantId: null, createdAt: now, expiresAt: now + ttlSeconds,
-  });
-  return token;
+/** An access token for a user, issued as an administrator would: an impersonation token. */
+export const issueToken = async (userId: number, username: string, scopes: string[]): Promise<string> => {
+  const res = await call(`/api/v4/users/${userId}/impersonation_tokens`, jsonBody({ name: `test token for ${username}`, scopes }, ADMIN));
+  if (res.status !== 201) throw new Error(`issueToken ${res.status}: ${await res.text()}`);
+  return ((await res.json()) as { token: string }).token;
 };
 
 /** A tiny browser: keeps cookies, sends Origin on form posts, never follows redirects. */

@@ -1,5 +1,5 @@
 import { env } from 'cloudflare:workers';
-import { hashSecret, newAccessToken, putAccessToken, revokeAccessTokens } from '../../../worker/store/tokens';
+import { accessTokenRecord, hashSecret, newAccessToken, putAccessToken, revokeAccessTokens } from '../../../worker/store/tokens';
 import { ADMIN, Browser, call, createUser, issueToken, jsonBody, unique, type TestUser } from './http';
 
 /** The kinds of credentials a hostile client may present on /api/v4. */
@@ -28,10 +28,8 @@ export const registerApp = async (redirectUris: string[], opts: { confidential?:
 export const expiredToken = async (user: TestUser): Promise<string> => {
   const now = Math.floor(Date.now() / 1000);
   const token = newAccessToken(now - 60);
-  await putAccessToken(env, await hashSecret(env, token), {
-    userId: user.id, username: user.username, name: user.username, admin: false, scopes: ['api'], clientId: null, grantId: null,
-    createdAt: now - 3600, expiresAt: now - 60,
-  });
+  const profile = { id: user.id, username: user.username, name: user.username, admin: false, email: null, created_at: new Date().toISOString() };
+  await putAccessToken(env, await hashSecret(env, token), accessTokenRecord(profile, { scopes: ['api'], clientId: null, grantId: null, createdAt: now - 3600, expiresAt: now - 60 }));
   return token;
 };
 
@@ -87,6 +85,6 @@ export const quickUser = async (prefix = 'q', opts: { admin?: boolean; scopes?: 
     value: { id: number };
   };
   if (!created.ok) throw new Error(`quickUser ${username}: ${JSON.stringify(created)}`);
-  const token = await issueToken(created.value.id, username, opts.scopes ?? ['api'], opts.admin ?? false);
+  const token = await issueToken(created.value.id, username, opts.scopes ?? ['api']);
   return { id: created.value.id, username, password: '', headers: { 'PRIVATE-TOKEN': token } };
 };

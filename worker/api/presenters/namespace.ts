@@ -1,53 +1,12 @@
-import { z } from '@hono/zod-openapi';
+import type { Group, Project } from '../../../shared/api-types';
 import type { NamespaceParent, NamespaceRow } from '../../durable/namespace-registry';
 
 const parentWebUrl = (p: NamespaceParent, origin: string) =>
   p.kind === 'group' ? `${origin}/groups/${p.full_path}` : `${origin}/${encodeURIComponent(p.path)}`;
 
-export const GroupSchema = z
-  .object({
-    id: z.number().int(),
-    web_url: z.string(),
-    name: z.string(),
-    path: z.string(),
-    description: z.string(),
-    visibility: z.enum(['private', 'internal', 'public']),
-    full_name: z.string(),
-    full_path: z.string(),
-    parent_id: z.number().int().nullable(),
-    request_access_enabled: z.boolean(),
-    avatar_url: z.string().nullable(),
-    created_at: z.string(),
-  })
-  .openapi('Group');
+export { GroupSchema, ProjectSchema } from '../../../shared/schemas';
 
-export const ProjectSchema = z
-  .object({
-    id: z.number().int(),
-    description: z.string(),
-    name: z.string(),
-    name_with_namespace: z.string(),
-    path: z.string(),
-    path_with_namespace: z.string(),
-    created_at: z.string(),
-    web_url: z.string(),
-    avatar_url: z.string().nullable(),
-    visibility: z.enum(['private', 'internal', 'public']),
-    request_access_enabled: z.boolean(),
-    namespace: z.object({
-      id: z.number().int(),
-      name: z.string(),
-      path: z.string(),
-      kind: z.enum(['group', 'user']),
-      full_path: z.string(),
-      parent_id: z.number().int().nullable(),
-      avatar_url: z.string().nullable(),
-      web_url: z.string(),
-    }),
-  })
-  .openapi('Project');
-
-export const presentGroup = (g: NamespaceRow, origin: string) => ({
+export const presentGroup = (g: NamespaceRow, origin: string): Group => ({
   id: g.id,
   web_url: `${origin}/groups/${g.full_path}`,
   name: g.name,
@@ -62,7 +21,7 @@ export const presentGroup = (g: NamespaceRow, origin: string) => ({
   created_at: g.created_at,
 });
 
-export const presentProject = (p: NamespaceRow, origin: string) => {
+export const presentProject = (p: NamespaceRow, origin: string): Project => {
   const ns = p.parent!;
   return {
     id: p.id,

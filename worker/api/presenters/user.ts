@@ -1,25 +1,9 @@
-import { z } from '@hono/zod-openapi';
+import type { User, UserBasic } from '../../../shared/api-types';
 import type { UserRow } from '../../durable/directory';
 
-export const UserBasic = z
-  .object({
-    id: z.number().int(),
-    username: z.string(),
-    name: z.string(),
-    state: z.string(),
-    locked: z.boolean(),
-    avatar_url: z.string().nullable(),
-    web_url: z.string(),
-  })
-  .openapi('UserBasic');
+export { UserBasicSchema, UserSchema } from '../../../shared/schemas';
 
-export const UserDetail = UserBasic.extend({
-  created_at: z.string(),
-  email: z.string().nullable().optional(),
-  is_admin: z.boolean().optional(),
-}).openapi('User');
-
-export const presentUserBasic = (u: Pick<UserRow, 'id' | 'username' | 'name' | 'state'>, origin: string) => ({
+export const presentUserBasic = (u: Pick<UserRow, 'id' | 'username' | 'name' | 'state'>, origin: string): UserBasic => ({
   id: u.id,
   username: u.username,
   name: u.name,
@@ -30,7 +14,11 @@ export const presentUserBasic = (u: Pick<UserRow, 'id' | 'username' | 'name' | '
 });
 
 /** `email` and `is_admin` only for the user themselves and administrators, as GitLab does. */
-export const presentUser = (u: UserRow, origin: string, isPrivate: boolean) => ({
+export const presentUser = (
+  u: Pick<UserRow, 'id' | 'username' | 'name' | 'state' | 'created_at' | 'email' | 'admin'>,
+  origin: string,
+  isPrivate: boolean,
+): User => ({
   ...presentUserBasic(u, origin),
   created_at: u.created_at,
   ...(isPrivate ? { email: u.email, is_admin: u.admin } : {}),
