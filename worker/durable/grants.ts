@@ -4,9 +4,9 @@ import { clock, epochSeconds, isoNow } from '../clock';
 import { config } from '../config';
 import type { Env } from '../env';
 import { problems, type Problem } from '../errors';
-import { verifierMatches, s256 } from '../oauth/pkce';
-import { openResponse, retryKey, sealResponse } from '../oauth/sealed-response';
-import type { TokenResponse } from '../oauth/token-response';
+import { verifierMatches, s256 } from '../protocol/pkce';
+import { openResponse, retryKey, sealResponse } from '../protocol/sealed-response';
+import { tokenResponse, type TokenResponse } from '../protocol/token-response';
 import {
   AUTHORIZATION_CODE_PREFIX,
   REFRESH_TOKEN_PREFIX,
@@ -23,7 +23,7 @@ import { grantsMigrations } from './grants-schema';
 import { migrate } from './migrations';
 import { fail, ok, type Result } from './result';
 
-/** Contract §5: an identical retry of a rotated refresh token within this window gets the same answer. */
+/** An identical retry of a rotated refresh token within this window gets the same answer (see retryOrRevoke). */
 export const RETRY_GRACE_SECONDS = 30;
 /** How long the grant authority trusts the Directory's word that its user is active (activeUser). */
 export const USER_RECHECK_MS = 60_000;
@@ -431,8 +431,8 @@ export class Grants extends DurableObject<Env> {
 
   /**
    * A rotated refresh token presented again (RFC 9700 §4.14.2) means it leaked: the grant ends.
-   * Except (contract §5) an identical retry within 30 seconds whose successor is still unused:
-   * it is a lost response, and gets the same answer again.
+   * Except an identical retry within RETRY_GRACE_SECONDS whose successor is still unused: that is
+   * a lost response (the client never saw the new pair), and it gets the same answer again.
    */
   private retryOrRevoke(pair: PairRow, retryRequest: string, now: number): Outcome {
     const successor = pair.successor_hash
@@ -511,14 +511,7 @@ export class Grants extends DurableObject<Env> {
       accessHash,
       refreshHash,
       refreshExpiresAt: now + refreshTokenTtl,
-      response: {
-        access_token: accessToken,
-        token_type: 'Bearer',
-        expires_in: accessTokenTtl,
-        refresh_token: refreshToken,
-        scope,
-        created_at: now,
-      },
+      response: tokenResponse({ accessToken, refreshToken, expiresIn: accessTokenTtl, scope, createdAt: now }),
       record: accessTokenRecord(user, { scopes: scope.split(' '), clientId, grantId, createdAt: now, expiresAt: now + accessTokenTtl }),
     };
   }

@@ -4,9 +4,10 @@ import { tokenHashKey } from '../store/tokens';
 import type { TokenResponse } from './token-response';
 
 /**
- * The answer a refresh was given, kept for the 30-second identical-retry rule. It holds a live
- * token pair, so it is encrypted (AES-GCM) under a key derived from the refresh token that was
- * presented: storage holds only that token's keyed hash, so storage alone can never open it.
+ * The answer a refresh was given, kept for the identical-retry window (see Grants.retryOrRevoke).
+ * It holds a live token pair, so it is encrypted with AES-GCM (NIST SP 800-38D, as WebCrypto
+ * implements it) under a key derived from the refresh token that was presented: storage holds only
+ * that token's keyed hash, so storage alone can never open it.
  */
 export const retryKey = async (env: Env, refreshToken: string): Promise<CryptoKey> => {
   const hex = await keyedHash(tokenHashKey(env), `retry-response:${refreshToken}`);
@@ -14,6 +15,7 @@ export const retryKey = async (env: Env, refreshToken: string): Promise<CryptoKe
   return crypto.subtle.importKey('raw', raw, 'AES-GCM', false, ['encrypt', 'decrypt']);
 };
 
+/** SP 800-38D §8.2: a 96-bit random IV, fresh for every sealing, stored in front of the ciphertext. */
 const IV_BYTES = 12;
 
 export const sealResponse = async (key: CryptoKey, response: TokenResponse): Promise<ArrayBuffer> => {
