@@ -1,4 +1,4 @@
-import { keyedHash, randomBytes } from '../auth/crypto';
+import { hmacSha256, randomBytes } from '../auth/crypto';
 import type { Env } from '../env';
 import { tokenHashKey } from '../store/tokens';
 import type { TokenResponse } from './token-response';
@@ -10,8 +10,7 @@ import type { TokenResponse } from './token-response';
  * that token's keyed hash, so storage alone can never open it.
  */
 export const retryKey = async (env: Env, refreshToken: string): Promise<CryptoKey> => {
-  const hex = await keyedHash(tokenHashKey(env), `retry-response:${refreshToken}`);
-  const raw = Uint8Array.from(hex.match(/../g) ?? [], (h) => parseInt(h, 16));
+  const raw = await hmacSha256(tokenHashKey(env), `retry-response:${refreshToken}`);
   return crypto.subtle.importKey('raw', raw, 'AES-GCM', false, ['encrypt', 'decrypt']);
 };
 
