@@ -8,6 +8,7 @@ export interface Env {
   DIRECTORY: DurableObjectNamespace<Directory>;
   GRANTS: DurableObjectNamespace<Grants>;
   NAMESPACES: DurableObjectNamespace<Namespace>;
+  CLIENT_HOLDERS: DurableObjectNamespace<import('./durable/client-holders').ClientHolders>;
   ADMIN_TOKEN?: string;
   TOKEN_HASH_KEY?: string;
   PUBLIC_URL?: string;

@@ -5,7 +5,7 @@ declare global {
     interface Env extends WorkerEnv {}
     interface GlobalProps {
       mainModule: typeof import('../../worker/index');
-      durableNamespaces: 'Directory' | 'Grants' | 'Namespace';
+      durableNamespaces: 'ClientHolders' | 'Directory' | 'Grants' | 'Namespace';
     }
   }
 }
