@@ -15,7 +15,10 @@ import { homePages } from './pages/home';
 
 export const MAX_BODY_BYTES = 1024 * 1024;
 
-/** Paths served as HTML pages: they get the browser session and origin-checked forms. */
+/**
+ * Paths served as HTML pages: they get the browser session and origin-checked forms. Each page
+ * form's POST route also checks the form's session-bound token with formCsrf (pages/form-csrf.ts).
+ */
 const PAGE_PATHS = ['/', '/users/*', '/oauth/*', '/login/oauth/authorize'];
 
 export const app = new Hono<AppEnv>();

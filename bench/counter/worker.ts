@@ -51,6 +51,7 @@ export default {
       DIRECTORY: countNamespace(env.DIRECTORY, 'Directory', counts) as Env['DIRECTORY'],
       GRANTS: countNamespace(env.GRANTS, 'Grants', counts) as Env['GRANTS'],
       NAMESPACES: countNamespace(env.NAMESPACES, 'Namespace', counts) as Env['NAMESPACES'],
+      CLIENT_HOLDERS: countNamespace(env.CLIENT_HOLDERS, 'ClientHolders', counts) as Env['CLIENT_HOLDERS'],
     };
     const response = await app.fetch(request, counted, ctx);
     const headers = new Headers(response.headers);

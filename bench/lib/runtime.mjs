@@ -22,6 +22,7 @@ export async function startRuntime({ knock, baseline, peer, seeder, counter, per
     DIRECTORY: { className: 'Directory', useSQLite: true },
     GRANTS: { className: 'Grants', useSQLite: true },
     NAMESPACES: { className: 'Namespace', useSQLite: true },
+    CLIENT_HOLDERS: { className: 'ClientHolders', useSQLite: true },
   };
   const knockBindings = {
     ADMIN_TOKEN: adminToken,

@@ -122,6 +122,7 @@ const startWorkerd = async () => {
           DIRECTORY: { className: 'Directory', useSQLite: true },
           GRANTS: { className: 'Grants', useSQLite: true },
           NAMESPACES: { className: 'Namespace', useSQLite: true },
+          CLIENT_HOLDERS: { className: 'ClientHolders', useSQLite: true },
         },
         kvNamespaces: { TOKENS: 'tokens' },
         bindings: { ...vars, ...SECRETS },

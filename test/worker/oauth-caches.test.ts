@@ -5,7 +5,7 @@ import { env } from 'cloudflare:workers';
 import { runDurableObjectAlarm, runInDurableObject } from 'cloudflare:test';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { clock } from '../../worker/clock';
-import { grantsOf, holderIndexOf } from '../../worker/durable/grants';
+import { endHoldersGrants } from '../../worker/oauth/application-grants';
 import { ADMIN, authorizeCode, call, exchange, refresh, registerApp, signedIn, tokenCall, type App, type Tokens } from './support/oauth';
 import { advance } from './support/clock';
 
@@ -35,9 +35,7 @@ const deleteElsewhere = async (app: App, endGrants: boolean) => {
     state.storage.sql.exec('DELETE FROM applications WHERE client_id = ?', app.clientId);
   });
   if (!endGrants) return;
-  const index = holderIndexOf(env, app.clientId);
-  for (const userId of await index.holders()) await grantsOf(env, userId).revokeClient(app.clientId, true);
-  await index.clearHolders();
+  await endHoldersGrants(env, app.clientId);
 };
 
 const setUserState = (userId: number, state: string) =>

@@ -212,6 +212,18 @@ describe('authorization code flow through the pages (contract §5)', () => {
     expect(res.status).toBe(302);
     expect(res.headers.get('Location')).toBe('/users/sign_in?return_to=%2Foauth%2Fauthorized_applications');
   });
+
+  it('sends a Revoke from a browser whose session has ended to sign in, not to "Form expired"', async () => {
+    const app = await registerApp();
+    const { browser } = await signedIn();
+    await exchange(app, (await authorizeCode(browser, app)).code);
+    const html = await (await browser.get('/oauth/authorized_applications')).text();
+    const out = await browser.post('/users/sign_out', { authenticity_token: csrfOf(html) });
+    expect(out.status).toBe(303);
+    const res = await browser.post('/oauth/authorized_applications/revoke', { client_id: app.clientId, authenticity_token: csrfOf(html) });
+    expect(res.status).toBe(303);
+    expect(res.headers.get('Location')).toBe('/users/sign_in?return_to=%2Foauth%2Fauthorized_applications');
+  });
 });
 
 const fetchToken = (body: Record<string, string>, form = false) => tokenCall(body, { form });

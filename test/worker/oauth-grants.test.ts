@@ -2,6 +2,7 @@ import { env } from 'cloudflare:workers';
 import { runDurableObjectAlarm, runInDurableObject } from 'cloudflare:test';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { clock } from '../../worker/clock';
+import { clientHoldersOf } from '../../worker/durable/client-holders';
 import { hashSecret } from '../../worker/store/tokens';
 import { authorizeCode, call, ADMIN, exchange, refresh, registerApp, signedIn, tokenCall, whoAmI, type App, type Tokens } from './support/oauth';
 import { advance } from './support/clock';
@@ -171,6 +172,24 @@ describe('deleting an application', () => {
     await expectWorks(bystander.tokens.access_token);
     const again = await refresh(app, a.tokens.refresh_token);
     expect(again.status).toBe(401);
+  });
+
+  it('also ends what a user obtained again through the remembered consent, and forgets codes not yet redeemed', async () => {
+    const app = await registerApp();
+    const { browser, user, tokens } = await grantFor(app);
+    // The later authorizations answer at once, from the remembered consent.
+    const again = await exchange(app, (await authorizeCode(browser, app)).code);
+    await authorizeCode(browser, app);
+    const other = await grantFor(app);
+    expect(await clientHoldersOf(env, app.clientId).list()).toEqual([user.id, other.user.id].sort((x, y) => x - y));
+    expect((await call(`/api/v4/applications/${app.id}`, { method: 'DELETE', headers: ADMIN })).status).toBe(204);
+    for (const t of [tokens, again, other.tokens]) await expectRevoked(t.access_token);
+    const left = await runInDurableObject(env.GRANTS.getByName(String(user.id)), (_i, state) => ({
+      consents: state.storage.sql.exec('SELECT COUNT(*) AS n FROM consents').one().n,
+      pendingCodes: state.storage.sql.exec('SELECT COUNT(*) AS n FROM codes WHERE grant_id IS NULL').one().n,
+    }));
+    expect(left).toEqual({ consents: 0, pendingCodes: 0 });
+    expect(await clientHoldersOf(env, app.clientId).list()).toEqual([]);
   });
 });
 

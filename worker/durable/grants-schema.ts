@@ -58,4 +58,8 @@ export const grantsMigrations = [
    );
    CREATE INDEX token_pairs_grant ON token_pairs (grant_id);
    CREATE INDEX token_pairs_expiry ON token_pairs (refresh_expires_at);`,
+  // The holder index moved to its own Durable Object (ClientHolders), which starts empty: the
+  // user registers there again before the next code for each application.
+  `DROP TABLE holders;
+   DELETE FROM indexed_clients;`,
 ];

@@ -4,9 +4,9 @@ import { clock, epochSeconds, isoNow } from '../clock';
 import { config } from '../config';
 import type { Env } from '../env';
 import { problems, type Problem } from '../errors';
-import { verifierMatches, s256 } from '../oauth/pkce';
-import { openResponse, retryKey, sealResponse } from '../oauth/sealed-response';
-import type { TokenResponse } from '../oauth/token-response';
+import { verifierMatches, s256 } from '../protocol/pkce';
+import { openResponse, retryKey, sealResponse } from '../protocol/sealed-response';
+import { tokenResponse, type TokenResponse } from '../protocol/token-response';
 import {
   AUTHORIZATION_CODE_PREFIX,
   REFRESH_TOKEN_PREFIX,
@@ -18,12 +18,13 @@ import {
   revokeAccessTokens,
   type AccessTokenRecord,
 } from '../store/tokens';
+import { clientHoldersOf } from './client-holders';
 import { directory, type UserRow } from './directory';
 import { grantsMigrations } from './grants-schema';
 import { migrate } from './migrations';
 import { fail, ok, type Result } from './result';
 
-/** Contract §5: an identical retry of a rotated refresh token within this window gets the same answer. */
+/** An identical retry of a rotated refresh token within this window gets the same answer (see retryOrRevoke). */
 export const RETRY_GRACE_SECONDS = 30;
 /** How long the grant authority trusts the Directory's word that its user is active (activeUser). */
 export const USER_RECHECK_MS = 60_000;
@@ -160,8 +161,8 @@ export class Grants extends DurableObject<Env> {
   /** A new single-use authorization code (RFC 6749 §4.1.2), valid for the configured lifetime. */
   async issueCode(req: CodeRequest): Promise<string> {
     const indexed = this.sql.exec('SELECT 1 FROM indexed_clients WHERE client_id = ?', req.clientId).toArray().length > 0;
-    // So that deleting the application can find this user's grants.
-    if (!indexed) await holderIndexOf(this.env, req.clientId).addHolder(req.userId);
+    // So that deleting the application can find this user's grants; once per application.
+    if (!indexed) await clientHoldersOf(this.env, req.clientId).add(req.userId);
     const code = newRoutedSecret(AUTHORIZATION_CODE_PREFIX, req.userId);
     const hash = await hashSecret(this.env, code);
     const now = epochSeconds();
@@ -378,7 +379,8 @@ export class Grants extends DurableObject<Env> {
 
   /**
    * Ends everything the user gave an application: its grants and tokens, pending codes and the
-   * remembered consent. `forgetIndex` when the application itself is being deleted.
+   * remembered consent. `forgetIndex` when the application itself is being deleted (its holder
+   * index forgets this user too).
    */
   async revokeClient(clientId: string, forgetIndex = false): Promise<void> {
     const ended = this.ctx.storage.transactionSync(() => {
@@ -393,20 +395,6 @@ export class Grants extends DurableObject<Env> {
       return ended;
     });
     await revokeAccessTokens(this.env, ended);
-  }
-
-  // ---- an application's holder index (only in the instance named by holderIndexOf) ----
-
-  addHolder(userId: number): void {
-    this.sql.exec('INSERT INTO holders (user_id) VALUES (?) ON CONFLICT DO NOTHING', userId);
-  }
-
-  holders(): number[] {
-    return this.sql.exec<{ user_id: number }>('SELECT user_id FROM holders').toArray().map((r) => r.user_id);
-  }
-
-  clearHolders(): void {
-    this.sql.exec('DELETE FROM holders');
   }
 
   // ---- rules, each in one place ----
@@ -431,8 +419,8 @@ export class Grants extends DurableObject<Env> {
 
   /**
    * A rotated refresh token presented again (RFC 9700 §4.14.2) means it leaked: the grant ends.
-   * Except (contract §5) an identical retry within 30 seconds whose successor is still unused:
-   * it is a lost response, and gets the same answer again.
+   * Except an identical retry within RETRY_GRACE_SECONDS whose successor is still unused: that is
+   * a lost response (the client never saw the new pair), and it gets the same answer again.
    */
   private retryOrRevoke(pair: PairRow, retryRequest: string, now: number): Outcome {
     const successor = pair.successor_hash
@@ -511,14 +499,7 @@ export class Grants extends DurableObject<Env> {
       accessHash,
       refreshHash,
       refreshExpiresAt: now + refreshTokenTtl,
-      response: {
-        access_token: accessToken,
-        token_type: 'Bearer',
-        expires_in: accessTokenTtl,
-        refresh_token: refreshToken,
-        scope,
-        created_at: now,
-      },
+      response: tokenResponse({ accessToken, refreshToken, expiresIn: accessTokenTtl, scope, createdAt: now }),
       record: accessTokenRecord(user, { scopes: scope.split(' '), clientId, grantId, createdAt: now, expiresAt: now + accessTokenTtl }),
     };
   }
@@ -573,8 +554,3 @@ export class Grants extends DurableObject<Env> {
 /** The grant authority of one user. */
 export const grantsOf = (env: Env, userId: number) => env.GRANTS.getByName(String(userId));
 
-/**
- * Which users hold grants for an application: a separate instance per application, so that
- * authorizations never queue on one shared object and deleting the application can find them.
- */
-export const holderIndexOf = (env: Env, clientId: string) => env.GRANTS.getByName(`client:${clientId}`);

@@ -1,12 +1,18 @@
-import { grantsOf, holderIndexOf } from '../durable/grants';
+import { clientHoldersOf } from '../durable/client-holders';
+import { grantsOf } from '../durable/grants';
 import type { Env } from '../env';
 import { forgetClient } from './clients';
 
-/** Ends every grant made to a deleted application, and every token issued under them. */
+/** Ends every grant any user made to the application, and every token issued under them. */
+export const endHoldersGrants = async (env: Env, clientId: string): Promise<void> => {
+  const index = clientHoldersOf(env, clientId);
+  const holders = await index.list();
+  await Promise.all(holders.map((userId) => grantsOf(env, userId).revokeClient(clientId, true)));
+  await index.remove(holders);
+};
+
+/** A deleted application: this isolate forgets it, and every grant made to it ends. */
 export const endApplicationGrants = async (env: Env, clientId: string): Promise<void> => {
   forgetClient(clientId);
-  const index = holderIndexOf(env, clientId);
-  const holders = await index.holders();
-  await Promise.all(holders.map((userId) => grantsOf(env, userId).revokeClient(clientId, true)));
-  await index.clearHolders();
+  await endHoldersGrants(env, clientId);
 };

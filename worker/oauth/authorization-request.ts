@@ -1,6 +1,6 @@
 import type { Env } from '../env';
 import { findClient, isPublicClient, type OAuthClient } from './clients';
-import { isS256Challenge } from './pkce';
+import { isS256Challenge } from '../protocol/pkce';
 import { matchesRegisteredRedirectUri } from './redirect-uri';
 import { isKnownScope, parseScopes } from './scopes';
 

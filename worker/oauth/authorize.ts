@@ -1,11 +1,11 @@
 import { Hono, type Context } from 'hono';
-import { csrfTokenFor, validCsrf } from '../auth/session';
+import { csrfTokenFor } from '../auth/session';
 import { publicOrigin } from '../config';
 import { grantsOf } from '../durable/grants';
 import type { AppEnv } from '../env';
 import { consentPage } from '../pages/consent';
 import { errorPage } from '../pages/error-page';
-import { readForm } from '../pages/form';
+import { formCsrf } from '../pages/form-csrf';
 import { authorizationParams, checkAuthorizationRequest, redirectWith, type AuthorizationRequest } from './authorization-request';
 
 const hostOf = (uri: string) => {
@@ -25,7 +25,7 @@ const requestFields = (r: AuthorizationRequest): Record<string, string | null> =
 });
 
 /** Signed out: sign in first, then back to this same authorization request. */
-const signInFirst = (c: Context<AppEnv>, r: AuthorizationRequest) => {
+const signInFirst = <E extends AppEnv>(c: Context<E>, r: AuthorizationRequest) => {
   let back = new URL(c.req.url);
   if (c.req.method !== 'GET') {
     back = new URL('/login/oauth/authorize', c.req.url);
@@ -35,7 +35,7 @@ const signInFirst = (c: Context<AppEnv>, r: AuthorizationRequest) => {
 };
 
 /** RFC 6749 §4.1.2: the code goes back with `state` and, per RFC 9207, `iss`. */
-const issueCodeAndRedirect = async (c: Context<AppEnv>, r: AuthorizationRequest, rememberConsent: boolean, status: 302 | 303) => {
+const issueCodeAndRedirect = async <E extends AppEnv>(c: Context<E>, r: AuthorizationRequest, rememberConsent: boolean, status: 302 | 303) => {
   const user = c.var.session!.user;
   const code = await grantsOf(c.env, user.id).issueCode({
     userId: user.id,
@@ -53,7 +53,7 @@ const formEntries = (form: Record<string, unknown>): [string, string][] =>
     .filter(([name]) => name !== 'authenticity_token' && name !== 'decision')
     .flatMap(([name, value]) => ([] as unknown[]).concat(value).map((v): [string, string] => [name, typeof v === 'string' ? v : '']));
 
-/** `GET /login/oauth/authorize` (contract §5) and the consent form's answer. */
+/** `GET /login/oauth/authorize` (RFC 6749 §4.1.1, at GitLab's path) and the consent form's answer. */
 export const authorizeRoutes = new Hono<AppEnv>()
   .use('/login/oauth/authorize', async (c, next) => {
     await next();
@@ -81,9 +81,8 @@ export const authorizeRoutes = new Hono<AppEnv>()
       hidden: requestFields(r),
     });
   })
-  .post('/login/oauth/authorize', async (c) => {
-    const form = await readForm(c, { all: true });
-    if (!validCsrf(c, form.authenticity_token)) return errorPage(c, 403, 'Form expired', 'Please go back, reload the page and try again.');
+  .post('/login/oauth/authorize', formCsrf({ all: true }), async (c) => {
+    const form = c.var.form;
     const checked = await checkAuthorizationRequest(c.env, authorizationParams(formEntries(form)));
     const iss = publicOrigin(c.env, c.req.url);
     if (checked.kind === 'show') return errorPage(c, 400, checked.title, checked.detail);

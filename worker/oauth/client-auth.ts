@@ -1,4 +1,5 @@
 import type { Context } from 'hono';
+import { decodeBase64 } from 'hono/utils/encode';
 import { safeEqual } from '../auth/crypto';
 import type { AppEnv } from '../env';
 import { problems, raise } from '../errors';
@@ -11,12 +12,12 @@ const BASIC_CHALLENGE = { 'WWW-Authenticate': 'Basic realm="Knock", charset="UTF
 const invalidClient = (description: string, usedBasic: boolean) =>
   problems.oauth('invalid_client', description, 401, usedBasic ? BASIC_CHALLENGE : {});
 
-/** RFC 6749 §2.3.1: Basic credentials are the form-urlencoded id and secret. */
+/** RFC 6749 §2.3.1: Basic credentials (RFC 7617 §2, base64 of UTF-8) are the form-urlencoded id and secret. */
 const readBasic = (header: string | undefined): { id: string; secret: string } | null | 'malformed' => {
   const m = /^Basic\s+(\S+)\s*$/i.exec(header ?? '');
   if (!m) return null;
   try {
-    const decoded = new TextDecoder('utf-8', { fatal: true, ignoreBOM: false }).decode(Uint8Array.from(atob(m[1]), (ch) => ch.charCodeAt(0)));
+    const decoded = new TextDecoder('utf-8', { fatal: true, ignoreBOM: false }).decode(decodeBase64(m[1]));
     const colon = decoded.indexOf(':');
     if (colon < 0) return 'malformed';
     const unform = (s: string) => decodeURIComponent(s.replace(/\+/g, ' '));

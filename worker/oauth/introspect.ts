@@ -7,7 +7,7 @@ import { json, problems, raise } from '../errors';
 import { lookupAccessToken, REFRESH_TOKEN_PREFIX, routeOf } from '../store/tokens';
 import { authenticateClient } from './client-auth';
 import { readOAuthParams } from './request-params';
-import { NO_STORE } from './token-response';
+import { NO_STORE } from '../protocol/token-response';
 
 const INACTIVE = { active: false };
 

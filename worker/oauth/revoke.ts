@@ -5,7 +5,7 @@ import { problems, raise } from '../errors';
 import { lookupAccessToken, REFRESH_TOKEN_PREFIX, routeOf } from '../store/tokens';
 import { authenticateClient } from './client-auth';
 import { readOAuthParams } from './request-params';
-import { NO_STORE } from './token-response';
+import { NO_STORE } from '../protocol/token-response';
 
 /**
  * `POST /login/oauth/revoke` (RFC 7009). Revoking either token of a grant ends the grant and

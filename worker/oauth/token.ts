@@ -7,7 +7,7 @@ import { AUTHORIZATION_CODE_PREFIX, REFRESH_TOKEN_PREFIX, routeOf } from '../sto
 import { authenticateClient } from './client-auth';
 import { isPublicClient } from './clients';
 import { isKnownScope, parseScopes } from './scopes';
-import { NO_STORE, type TokenResponse } from './token-response';
+import { NO_STORE, type TokenResponse } from '../protocol/token-response';
 import { readOAuthParams } from './request-params';
 
 const GRANT_TYPES = ['authorization_code', 'refresh_token'] as const;
@@ -16,12 +16,12 @@ const required = (params: Record<string, string>, name: string): string =>
   params[name] ?? raise(problems.oauth('invalid_request', `${name} is missing.`));
 
 /**
- * `POST /login/oauth/access_token` (contract §5, RFC 6749 §4.1.3 and §6). The protocol rules
+ * `POST /login/oauth/access_token` (RFC 6749 §4.1.3 and §6, at GitLab's path). The protocol rules
  * that need state (single use, PKCE, rotation) live in the user's grant authority.
  */
 export const tokenEndpoint = async (c: Context<AppEnv>) => {
   const params = await readOAuthParams(c);
-  // The seed's exchange sends no grant_type: it defaults to authorization_code.
+  // RFC 6749 §4.1.3 requires grant_type; a request without one is read as the code exchange.
   const grantType = params.grant_type ?? 'authorization_code';
   if (!(GRANT_TYPES as readonly string[]).includes(grantType)) {
     return raise(problems.oauth('unsupported_grant_type', `grant_type must be one of: ${GRANT_TYPES.join(', ')}.`));

@@ -1,6 +1,6 @@
-import { Hono, type Context } from 'hono';
+import { Hono, type Context, type MiddlewareHandler } from 'hono';
 import { hashPassword, verifyPassword, DUMMY_PASSWORD_HASH } from '../auth/crypto';
-import { csrfTokenFor, endSession, safeReturnTo, startSession, validCsrf } from '../auth/session';
+import { csrfTokenFor, endSession, safeReturnTo, startSession } from '../auth/session';
 import { config } from '../config';
 import { directory, type UserRow } from '../durable/directory';
 import type { Result } from '../durable/result';
@@ -8,7 +8,7 @@ import type { AppEnv } from '../env';
 import { NewUserSchema } from '../api/users';
 import { describeIssue } from '../api/router';
 import { errorPage } from './error-page';
-import { readForm } from './form';
+import { formCsrf } from './form-csrf';
 import { CsrfField, ErrorNotice, Layout } from './layout';
 
 const clientAddress = (c: Context) => c.req.header('cf-connecting-ip') ?? c.req.header('x-real-ip') ?? 'local';
@@ -67,6 +67,12 @@ const SignUpPage = (p: { csrf: string; returnTo: string; values?: Record<string,
 
 const formField = (form: Record<string, unknown>, name: string): string => (typeof form[name] === 'string' ? (form[name] as string) : '');
 
+/** Sign-up pages are 404 while SIGNUP_ENABLED is off (before any form is read). */
+const signupOpen: MiddlewareHandler<AppEnv> = async (c, next) => {
+  if (!config(c.env).signupEnabled) return errorPage(c, 404, 'Sign-up is disabled', 'Ask an administrator for an account.');
+  await next();
+};
+
 /** Sign-in, sign-up and sign-out pages. */
 export const accountPages = new Hono<AppEnv>()
   .get('/users/sign_in', (c) => {
@@ -74,10 +80,9 @@ export const accountPages = new Hono<AppEnv>()
     if (c.var.session) return c.redirect(returnTo, 303);
     return c.html(<SignInPage csrf={csrfTokenFor(c)} returnTo={returnTo} signupEnabled={config(c.env).signupEnabled} />);
   })
-  .post('/users/sign_in', async (c) => {
-    const form = await readForm(c);
+  .post('/users/sign_in', formCsrf(), async (c) => {
+    const form = c.var.form;
     const returnTo = safeReturnTo(form.return_to);
-    if (!validCsrf(c, form.authenticity_token)) return errorPage(c, 403, 'Form expired', 'Please go back, reload the page and try again.');
     const username = formField(form, 'username').trim();
     const password = formField(form, 'password');
     const page = (error: string, status: 401 | 429 | 400) =>
@@ -98,26 +103,21 @@ export const accountPages = new Hono<AppEnv>()
     await startSession(c, attempt.user);
     return c.redirect(returnTo, 303);
   })
-  .post('/users/sign_out', async (c) => {
-    const form = await readForm(c);
-    if (!validCsrf(c, form.authenticity_token)) return errorPage(c, 403, 'Form expired', 'Please go back, reload the page and try again.');
+  .post('/users/sign_out', formCsrf(), async (c) => {
     await endSession(c);
     return c.redirect('/users/sign_in', 303);
   })
-  .get('/users/sign_up', (c) => {
-    if (!config(c.env).signupEnabled) return errorPage(c, 404, 'Sign-up is disabled', 'Ask an administrator for an account.');
+  .get('/users/sign_up', signupOpen, (c) => {
     return c.html(<SignUpPage csrf={csrfTokenFor(c)} returnTo={safeReturnTo(c.req.query('return_to'))} />);
   })
-  .post('/users/sign_up', async (c) => {
-    if (!config(c.env).signupEnabled) return errorPage(c, 404, 'Sign-up is disabled', 'Ask an administrator for an account.');
-    const form = await readForm(c);
+  .post('/users/sign_up', signupOpen, formCsrf(), async (c) => {
+    const form = c.var.form;
     const returnTo = safeReturnTo(form.return_to);
-    if (!validCsrf(c, form.authenticity_token)) return errorPage(c, 403, 'Form expired', 'Please go back, reload the page and try again.');
     const values = { name: formField(form, 'name'), username: formField(form, 'username').trim(), email: formField(form, 'email').trim() };
     const parsed = NewUserSchema.safeParse({ ...values, email: values.email || undefined, password: formField(form, 'password') });
     const again = (error: string, status: 400 | 409) =>
       c.html(<SignUpPage csrf={csrfTokenFor(c)} returnTo={returnTo} values={values} error={error} />, status);
-    if (!parsed.success) return again(`The ${describeIssue(parsed.error.issues[0] as never)}.`, 400);
+    if (!parsed.success) return again(`The ${parsed.error.issues.map(describeIssue)[0]}.`, 400);
     const created = (await directory(c.env).createUser({
       username: parsed.data.username,
       name: parsed.data.name,

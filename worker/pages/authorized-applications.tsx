@@ -1,11 +1,11 @@
-import { Hono } from 'hono';
-import { csrfTokenFor, validCsrf } from '../auth/session';
+import { Hono, type MiddlewareHandler } from 'hono';
+import { csrfTokenFor, type Session } from '../auth/session';
 import { grantsOf, type Authorization } from '../durable/grants';
 import type { UserRow } from '../durable/directory';
 import type { AppEnv } from '../env';
 import { findClient } from '../oauth/clients';
 import { errorPage } from './error-page';
-import { readForm } from './form';
+import { formCsrf } from './form-csrf';
 import { CsrfField, Layout } from './layout';
 
 interface Listed extends Authorization {
@@ -59,11 +59,18 @@ const AuthorizedApplicationsPage = (p: { user: UserRow; csrf: string; applicatio
   </Layout>
 );
 
+/** Signed out: to the sign-in page first (before any form is read), then back to the list. */
+const signedIn =
+  (status: 302 | 303): MiddlewareHandler<AppEnv & { Variables: { session: Session } }> =>
+  async (c, next) => {
+    if (!c.var.session) return c.redirect(`/users/sign_in?return_to=${encodeURIComponent(PATH)}`, status);
+    await next();
+  };
+
 /** The signed-in user's authorized applications, each with a Revoke button (like GitLab's). */
 export const authorizedApplicationsPages = new Hono<AppEnv>()
-  .get(PATH, async (c) => {
+  .get(PATH, signedIn(302), async (c) => {
     const session = c.var.session;
-    if (!session) return c.redirect(`/users/sign_in?return_to=${encodeURIComponent(PATH)}`, 302);
     const authorizations = await grantsOf(c.env, session.user.id).listAuthorizations();
     const applications: Listed[] = [];
     for (const a of authorizations) {
@@ -73,12 +80,9 @@ export const authorizedApplicationsPages = new Hono<AppEnv>()
     c.header('Cache-Control', 'no-store');
     return c.html(<AuthorizedApplicationsPage user={session.user} csrf={csrfTokenFor(c)} applications={applications} />);
   })
-  .post(`${PATH}/revoke`, async (c) => {
-    const session = c.var.session;
-    if (!session) return c.redirect(`/users/sign_in?return_to=${encodeURIComponent(PATH)}`, 303);
-    const form = await readForm(c);
-    if (!validCsrf(c, form.authenticity_token)) return errorPage(c, 403, 'Form expired', 'Please go back, reload the page and try again.');
-    if (typeof form.client_id !== 'string' || !form.client_id) return errorPage(c, 400, 'Invalid request', 'No application was chosen.');
-    await grantsOf(c.env, session.user.id).revokeClient(form.client_id);
+  .post(`${PATH}/revoke`, signedIn(303), formCsrf(), async (c) => {
+    const clientId = c.var.form.client_id;
+    if (typeof clientId !== 'string' || !clientId) return errorPage(c, 400, 'Invalid request', 'No application was chosen.');
+    await grantsOf(c.env, c.var.session.user.id).revokeClient(clientId);
     return c.redirect(PATH, 303);
   });

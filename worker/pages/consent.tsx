@@ -1,6 +1,5 @@
 import type { Context } from 'hono';
 import type { UserRow } from '../durable/directory';
-import type { AppEnv } from '../env';
 import { CsrfField, Layout } from './layout';
 
 /** What each scope lets an application do, in the user's words. */
@@ -52,4 +51,4 @@ const ConsentPage = (p: ConsentProps) => (
 );
 
 /** The consent page of the authorization endpoint (application, scopes, signed-in user). */
-export const consentPage = (c: Context<AppEnv>, props: ConsentProps) => c.html(<ConsentPage {...props} />);
+export const consentPage = (c: Context, props: ConsentProps) => c.html(<ConsentPage {...props} />);

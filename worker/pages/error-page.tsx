@@ -1,10 +1,9 @@
 import type { Context } from 'hono';
 import type { ContentfulStatusCode } from 'hono/utils/http-status';
-import type { AppEnv } from '../env';
 import { Layout } from './layout';
 
 /** An HTML error page (never a redirect): bad OAuth clients, CSRF failures and the like. */
-export const errorPage = (c: Context<AppEnv>, status: ContentfulStatusCode, title: string, detail: string) =>
+export const errorPage = (c: Context, status: ContentfulStatusCode, title: string, detail: string) =>
   c.html(
     <Layout title={title}>
       <div class="card">

@@ -1,19 +1,20 @@
-import { keyedHash, randomBytes } from '../auth/crypto';
+import { hmacSha256, randomBytes } from '../auth/crypto';
 import type { Env } from '../env';
 import { tokenHashKey } from '../store/tokens';
 import type { TokenResponse } from './token-response';
 
 /**
- * The answer a refresh was given, kept for the 30-second identical-retry rule. It holds a live
- * token pair, so it is encrypted (AES-GCM) under a key derived from the refresh token that was
- * presented: storage holds only that token's keyed hash, so storage alone can never open it.
+ * The answer a refresh was given, kept for the identical-retry window (see Grants.retryOrRevoke).
+ * It holds a live token pair, so it is encrypted with AES-GCM (NIST SP 800-38D, as WebCrypto
+ * implements it) under a key derived from the refresh token that was presented: storage holds only
+ * that token's keyed hash, so storage alone can never open it.
  */
 export const retryKey = async (env: Env, refreshToken: string): Promise<CryptoKey> => {
-  const hex = await keyedHash(tokenHashKey(env), `retry-response:${refreshToken}`);
-  const raw = Uint8Array.from(hex.match(/../g) ?? [], (h) => parseInt(h, 16));
+  const raw = await hmacSha256(tokenHashKey(env), `retry-response:${refreshToken}`);
   return crypto.subtle.importKey('raw', raw, 'AES-GCM', false, ['encrypt', 'decrypt']);
 };
 
+/** SP 800-38D §8.2: a 96-bit random IV, fresh for every sealing, stored in front of the ciphertext. */
 const IV_BYTES = 12;
 
 export const sealResponse = async (key: CryptoKey, response: TokenResponse): Promise<ArrayBuffer> => {
