@@ -16,6 +16,8 @@ export type Group = z.infer<typeof S.GroupSchema>;
 export type Project = z.infer<typeof S.ProjectSchema>;
 export type Version = z.infer<typeof S.VersionSchema>;
 export type TokenResponse = z.infer<typeof S.TokenResponseSchema>;
+export type AccessToken = z.infer<typeof S.AccessTokenSchema>;
+export type NewAccessToken = z.infer<typeof S.NewAccessTokenSchema>;
 
 /** Error bodies: `{"message": ...}` on the API, `{"error", "error_description"}` from OAuth. */
 export interface ErrorBody {

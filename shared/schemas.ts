@@ -107,3 +107,24 @@ export const TokenResponseSchema = z
     created_at: z.number().int(),
   })
   .openapi('TokenResponse');
+
+/**
+ * GitLab's `PersonalAccessToken` and `ImpersonationToken` entities: what lists show of a token.
+ * `expires_at` is a date (the token stops at 00:00 UTC that day).
+ */
+export const AccessTokenSchema = z
+  .object({
+    id: z.number().int(),
+    name: z.string(),
+    revoked: z.boolean(),
+    created_at: z.string(),
+    scopes: z.array(z.string()),
+    user_id: z.number().int(),
+    active: z.boolean(),
+    expires_at: z.string(),
+    impersonation: z.boolean(),
+  })
+  .openapi('AccessToken');
+
+/** What creating a token answers: the only time the token itself is shown. */
+export const NewAccessTokenSchema = AccessTokenSchema.extend({ token: z.string() }).openapi('AccessTokenWithToken');

@@ -1,11 +1,14 @@
 import { createRoute, z } from '@hono/zod-openapi';
+import { AccessTokenSchema, NewAccessTokenSchema } from '../../shared/schemas';
 import { requireAdmin } from '../auth/api-auth';
 import { epochSeconds } from '../clock';
 import { directory } from '../durable/directory';
-import { json, problems, raise } from '../errors';
+import { problems, raise } from '../errors';
 import { isKnownScope, parseScopes } from '../oauth/scopes';
-import { accessTokenRecord, hashSecret, newAccessToken, putAccessToken } from '../store/tokens';
+import * as tokens from '../services/access-tokens';
+import { pageOf, paginationHeaders, paginationQuery, windowOf } from './pagination';
 import { bodyContent, bodyOf, intParam } from './params';
+import { presentAccessToken } from './presenters/access-token';
 import { createApiRouter } from './router';
 
 const DAY = 24 * 3600;
@@ -23,63 +26,85 @@ const NewImpersonationToken = z
   })
   .openapi('NewImpersonationToken');
 
-const ImpersonationToken = z
-  .object({
-    id: z.null(),
-    name: z.string(),
-    revoked: z.boolean(),
-    created_at: z.string(),
-    scopes: z.array(z.string()),
-    user_id: z.number().int(),
-    active: z.boolean(),
-    expires_at: z.string(),
-    impersonation: z.literal(true),
-    token: z.string(),
-  })
-  .openapi('ImpersonationToken');
+const userParam = z.object({ id: intParam() });
+const tokenParams = z.object({ id: intParam(), token_id: intParam() });
+const tags = ['Users'];
+const middleware = requireAdmin;
 
 const create = createRoute({
   method: 'post',
   path: '/{id}/impersonation_tokens',
-  tags: ['Users'],
+  tags,
   summary: 'Issue an access token for a user (administrators only); the token is shown once',
-  middleware: [requireAdmin] as const,
-  request: { params: z.object({ id: intParam() }), body: bodyContent(NewImpersonationToken) },
-  responses: { 201: { description: 'The token', content: { 'application/json': { schema: ImpersonationToken } } } },
+  middleware,
+  request: { params: userParam, body: bodyContent(NewImpersonationToken) },
+  responses: { 201: { description: 'The token', content: { 'application/json': { schema: NewAccessTokenSchema } } } },
+});
+
+const list = createRoute({
+  method: 'get',
+  path: '/{id}/impersonation_tokens',
+  tags,
+  summary: "A user's impersonation tokens, newest first (administrators only)",
+  middleware,
+  request: {
+    params: userParam,
+    query: z.object({ state: z.enum(['all', 'active', 'inactive']).default('all'), ...paginationQuery }),
+  },
+  responses: { 200: { description: 'Tokens', content: { 'application/json': { schema: z.array(AccessTokenSchema) } } } },
+});
+
+const get = createRoute({
+  method: 'get',
+  path: '/{id}/impersonation_tokens/{token_id}',
+  tags,
+  summary: 'One impersonation token (administrators only)',
+  middleware,
+  request: { params: tokenParams },
+  responses: { 200: { description: 'The token', content: { 'application/json': { schema: AccessTokenSchema } } } },
+});
+
+const revoke = createRoute({
+  method: 'delete',
+  path: '/{id}/impersonation_tokens/{token_id}',
+  tags,
+  summary: 'Revoke an impersonation token (administrators only); it stops working at once',
+  middleware,
+  request: { params: tokenParams },
+  responses: { 204: { description: 'Revoked' } },
 });
 
 /**
- * GitLab's `POST /users/:id/impersonation_tokens`: how an administrator (the demo seeder, tests,
- * benchmarks) gets a token for a user without the browser flow. Expires at 00:00 UTC of
- * `expires_at` (default 30 days, at most 365). Stored in KV like any access token; not listed.
+ * GitLab's impersonation tokens: how an administrator (the demo seeder, tests, benchmarks) gets
+ * a token for a user without the browser flow. Expires at 00:00 UTC of `expires_at` (default 30
+ * days, at most 365).
  */
-export const impersonationTokens = createApiRouter().openapi(create, async (c) => {
-  const { id } = c.req.valid('param');
-  const input = bodyOf(c, NewImpersonationToken);
-  const now = epochSeconds();
-  const expiresAt = input.expires_at ? Date.parse(`${input.expires_at}T00:00:00Z`) / 1000 : now + DEFAULT_LIFETIME_DAYS * DAY;
-  if (expiresAt <= now || expiresAt > now + MAX_LIFETIME_DAYS * DAY) return raise(problems.invalidParam('expires_at is invalid'));
-  const user = await directory(c.env).getUser(id);
-  if (!user || user.state !== 'active') return raise(problems.notFound('User'));
-  const token = newAccessToken(expiresAt);
-  await putAccessToken(
-    c.env,
-    await hashSecret(c.env, token),
-    accessTokenRecord(user, { scopes: input.scopes, clientId: null, grantId: null, createdAt: now, expiresAt }),
-  );
-  return c.json(
-    {
-      id: null,
-      name: input.name,
-      revoked: false,
-      created_at: new Date(now * 1000).toISOString(),
-      scopes: input.scopes,
-      user_id: user.id,
-      active: true,
-      expires_at: new Date(expiresAt * 1000).toISOString().slice(0, 10),
-      impersonation: true,
-      token,
-    },
-    201,
-  );
-});
+export const impersonationTokens = createApiRouter()
+  .openapi(create, async (c) => {
+    const { id } = c.req.valid('param');
+    const input = bodyOf(c, NewImpersonationToken);
+    const now = epochSeconds();
+    const expiresAt = input.expires_at ? Date.parse(`${input.expires_at}T00:00:00Z`) / 1000 : now + DEFAULT_LIFETIME_DAYS * DAY;
+    if (expiresAt <= now || expiresAt > now + MAX_LIFETIME_DAYS * DAY) return raise(problems.invalidParam('expires_at is invalid'));
+    const user = await directory(c.env).getUser(id);
+    if (!user || user.state !== 'active') return raise(problems.notFound('User'));
+    const issued = await tokens.issueAccessToken(c.env, user, { name: input.name, scopes: input.scopes, expiresAt, impersonation: true });
+    return c.json({ ...presentAccessToken(issued.row), token: issued.token }, 201);
+  })
+  .openapi(list, async (c) => {
+    const { id } = c.req.valid('param');
+    const q = c.req.valid('query');
+    const page = pageOf(q);
+    const active = q.state === 'all' ? undefined : q.state === 'active';
+    const { total, tokens: rows } = await tokens.listAccessTokens(c.env, { userId: id, impersonation: true, active }, windowOf(page));
+    return c.json(rows.map(presentAccessToken), 200, paginationHeaders(c, page, total));
+  })
+  .openapi(get, async (c) => {
+    const { id, token_id } = c.req.valid('param');
+    return c.json(presentAccessToken(await tokens.findAccessToken(c.env, id, token_id, true)), 200);
+  })
+  .openapi(revoke, async (c) => {
+    const { id, token_id } = c.req.valid('param');
+    await tokens.revokeAccessToken(c.env, await tokens.findAccessToken(c.env, id, token_id, true));
+    return c.body(null, 204);
+  });

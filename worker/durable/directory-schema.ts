@@ -63,4 +63,18 @@ export const directoryMigrations = [
      PRIMARY KEY (user_id, namespace_id)
    ) WITHOUT ROWID;
    CREATE INDEX memberships_namespace ON memberships (namespace_id, access_level);`,
+  // Personal access tokens and impersonation tokens (GitLab's `personal_access_tokens`): what
+  // lists and revokes them. The token itself is only in KV, under its keyed hash.
+  `CREATE TABLE access_tokens (
+     id INTEGER PRIMARY KEY AUTOINCREMENT,
+     user_id INTEGER NOT NULL,
+     name TEXT NOT NULL,
+     scopes TEXT NOT NULL,
+     impersonation INTEGER NOT NULL,
+     token_hash TEXT NOT NULL UNIQUE,
+     created_at TEXT NOT NULL,
+     expires_at INTEGER NOT NULL,
+     revoked INTEGER NOT NULL DEFAULT 0
+   );
+   CREATE INDEX access_tokens_user ON access_tokens (user_id, id);`,
 ];

@@ -42,6 +42,28 @@ export interface ApplicationRow {
   created_at: string;
 }
 
+/** A personal access token or impersonation token, as listed (never the token itself). */
+export interface AccessTokenRow {
+  id: number;
+  user_id: number;
+  name: string;
+  scopes: string[];
+  impersonation: boolean;
+  created_at: string;
+  /** Epoch seconds. */
+  expires_at: number;
+  revoked: boolean;
+}
+
+export interface NewAccessToken {
+  userId: number;
+  name: string;
+  scopes: string[];
+  impersonation: boolean;
+  tokenHash: string;
+  expiresAt: number;
+}
+
 export interface NewUser {
   username: string;
   name: string;
@@ -82,6 +104,15 @@ const toApplication = (r: RawApplication): ApplicationRow => ({
   scopes: r.scopes.split(' ').filter(Boolean),
   confidential: r.confidential === 1,
   created_at: r.created_at,
+});
+
+const ACCESS_TOKEN_COLUMNS = 'id, user_id, name, scopes, impersonation, created_at, expires_at, revoked';
+type RawAccessToken = Omit<AccessTokenRow, 'scopes' | 'impersonation' | 'revoked'> & { scopes: string; impersonation: number; revoked: number };
+const toAccessToken = (r: RawAccessToken): AccessTokenRow => ({
+  ...r,
+  scopes: r.scopes.split(' ').filter(Boolean),
+  impersonation: r.impersonation === 1,
+  revoked: r.revoked === 1,
 });
 
 const isUniqueViolation = (e: unknown): boolean => e instanceof Error && /UNIQUE constraint failed/.test(e.message);
@@ -282,6 +313,52 @@ export class Directory extends DurableObject<Env> {
 
   listEffectiveMembers(namespaceIds: number[], offset: number, limit: number) {
     return listEffectiveMembers(this.sql, namespaceIds, offset, limit);
+  }
+
+  // ---- personal access tokens and impersonation tokens ----
+
+  createAccessToken(input: NewAccessToken): AccessTokenRow {
+    const row = this.sql
+      .exec<RawAccessToken>(
+        `INSERT INTO access_tokens (user_id, name, scopes, impersonation, token_hash, created_at, expires_at)
+         VALUES (?, ?, ?, ?, ?, ?, ?) RETURNING ${ACCESS_TOKEN_COLUMNS}`,
+        input.userId,
+        input.name,
+        input.scopes.join(' '),
+        input.impersonation ? 1 : 0,
+        input.tokenHash,
+        isoNow(),
+        input.expiresAt,
+      )
+      .one();
+    return toAccessToken(row);
+  }
+
+  /** A user's tokens of one kind, newest first; `active` filters by state at `now` (epoch seconds). */
+  listAccessTokens(
+    filter: { userId: number; impersonation: boolean; active?: boolean; now: number },
+    offset: number,
+    limit: number,
+  ): { total: number; tokens: AccessTokenRow[] } {
+    const where = 'user_id = ? AND impersonation = ?' + (filter.active === undefined ? '' : filter.active ? ' AND revoked = 0 AND expires_at > ?' : ' AND (revoked = 1 OR expires_at <= ?)');
+    const args = [filter.userId, filter.impersonation ? 1 : 0, ...(filter.active === undefined ? [] : [filter.now])];
+    const total = this.sql.exec<{ n: number }>(`SELECT COUNT(*) AS n FROM access_tokens WHERE ${where}`, ...args).one().n;
+    const tokens = this.sql
+      .exec<RawAccessToken>(`SELECT ${ACCESS_TOKEN_COLUMNS} FROM access_tokens WHERE ${where} ORDER BY id DESC LIMIT ? OFFSET ?`, ...args, limit, offset)
+      .toArray()
+      .map(toAccessToken);
+    return { total, tokens };
+  }
+
+  /** One token with the keyed hash that names it in KV, so revoking can end it there. */
+  getAccessToken(id: number): (AccessTokenRow & { token_hash: string }) | null {
+    const row = this.sql.exec<RawAccessToken & { token_hash: string }>(`SELECT ${ACCESS_TOKEN_COLUMNS}, token_hash FROM access_tokens WHERE id = ?`, id).toArray()[0];
+    return row ? { ...toAccessToken(row), token_hash: row.token_hash } : null;
+  }
+
+  /** Marks a token revoked (after KV has its tombstone); true when it was not already. */
+  markAccessTokenRevoked(id: number): boolean {
+    return this.sql.exec('UPDATE access_tokens SET revoked = 1 WHERE id = ? AND revoked = 0 RETURNING id', id).toArray().length > 0;
   }
 
   // ---- OAuth applications ----
