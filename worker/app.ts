@@ -6,8 +6,9 @@ import { secureHeaders } from 'hono/secure-headers';
 import { api } from './api';
 import { loadSession } from './auth/session';
 import { publicOrigin } from './config';
-import type { AppEnv } from './env';
+import type { BaseEnv, PageEnv } from './env';
 import { json, problems, raise, renderError } from './errors';
+import { authorizeRoutes } from './oauth/authorize';
 import { oauthRoutes } from './oauth/routes';
 import { accountPages } from './pages/accounts';
 import { authorizedApplicationsPages } from './pages/authorized-applications';
@@ -21,7 +22,7 @@ export const MAX_BODY_BYTES = 1024 * 1024;
  */
 const PAGE_PATHS = ['/', '/users/*', '/oauth/*', '/login/oauth/authorize'];
 
-export const app = new Hono<AppEnv>();
+export const app = new Hono<BaseEnv>();
 
 app.use(
   secureHeaders({
@@ -38,16 +39,21 @@ app.use(
 );
 app.use(methodNotAllowed({ app, onMethodNotAllowed: (_c, methods) => raise(problems.methodNotAllowed(methods)) }));
 app.use(bodyLimit({ maxSize: MAX_BODY_BYTES, onError: () => raise(problems.payloadTooLarge()) }));
+
+/** The HTML pages: the only routes with a browser session. */
+const pages = new Hono<PageEnv>();
 for (const path of PAGE_PATHS) {
-  app.use(path, csrf({ origin: (origin, c) => origin === new URL(c.req.url).origin || origin === publicOrigin(c.env, c.req.url) }));
-  app.use(path, loadSession);
+  pages.use(path, csrf({ origin: (origin, c) => origin === new URL(c.req.url).origin || origin === publicOrigin(c.env, c.req.url) }));
+  pages.use(path, loadSession);
 }
+pages.route('/', homePages);
+pages.route('/', accountPages);
+pages.route('/', authorizeRoutes);
+pages.route('/', authorizedApplicationsPages);
 
 app.route('/api/v4', api);
-app.route('/', homePages);
-app.route('/', accountPages);
+app.route('/', pages);
 app.route('/', oauthRoutes);
-app.route('/', authorizedApplicationsPages);
 
 // Returned, not thrown, so methodNotAllowed can still turn it into a 405.
 app.notFound(() => json(problems.routeNotFound().body, 404));

@@ -27,6 +27,3 @@ export type ApiEnv = { Bindings: Env; Variables: { caller: Caller } };
 
 /** HTML pages: the signed-in user of the browser session, if any. */
 export type PageEnv = { Bindings: Env; Variables: { session: Session | null } };
-
-/** @deprecated Use ApiEnv or PageEnv: a route declares only the variables it really has. */
-export type AppEnv = { Bindings: Env; Variables: { caller: Caller; session: Session | null } };

@@ -3,13 +3,21 @@ import { HTTPException } from 'hono/http-exception';
 import type { ContentfulStatusCode } from 'hono/utils/http-status';
 
 /**
+ * An error body as GitLab and OAuth 2.0 write them: strings (`message`, `error`,
+ * `error_description`), or a message per field (`{"message":{"path":["is invalid"]}}`). Plain
+ * data, so a Durable Object can hand one back across RPC.
+ */
+type FieldMessages = { [field: string]: string[] };
+type JsonObject = { [key: string]: string | FieldMessages };
+
+/**
  * An error with the exact status, body and headers a client sees. Rules raise these where they
  * are broken; `renderError` turns them into responses in one place.
  */
 export class ApiError extends Error {
   constructor(
     readonly status: ContentfulStatusCode,
-    readonly body: Record<string, unknown>,
+    readonly body: JsonObject,
     readonly headers: Record<string, string> = {},
   ) {
     super(typeof body.message === 'string' ? body.message : String(body.error ?? status));
@@ -19,7 +27,7 @@ export class ApiError extends Error {
 /** Plain-data form of an error, so Durable Objects can return it across RPC. */
 export interface Problem {
   status: ContentfulStatusCode;
-  body: Record<string, unknown>;
+  body: JsonObject;
   headers?: Record<string, string>;
 }
 
@@ -60,10 +68,10 @@ export const problems = {
     body: { error: '405 Method Not Allowed' },
     headers: { Allow: allow.join(', ') },
   }),
-  badRequest: (message: unknown): Problem => ({ status: 400, body: { message } }),
+  badRequest: (message: string | FieldMessages): Problem => ({ status: 400, body: { message } }),
   /** GitLab's shape for a parameter that failed validation: `{"error": "<param> is invalid"}`. */
   invalidParam: (error: string): Problem => ({ status: 400, body: { error } }),
-  conflict: (message: unknown): Problem => ({ status: 409, body: { message } }),
+  conflict: (message: string | FieldMessages): Problem => ({ status: 409, body: { message } }),
   payloadTooLarge: (): Problem => ({ status: 413, body: { error: '413 Payload Too Large' } }),
   unsupportedMediaType: (): Problem => ({
     status: 415,

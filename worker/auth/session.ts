@@ -1,6 +1,6 @@
 import type { Context, MiddlewareHandler } from 'hono';
 import { deleteCookie, getCookie, setCookie } from 'hono/cookie';
-import type { AppEnv } from '../env';
+import type { PageEnv } from '../env';
 import { directory, type UserRow } from '../durable/directory';
 import { hashSecret } from '../store/tokens';
 import { randomToken, safeEqual } from './crypto';
@@ -25,7 +25,7 @@ const cookieOptions = (c: Context, maxAge?: number) => ({
 });
 
 /** Loads the signed-in user (server-side session record) for the HTML pages. */
-export const loadSession: MiddlewareHandler<AppEnv> = async (c, next) => {
+export const loadSession: MiddlewareHandler<PageEnv> = async (c, next) => {
   const id = getCookie(c, SESSION_COOKIE);
   let session: Session | null = null;
   if (id) {
@@ -37,7 +37,7 @@ export const loadSession: MiddlewareHandler<AppEnv> = async (c, next) => {
   await next();
 };
 
-export const startSession = async <E extends AppEnv>(c: Context<E>, user: UserRow): Promise<void> => {
+export const startSession = async <E extends PageEnv>(c: Context<E>, user: UserRow): Promise<void> => {
   if (c.var.session) await directory(c.env).deleteSession(c.var.session.idHash);
   const id = randomToken('', 32);
   await directory(c.env).createSession(await hashSecret(c.env, id), user.id, randomToken('', 24), SESSION_TTL_SECONDS);
@@ -45,13 +45,13 @@ export const startSession = async <E extends AppEnv>(c: Context<E>, user: UserRo
   deleteCookie(c, CSRF_COOKIE, { path: '/' });
 };
 
-export const endSession = async <E extends AppEnv>(c: Context<E>): Promise<void> => {
+export const endSession = async <E extends PageEnv>(c: Context<E>): Promise<void> => {
   if (c.var.session) await directory(c.env).deleteSession(c.var.session.idHash);
   deleteCookie(c, SESSION_COOKIE, { path: '/' });
 };
 
 /** The CSRF token to embed in a form: the session's, or a fresh pre-sign-in one. */
-export const csrfTokenFor = <E extends AppEnv>(c: Context<E>): string => {
+export const csrfTokenFor = <E extends PageEnv>(c: Context<E>): string => {
   if (c.var.session) return c.var.session.csrfToken;
   let token = getCookie(c, CSRF_COOKIE);
   if (!token || token.length < 20) {
@@ -62,7 +62,7 @@ export const csrfTokenFor = <E extends AppEnv>(c: Context<E>): string => {
 };
 
 /** Whether a submitted form's token belongs to this browser's session. */
-export const validCsrf = <E extends AppEnv>(c: Context<E>, submitted: unknown): boolean => {
+export const validCsrf = <E extends PageEnv>(c: Context<E>, submitted: unknown): boolean => {
   if (typeof submitted !== 'string' || !submitted) return false;
   const expected = c.var.session ? c.var.session.csrfToken : getCookie(c, CSRF_COOKIE);
   return !!expected && safeEqual(submitted, expected);

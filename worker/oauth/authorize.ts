@@ -1,8 +1,8 @@
 import { Hono, type Context } from 'hono';
-import { csrfTokenFor } from '../auth/session';
+import { csrfTokenFor, type Session } from '../auth/session';
 import { publicOrigin } from '../config';
 import { grantsOf } from '../durable/grants';
-import type { AppEnv } from '../env';
+import type { PageEnv } from '../env';
 import { consentPage } from '../pages/consent';
 import { errorPage } from '../pages/error-page';
 import { formCsrf } from '../pages/form-csrf';
@@ -25,7 +25,7 @@ const requestFields = (r: AuthorizationRequest): Record<string, string | null> =
 });
 
 /** Signed out: sign in first, then back to this same authorization request. */
-const signInFirst = <E extends AppEnv>(c: Context<E>, r: AuthorizationRequest) => {
+const signInFirst = <E extends PageEnv>(c: Context<E>, r: AuthorizationRequest) => {
   let back = new URL(c.req.url);
   if (c.req.method !== 'GET') {
     back = new URL('/login/oauth/authorize', c.req.url);
@@ -35,8 +35,13 @@ const signInFirst = <E extends AppEnv>(c: Context<E>, r: AuthorizationRequest) =
 };
 
 /** RFC 6749 §4.1.2: the code goes back with `state` and, per RFC 9207, `iss`. */
-const issueCodeAndRedirect = async <E extends AppEnv>(c: Context<E>, r: AuthorizationRequest, rememberConsent: boolean, status: 302 | 303) => {
-  const user = c.var.session!.user;
+const issueCodeAndRedirect = async <E extends PageEnv>(
+  c: Context<E>,
+  user: Session['user'],
+  r: AuthorizationRequest,
+  rememberConsent: boolean,
+  status: 302 | 303,
+) => {
   const code = await grantsOf(c.env, user.id).issueCode({
     userId: user.id,
     clientId: r.client.clientId,
@@ -54,7 +59,7 @@ const formEntries = (form: Record<string, unknown>): [string, string][] =>
     .flatMap(([name, value]) => ([] as unknown[]).concat(value).map((v): [string, string] => [name, typeof v === 'string' ? v : '']));
 
 /** `GET /login/oauth/authorize` (RFC 6749 §4.1.1, at GitLab's path) and the consent form's answer. */
-export const authorizeRoutes = new Hono<AppEnv>()
+export const authorizeRoutes = new Hono<PageEnv>()
   .use('/login/oauth/authorize', async (c, next) => {
     await next();
     c.header('Cache-Control', 'no-store');
@@ -71,7 +76,7 @@ export const authorizeRoutes = new Hono<AppEnv>()
     const session = c.var.session;
     if (!session) return signInFirst(c, r);
     // A remembered consent answers at once, with no page: this is how the extension signs in again.
-    if (await grantsOf(c.env, session.user.id).hasConsent(r.client.clientId, r.scopes)) return issueCodeAndRedirect(c, r, false, 302);
+    if (await grantsOf(c.env, session.user.id).hasConsent(r.client.clientId, r.scopes)) return issueCodeAndRedirect(c, session.user, r, false, 302);
     return consentPage(c, {
       applicationName: r.client.name,
       redirectHost: hostOf(r.redirectUri),
@@ -91,10 +96,11 @@ export const authorizeRoutes = new Hono<AppEnv>()
       return c.redirect(redirectWith(redirectUri, { error, error_description: description, state, iss }), 303);
     }
     const r = checked.request;
-    if (!c.var.session) return signInFirst(c, r);
+    const session = c.var.session;
+    if (!session) return signInFirst(c, r);
     if (form.decision === 'deny') {
       return c.redirect(redirectWith(r.redirectUri, { error: 'access_denied', error_description: 'The user denied the request.', state: r.state, iss }), 303);
     }
     if (form.decision !== 'authorize') return errorPage(c, 400, 'Invalid request', 'Choose Authorize or Deny.');
-    return issueCodeAndRedirect(c, r, true, 303);
+    return issueCodeAndRedirect(c, session.user, r, true, 303);
   });

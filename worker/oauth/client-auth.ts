@@ -1,7 +1,7 @@
 import type { Context } from 'hono';
 import { decodeBase64 } from 'hono/utils/encode';
 import { safeEqual } from '../auth/crypto';
-import type { AppEnv } from '../env';
+import type { BaseEnv } from '../env';
 import { problems, raise } from '../errors';
 import { hashSecret } from '../store/tokens';
 import { findClient, findClientCached, isPublicClient, type OAuthClient } from './clients';
@@ -36,7 +36,7 @@ export type ClientAuthMethod = 'client_secret_basic' | 'client_secret_post' | 'n
  * from this isolate's recent read of the application (see clients.ts for when that is safe).
  */
 export const authenticateClient = async (
-  c: Context<AppEnv>,
+  c: Context<BaseEnv>,
   params: Record<string, string>,
   opts: { confidentialOnly?: boolean; cached?: boolean } = {},
 ): Promise<{ client: OAuthClient; method: ClientAuthMethod }> => {

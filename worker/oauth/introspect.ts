@@ -2,7 +2,7 @@ import type { Context } from 'hono';
 import { publicOrigin } from '../config';
 import { directory } from '../durable/directory';
 import { grantsOf } from '../durable/grants';
-import type { AppEnv } from '../env';
+import type { BaseEnv } from '../env';
 import { json, problems, raise } from '../errors';
 import { lookupAccessToken, REFRESH_TOKEN_PREFIX, routeOf } from '../store/tokens';
 import { authenticateClient } from './client-auth';
@@ -15,7 +15,7 @@ const INACTIVE = { active: false };
  * `POST /login/oauth/introspect` (RFC 7662), for confidential clients. A client learns only
  * about tokens issued to itself; anything else, or anything not active, is `{"active":false}`.
  */
-export const introspectionEndpoint = async (c: Context<AppEnv>) => {
+export const introspectionEndpoint = async (c: Context<BaseEnv>) => {
   const params = await readOAuthParams(c);
   const { client } = await authenticateClient(c, params, { confidentialOnly: true });
   const token = params.token ?? raise(problems.oauth('invalid_request', 'token is missing.'));

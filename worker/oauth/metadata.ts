@@ -1,11 +1,11 @@
 import type { Context } from 'hono';
 import { publicOrigin } from '../config';
-import type { AppEnv } from '../env';
+import type { BaseEnv } from '../env';
 import { json } from '../errors';
 import { SCOPES } from './scopes';
 
 /** `GET /.well-known/oauth-authorization-server` (RFC 8414 §2). */
-export const metadataEndpoint = (c: Context<AppEnv>) => {
+export const metadataEndpoint = (c: Context<BaseEnv>) => {
   const issuer = publicOrigin(c.env, c.req.url);
   const secretMethods = ['client_secret_basic', 'client_secret_post'];
   return json(

@@ -1,6 +1,6 @@
 import type { Context } from 'hono';
 import { grantsOf } from '../durable/grants';
-import type { AppEnv } from '../env';
+import type { BaseEnv } from '../env';
 import { problems, raise } from '../errors';
 import { lookupAccessToken, REFRESH_TOKEN_PREFIX, routeOf } from '../store/tokens';
 import { authenticateClient } from './client-auth';
@@ -12,7 +12,7 @@ import { NO_STORE } from '../protocol/token-response';
  * every token issued under it. Unknown, expired or foreign tokens get the same 200 (§2.2), so the
  * endpoint tells a caller nothing about tokens it does not hold.
  */
-export const revocationEndpoint = async (c: Context<AppEnv>) => {
+export const revocationEndpoint = async (c: Context<BaseEnv>) => {
   const params = await readOAuthParams(c);
   const { client } = await authenticateClient(c, params);
   const token = params.token ?? raise(problems.oauth('invalid_request', 'token is missing.'));

@@ -1,7 +1,7 @@
 import type { Context } from 'hono';
 import { grantsOf } from '../durable/grants';
 import { unwrap, type Result } from '../durable/result';
-import type { AppEnv } from '../env';
+import type { BaseEnv } from '../env';
 import { json, problems, raise } from '../errors';
 import { AUTHORIZATION_CODE_PREFIX, REFRESH_TOKEN_PREFIX, routeOf } from '../store/tokens';
 import { authenticateClient } from './client-auth';
@@ -19,7 +19,7 @@ const required = (params: Record<string, string>, name: string): string =>
  * `POST /login/oauth/access_token` (RFC 6749 §4.1.3 and §6, at GitLab's path). The protocol rules
  * that need state (single use, PKCE, rotation) live in the user's grant authority.
  */
-export const tokenEndpoint = async (c: Context<AppEnv>) => {
+export const tokenEndpoint = async (c: Context<BaseEnv>) => {
   const params = await readOAuthParams(c);
   // RFC 6749 §4.1.3 requires grant_type; a request without one is read as the code exchange.
   const grantType = params.grant_type ?? 'authorization_code';
@@ -42,7 +42,7 @@ export const tokenEndpoint = async (c: Context<AppEnv>) => {
       publicClient: isPublicClient(client),
       redirectUri: params.redirect_uri ?? null,
       codeVerifier: params.code_verifier ?? null,
-    })) as unknown as Result<TokenResponse>;
+    }));
   } else {
     const refreshToken = required(params, 'refresh_token');
     const userId = routeOf(REFRESH_TOKEN_PREFIX, refreshToken);
@@ -52,7 +52,7 @@ export const tokenEndpoint = async (c: Context<AppEnv>) => {
       scope = parseScopes(params.scope);
       if (scope.length === 0 || !scope.every(isKnownScope)) return raise(problems.oauth('invalid_scope', 'The requested scope is unknown.'));
     }
-    result = (await grantsOf(c.env, userId).refresh({ userId, refreshToken, clientId: client.clientId, scope })) as unknown as Result<TokenResponse>;
+    result = (await grantsOf(c.env, userId).refresh({ userId, refreshToken, clientId: client.clientId, scope }));
   }
   return json(unwrap(result), 200, NO_STORE);
 };

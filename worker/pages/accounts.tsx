@@ -4,7 +4,7 @@ import { csrfTokenFor, endSession, safeReturnTo, startSession } from '../auth/se
 import { config } from '../config';
 import { directory, type UserRow } from '../durable/directory';
 import type { Result } from '../durable/result';
-import type { AppEnv } from '../env';
+import type { PageEnv } from '../env';
 import { NewUserSchema } from '../api/users';
 import { describeIssue } from '../api/router';
 import { errorPage } from './error-page';
@@ -68,13 +68,13 @@ const SignUpPage = (p: { csrf: string; returnTo: string; values?: Record<string,
 const formField = (form: Record<string, unknown>, name: string): string => (typeof form[name] === 'string' ? (form[name] as string) : '');
 
 /** Sign-up pages are 404 while SIGNUP_ENABLED is off (before any form is read). */
-const signupOpen: MiddlewareHandler<AppEnv> = async (c, next) => {
+const signupOpen: MiddlewareHandler<PageEnv> = async (c, next) => {
   if (!config(c.env).signupEnabled) return errorPage(c, 404, 'Sign-up is disabled', 'Ask an administrator for an account.');
   await next();
 };
 
 /** Sign-in, sign-up and sign-out pages. */
-export const accountPages = new Hono<AppEnv>()
+export const accountPages = new Hono<PageEnv>()
   .get('/users/sign_in', (c) => {
     const returnTo = safeReturnTo(c.req.query('return_to'));
     if (c.var.session) return c.redirect(returnTo, 303);
@@ -118,12 +118,12 @@ export const accountPages = new Hono<AppEnv>()
     const again = (error: string, status: 400 | 409) =>
       c.html(<SignUpPage csrf={csrfTokenFor(c)} returnTo={returnTo} values={values} error={error} />, status);
     if (!parsed.success) return again(`The ${parsed.error.issues.map(describeIssue)[0]}.`, 400);
-    const created = (await directory(c.env).createUser({
+    const created = await directory(c.env).createUser({
       username: parsed.data.username,
       name: parsed.data.name,
       email: parsed.data.email ?? null,
       passwordHash: await hashPassword(parsed.data.password),
-    })) as unknown as Result<UserRow>;
+    });
     if (!created.ok) return again(String(created.problem.body.message), 409);
     await startSession(c, created.value);
     return c.redirect(returnTo, 303);

@@ -2,7 +2,7 @@ import { Hono, type MiddlewareHandler } from 'hono';
 import { csrfTokenFor, type Session } from '../auth/session';
 import { grantsOf, type Authorization } from '../durable/grants';
 import type { UserRow } from '../durable/directory';
-import type { AppEnv } from '../env';
+import type { PageEnv } from '../env';
 import { findClient } from '../oauth/clients';
 import { errorPage } from './error-page';
 import { formCsrf } from './form-csrf';
@@ -61,14 +61,14 @@ const AuthorizedApplicationsPage = (p: { user: UserRow; csrf: string; applicatio
 
 /** Signed out: to the sign-in page first (before any form is read), then back to the list. */
 const signedIn =
-  (status: 302 | 303): MiddlewareHandler<AppEnv & { Variables: { session: Session } }> =>
+  (status: 302 | 303): MiddlewareHandler<PageEnv & { Variables: { session: Session } }> =>
   async (c, next) => {
     if (!c.var.session) return c.redirect(`/users/sign_in?return_to=${encodeURIComponent(PATH)}`, status);
     await next();
   };
 
 /** The signed-in user's authorized applications, each with a Revoke button (like GitLab's). */
-export const authorizedApplicationsPages = new Hono<AppEnv>()
+export const authorizedApplicationsPages = new Hono<PageEnv>()
   .get(PATH, signedIn(302), async (c) => {
     const session = c.var.session;
     const authorizations = await grantsOf(c.env, session.user.id).listAuthorizations();

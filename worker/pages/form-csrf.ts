@@ -1,13 +1,13 @@
 import type { MiddlewareHandler } from 'hono';
 import { validCsrf } from '../auth/session';
-import type { AppEnv } from '../env';
+import type { PageEnv } from '../env';
 import { errorPage } from './error-page';
 
 /** A submitted page form's fields, as Hono's parseBody reads them. */
 export type FormFields = Record<string, string | File | (string | File)[]>;
 
 /** What a handler behind formCsrf() may read: the form, already checked. */
-export type FormEnv = AppEnv & { Variables: { form: FormFields } };
+export type FormEnv = PageEnv & { Variables: { form: FormFields } };
 
 export interface FormCsrfOptions {
   /** Keep every value of a repeated field (an array), as parseBody's `all`; otherwise the last. */

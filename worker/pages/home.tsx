@@ -1,11 +1,11 @@
 import { Hono } from 'hono';
 import { csrfTokenFor } from '../auth/session';
-import type { AppEnv } from '../env';
+import type { PageEnv } from '../env';
 import { Layout } from './layout';
 import { STYLESHEET } from './style';
 
 /** The landing page and the stylesheet. */
-export const homePages = new Hono<AppEnv>()
+export const homePages = new Hono<PageEnv>()
   .get('/', (c) => {
     const session = c.var.session;
     if (!session) return c.redirect('/users/sign_in', 302);
