@@ -18,6 +18,7 @@ export type Version = z.infer<typeof S.VersionSchema>;
 export type TokenResponse = z.infer<typeof S.TokenResponseSchema>;
 export type AccessToken = z.infer<typeof S.AccessTokenSchema>;
 export type NewAccessToken = z.infer<typeof S.NewAccessTokenSchema>;
+export type Application = z.infer<typeof S.ApplicationSchema>;
 
 /** Error bodies: `{"message": ...}` on the API, `{"error", "error_description"}` from OAuth. */
 export interface ErrorBody {

@@ -128,3 +128,17 @@ export const AccessTokenSchema = z
 
 /** What creating a token answers: the only time the token itself is shown. */
 export const NewAccessTokenSchema = AccessTokenSchema.extend({ token: z.string() }).openapi('AccessTokenWithToken');
+
+/** GitLab's `Application` entity: an OAuth client registered on this server. */
+export const ApplicationSchema = z
+  .object({
+    id: z.number().int(),
+    application_id: z.string(),
+    application_name: z.string(),
+    callback_url: z.string(),
+    confidential: z.boolean(),
+  })
+  .openapi('Application');
+
+/** What registering answers: the only time the secret is shown (null for a public client). */
+export const NewApplicationResponseSchema = ApplicationSchema.extend({ secret: z.string().nullable() }).openapi('ApplicationWithSecret');

@@ -1,6 +1,8 @@
 import { createRoute, z } from '@hono/zod-openapi';
+import type { Application } from '../../shared/api-types';
+import { ApplicationSchema, NewApplicationResponseSchema } from '../../shared/schemas';
 import { requireAdmin } from '../auth/api-auth';
-import { randomBytes, randomToken } from '../auth/crypto';
+import { hex, randomBytes, randomToken } from '../auth/crypto';
 import { directory, type ApplicationRow } from '../durable/directory';
 import { json, problems, raise } from '../errors';
 import { endApplicationGrants } from '../oauth/application-grants';
@@ -29,17 +31,7 @@ const NewApplicationSchema = z
   })
   .openapi('NewApplication');
 
-const Application = z
-  .object({
-    id: z.number().int(),
-    application_id: z.string(),
-    application_name: z.string(),
-    callback_url: z.string(),
-    confidential: z.boolean(),
-  })
-  .openapi('Application');
-
-const present = (a: ApplicationRow) => ({
+const present = (a: ApplicationRow): Application => ({
   id: a.id,
   application_id: a.client_id,
   application_name: a.name,
@@ -55,7 +47,7 @@ const create = createRoute({
   responses: {
     201: {
       description: 'The application with its secret',
-      content: { 'application/json': { schema: Application.extend({ secret: z.string().nullable() }) } },
+      content: { 'application/json': { schema: NewApplicationResponseSchema } },
     },
   },
 });
@@ -64,7 +56,7 @@ const list = createRoute({
   method: 'get',
   path: '/',
   summary: 'List OAuth applications (administrators only)',
-  responses: { 200: { description: 'Applications', content: { 'application/json': { schema: z.array(Application) } } } },
+  responses: { 200: { description: 'Applications', content: { 'application/json': { schema: z.array(ApplicationSchema) } } } },
 });
 
 const remove = createRoute({
@@ -75,7 +67,6 @@ const remove = createRoute({
   responses: { 204: { description: 'Deleted' }, 404: { description: '404 Application Not Found' } },
 });
 
-const hexId = () => [...randomBytes(32)].map((b) => b.toString(16).padStart(2, '0')).join('');
 
 export const applications = createApiRouter();
 applications.use('*', requireAdmin);
@@ -84,7 +75,7 @@ applications
     const input = bodyOf(c, NewApplicationSchema);
     const secret = input.confidential ? randomToken(CLIENT_SECRET_PREFIX) : null;
     const app = await directory(c.env).createApplication({
-      clientId: hexId(),
+      clientId: hex(randomBytes(32)),
       secretHash: secret ? await hashSecret(c.env, secret) : null,
       name: input.name,
       redirectUris: input.redirect_uri,
