@@ -1,4 +1,4 @@
-// Access levels and who may grant which (contract §1). No imports: the Worker and the extension
+// Access levels and who may grant which (GitLab's access levels). No imports: the Worker and the extension
 // both read this table.
 
 export type NamespaceKind = 'group' | 'project';
@@ -43,7 +43,7 @@ export function accessLevelName(value: number): string {
 }
 
 /**
- * Whether an approver holding `approverLevel` on a `kind` may grant `level` (contract §1):
+ * Whether an approver holding `approverLevel` on a `kind` may grant `level` (GitLab's rules):
  * never "No access"; "Minimal access" only on groups; Owner on a project only by an Owner.
  */
 export function mayGrant(kind: NamespaceKind, approverLevel: number, level: number): boolean {

@@ -1,4 +1,4 @@
-// A small typed client for Knock's `/api/v4` (contract §3–§4). It does not know about tokens:
+// A small typed client for Knock's `/api/v4` (GitLab REST v4 shapes). It does not know about tokens:
 // the `fetch` it is given adds the Authorization header (and refreshes when needed).
 
 import { apiErrorFrom } from './api-error';

@@ -1,4 +1,4 @@
-// Calls to Knock's OAuth token endpoints (contract §5) for a public client using PKCE.
+// Calls to Knock's OAuth token endpoints (RFC 6749 §4.1.3, §6; RFC 7009) for a public client using PKCE.
 
 import { ApiError, apiErrorFrom } from './api-error';
 import type { TokenResponse } from './api-types';

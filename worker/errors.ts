@@ -35,7 +35,7 @@ export const raise = (p: Problem): never => {
   throw new ApiError(p.status, p.body, p.headers);
 };
 
-/** Every contract error body, by name. */
+/** Every error body a client can see, by name (GitLab's shapes, and OAuth 2.0's). */
 export const problems = {
   unauthorized: (): Problem => ({ status: 401, body: { message: '401 Unauthorized' } }),
   tokenExpired: (): Problem => ({

@@ -9,7 +9,7 @@
 // The server is the Worker bundle `wrangler deploy` would upload, run by workerd (Miniflare, no
 // dev tooling), by default. SOAK_RUNTIME=wrangler runs `npm start`'s wrangler dev instead: its
 // errors count the same, but its memory is not Knock's — wrangler dev's inspector and proxy grow
-// by about 30 KB per request even for a hello-world Worker (see README, "Reliability and security").
+// by about 30 KB per request even for a hello-world Worker (see docs/testing.md).
 //
 //   npm run soak                        # 300 virtual users, 90 s warm-up + 60 s
 //   SOAK_USERS=500 SOAK_SECONDS=300 npm run soak
@@ -37,7 +37,7 @@ const t0 = Date.now();
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 const pick = (xs) => xs[Math.floor(Math.random() * xs.length)];
 
-// ---- the contract's response shapes (contract §2, §3, §5, §7) ----
+// ---- the contract's response shapes (GitLab's and OAuth 2.0's error bodies) ----
 
 const stats = { requests: 0, byOutcome: new Map(), errors: [], latencies: [] };
 const count = (key) => stats.byOutcome.set(key, (stats.byOutcome.get(key) ?? 0) + 1);
@@ -231,7 +231,7 @@ const cookieJar = () => {
 };
 const hiddenFields = (html) => Object.fromEntries([...html.matchAll(/<input type="hidden" name="([^"]+)" value="([^"]*)"/g)].map((m) => [m[1], m[2].replace(/&amp;/g, '&').replace(/&quot;/g, '"')]));
 
-/** The seed's sign-in: the sign-in page, the consent page, the code, the token pair. */
+/** A user's sign-in: the sign-in page, the consent page, the code, the token pair. */
 const signIn = async (user) => {
   const jar = cookieJar();
   const page = await send('sign-in page', `${base}/users/sign_in`, {}, [200]);

@@ -5,7 +5,7 @@ import { addMember, admin, as, createNestedSource, createSource, KIND_ROUTES, pe
 type Role = 'owner' | 'maintainer' | 'developer' | 'requester' | 'stranger' | 'admin' | 'anonymous';
 const ROLES: Role[] = ['owner', 'maintainer', 'developer', 'requester', 'stranger', 'admin', 'anonymous'];
 
-/** Contract §3, "Who may do what": expected status per kind, operation and role. */
+/** "Who may do what": expected status per kind, operation and role. */
 const EXPECTED: Record<KindRoute, Record<'list' | 'request' | 'approve' | 'deny', Record<Role, number>>> = {
   groups: {
     list: { owner: 200, maintainer: 403, developer: 403, requester: 403, stranger: 403, admin: 200, anonymous: 401 },

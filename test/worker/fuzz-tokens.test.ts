@@ -1,4 +1,4 @@
-// Model-based fuzzing of the token service (contract §5): random sequences of new grants,
+// Model-based fuzzing of the token service (RFC 6749, RFC 9700): random sequences of new grants,
 // refreshes, retried and reused refresh tokens, replayed codes, revocations (by either token,
 // and from the authorized-applications page) and the clock moving on. After every step, each
 // token works exactly when the model says it should.
@@ -106,7 +106,7 @@ describe('fuzzing the token service against a model of grants, rotation and revo
                 if (!g || g.pairs.length < 2) break;
                 const previous = g.pairs.at(-2)!;
                 const res = await send('/login/oauth/access_token', await refresh(app, previous.tokens.refresh_token));
-                // Contract §5: an identical retry within 30 s whose successor has not been used gets the same answer.
+                // An identical retry within 30 s whose successor has not been used gets the same answer.
                 const successor = g.pairs.at(-1)!;
                 const graced = !g.revoked && successor.rotatedAt === undefined && offset - previous.rotatedAt! < 30;
                 expect(res.status, `${where} graced=${graced}`).toBe(graced ? 200 : 400);

@@ -1,7 +1,7 @@
-// The full role × operation matrix of contract §3 for both kinds: every access level held directly,
+// The full role × operation matrix of the access request rules for both kinds: every access level held directly,
 // inherited from the parent group or from the grandparent group, the instance administrator, the
 // ADMIN_TOKEN's root, a stranger, a read_api token and an anonymous caller; on a public and on a
-// private group or project. The expected answers are computed from the contract's rules below,
+// private group or project. The expected answers are computed from the rules as written below,
 // independently of the service's own policy code.
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { ADMIN, call, issueToken, jsonBody, unique, type TestUser } from './support/http';
@@ -24,7 +24,7 @@ interface Standing {
   readOnly?: boolean;
 }
 
-/** Contract §1 and §3, as written. */
+/** GitLab's access levels and access request rules, as written. */
 const rules = (kind: Kind) => {
   const effective = (s: Standing) => (s.admin ? 50 : s.level);
   const manages = (s: Standing) => effective(s) >= (kind === 'projects' ? 40 : 50);

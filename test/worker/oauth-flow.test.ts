@@ -18,7 +18,7 @@ import {
   type Tokens,
 } from './support/oauth';
 
-describe('authorization code flow through the pages (contract §5)', () => {
+describe('authorization code flow through the pages (RFC 6749 §4.1)', () => {
   it('signs a signed-out user in, asks for consent, redirects with code, state and iss, and the code buys working tokens', async () => {
     const app = await registerApp();
     const user = await createUser();
@@ -59,7 +59,7 @@ describe('authorization code flow through the pages (contract §5)', () => {
     const code = location.searchParams.get('code')!;
     expect(code).toMatch(/^knock_ac_/);
 
-    // The seed's exchange: JSON with client_id, client_secret and code, no grant_type.
+    // The exchange as GitLab's clients send it: JSON with client_id, client_secret and code, no grant_type.
     const res = await fetchToken({ client_id: app.clientId, client_secret: app.secret!, code });
     expect(res.status).toBe(200);
     expect(res.headers.get('Content-Type')).toBe('application/json');
@@ -82,7 +82,7 @@ describe('authorization code flow through the pages (contract §5)', () => {
       expect(await me.json()).toMatchObject({ id: user.id, username: user.username });
     }
 
-    // Refresh (the seed's JSON body) gives a new working pair.
+    // Refresh (a JSON body) gives a new working pair.
     const refreshed = await refresh(app, tokens.refresh_token);
     expect(refreshed.status).toBe(200);
     const next = (await refreshed.json()) as Tokens;

@@ -1,4 +1,4 @@
-// The OAuth 2.0 Security BCP (RFC 9700) items of contract §5, one by one, as an attacker would try
+// The OAuth 2.0 Security BCP (RFC 9700) items that apply to Knock, one by one, as an attacker would try
 // them. The token service's own tests cover each rule in depth; this is the checklist.
 import { describe, expect, it, vi } from 'vitest';
 import { expectError } from './support/contract';

@@ -1,4 +1,4 @@
-// Contract §5: "Passwords are stored with PBKDF2; tokens, codes and client secrets only as keyed
+// "Passwords are stored with PBKDF2; tokens, codes and client secrets only as keyed
 // hashes." Every secret the service ever handles in one run of the whole surface is looked for in
 // every table of every Durable Object, every KV key and value, and everything written to the log.
 import { env } from 'cloudflare:workers';

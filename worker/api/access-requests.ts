@@ -40,7 +40,7 @@ const requester = (r: { user_id: number; username: string; name: string }) => ({
 });
 
 /**
- * The four access-request operations (contract §3), defined once and mounted for each kind, as
+ * The four access-request operations (GitLab's access requests API), defined once and mounted for each kind, as
  * GitLab's lib/api/access_requests.rb loops over %w[group project].
  */
 export const accessRequestRoutes = (kind: Kind) => {

@@ -33,7 +33,7 @@ const root = (env: Env): Promise<Caller> => {
 const READ_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
 
 /**
- * Authenticates every /api/v4 call (contract §2): one KV read per call, or the admin token.
+ * Authenticates every /api/v4 call (GitLab: `PRIVATE-TOKEN` or `Authorization: Bearer`): one KV read per call, or the admin token.
  * `read_api` tokens may only read.
  */
 export const apiAuth: MiddlewareHandler<ApiEnv> = async (c, next) => {

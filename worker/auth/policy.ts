@@ -4,7 +4,7 @@ import { VISIBILITIES } from '../../shared/schemas';
 import { problems, type Problem } from '../errors';
 
 /**
- * Who may do what on groups and projects (contract §3). Everything that differs between the two
+ * Who may do what on groups and projects (GitLab's access request rules: Maintainer on projects, Owner on groups). Everything that differs between the two
  * kinds is a field of the kind below; the routes, the Durable Object and the presenters are
  * written once and read these fields.
  */

@@ -36,7 +36,7 @@ export const directoryMigrations = [
    CREATE INDEX login_failures_key ON login_failures (key, at);`,
   // Groups, projects and personal (user) namespaces share one path registry, so a full path names
   // exactly one of them. `memberships` is the per-user index of the namespaces' members, pushed
-  // by each namespace's Durable Object (see README, "How it is stored, and why it stays consistent").
+  // by each namespace's Durable Object (see docs/architecture.md).
   `CREATE TABLE namespaces (
      id INTEGER PRIMARY KEY AUTOINCREMENT,
      kind TEXT NOT NULL CHECK (kind IN ('group', 'project', 'user')),

@@ -86,7 +86,7 @@ export class Namespace extends DurableObject<Env> {
 
   // ---- access requests ----
 
-  // Each operation checks, in the contract's order: the caller may see it (else 404 Group/Project
+  // Each operation checks, in GitLab's order: the caller may see it (else 404 Group/Project
   // Not Found), the request is pending (else 404 Not found), the caller may do this (else 403).
 
   /** Pending requests, oldest first: one index range per page, the total from a counter. */

@@ -1,6 +1,6 @@
 import { raise, type Problem } from '../errors';
 
-/** What a Durable Object returns across RPC: a value, or the contract error to show. */
+/** What a Durable Object returns across RPC: a value, or the error a client is to see. */
 export type Result<T> = { ok: true; value: T } | { ok: false; problem: Problem };
 
 export const ok = <T>(value: T): Result<T> => ({ ok: true, value });

@@ -3,7 +3,7 @@ import { problems, raise } from '../errors';
 
 /**
  * The parameters of a call to the token, revocation or introspection endpoint: a form body
- * (RFC 6749 §3.2) or, as the seed sends it, a JSON object. Empty values count as absent (§3.1);
+ * (RFC 6749 §3.2) or, as GitLab's clients also send it, a JSON object. Empty values count as absent (§3.1);
  * a parameter sent twice is refused (§3.1). Other content types are 415.
  */
 export const readOAuthParams = async (c: Context): Promise<Record<string, string>> => {

@@ -1,4 +1,4 @@
-/** Scopes a token may carry (contract §2): `api` does everything, `read_api` only reads. */
+/** Scopes a token may carry (GitLab's token scopes): `api` does everything, `read_api` only reads. */
 export const SCOPES = ['api', 'read_api'] as const;
 export type Scope = (typeof SCOPES)[number];
 

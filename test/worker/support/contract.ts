@@ -44,7 +44,7 @@ export type RedirectPolicy = (location: URL, exchange: Exchange) => boolean;
 export const sameOriginOnly: RedirectPolicy = (location) => location.origin === ORIGIN;
 
 /**
- * Every response, whatever the input, keeps the contract (§5, §7): never a 5xx; JSON errors in
+ * Every response, whatever the input, keeps Knock's promises: never a 5xx; JSON errors in
  * the contract's shapes with `Content-Type: application/json` exactly; HTML pages with anti-framing
  * headers; no CORS outside the token endpoints; redirects only where the policy allows.
  * Returns the parsed JSON body (or the text) for further checks.

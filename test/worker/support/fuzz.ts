@@ -25,7 +25,7 @@ export const fuzzParameters = (defaultRuns: number): { seed: number; numRuns: nu
 export const timeoutFor = (numRuns: number, msPerCase = 25) => 30_000 + numRuns * msPerCase;
 
 let total = 0;
-/** Counts and reports fuzz cases, for the README's figures. */
+/** Counts and reports fuzz cases, for docs/testing.md. */
 export const reportCases = (name: string, cases: number) => {
   total += cases;
   console.log(`fuzz: ${cases} cases (${name}); ${total} in this file`);

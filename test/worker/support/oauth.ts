@@ -130,7 +130,7 @@ export interface Tokens {
   created_at: number;
 }
 
-/** The seed's exchange: JSON with client_id, client_secret and code. */
+/** The exchange as GitLab's clients send it: JSON with client_id, client_secret and code. */
 export const exchange = async (app: App, code: string, extra: Record<string, string> = {}): Promise<Tokens> => {
   const res = await tokenCall({ client_id: app.clientId, ...(app.secret ? { client_secret: app.secret } : {}), code, ...extra });
   expect(res.status, await res.clone().text()).toBe(200);
