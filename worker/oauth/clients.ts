@@ -1,3 +1,4 @@
+import { EXTENSION_CLIENT_ID } from '../../shared/knock-app';
 import { clock } from '../clock';
 import { config } from '../config';
 import { directory } from '../durable/directory';
@@ -14,8 +15,6 @@ export interface OAuthClient {
 }
 
 /** The browser extension: a public client built into every deployment. */
-export const EXTENSION_CLIENT_ID = 'knock-extension';
-
 const extensionClient = (env: Env): OAuthClient => ({
   clientId: EXTENSION_CLIENT_ID,
   name: 'Knock browser extension',
