@@ -4,6 +4,7 @@
 // Knock's unchanged production bundle reading ordinary state.
 import type { Directory } from '../../worker/durable/directory';
 import type { Namespace } from '../../worker/durable/namespace';
+import { snapshotOf } from '../../worker/durable/namespace-registry';
 import type { Result } from '../../worker/durable/result';
 import { hashSecret, newAccessToken, putAccessToken } from '../../worker/store/tokens';
 
@@ -63,12 +64,12 @@ const requestAccess = async (env: Env, kind: 'group' | 'project', namespaceId: n
   const resolved = await dir.resolveNamespace(kind, namespaceId, ownerId);
   if (!resolved) throw new Error(`no ${kind} ${namespaceId}`);
   const ns = resolved.namespace;
-  const ref = { id: ns.id, kind, creatorId: ns.creator_id, createdAt: ns.created_at, visibility: ns.visibility };
+  const ref = { id: ns.id, kind, creatorId: ns.creator_id, createdAt: ns.created_at, snapshot: snapshotOf(ns), byPath: false };
   const object = env.NAMESPACES.getByName(String(ns.id));
   // The requester's name is stored with the request, as the API route does with the caller's.
   const users = await dir.getUsers(userIds);
   await pool(users, 32, async (u) =>
-    value(await object.requestAccess(ref, { userId: u.id, admin: false, inherited: 0 }, true, { username: u.username, name: u.name })),
+    value(await object.requestAccess(ref, { userId: u.id, admin: false, inherited: 0 }, { username: u.username, name: u.name })),
   );
   return users.length;
 };

@@ -112,11 +112,12 @@ describe('the membership index', () => {
     const requester = await person('req');
     expect((await as(requester).post(`/projects/${source.id}/access_requests`)).status).toBe(201);
     const stub = env.NAMESPACES.getByName(String(source.id));
-    const ref: NamespaceRef = { id: source.id, kind: 'project', creatorId: owner.id, createdAt: new Date().toISOString(), visibility: 'private' };
+    const ref: NamespaceRef = { id: source.id, kind: 'project', creatorId: owner.id, createdAt: new Date().toISOString(), snapshot: { visibility: 'private', request_access_enabled: true, full_path: '', version: 0 }, byPath: false };
 
     await approveWhileDirectoryIsDown(stub, ref, owner.id, requester.id, 30);
     await runInDurableObject(stub, async (_i: Namespace, state) => {
-      expect(state.storage.sql.exec('SELECT COUNT(*) AS n FROM outbox').one().n).toBe(1);
+      // The new member, and the request's removal for the requester index.
+      expect(state.storage.sql.exec("SELECT entry FROM outbox ORDER BY version").toArray().map((r) => r.entry)).toEqual(['request', 'member']);
       expect(await state.storage.getAlarm()).not.toBeNull();
     });
     // The member exists in the project; the index has not heard of it yet.
@@ -136,7 +137,7 @@ describe('the membership index', () => {
     const requester = await person('req');
     expect((await as(requester).post(`/projects/${source.id}/access_requests`)).status).toBe(201);
     const stub = env.NAMESPACES.getByName(String(source.id));
-    const ref: NamespaceRef = { id: source.id, kind: 'project', creatorId: owner.id, createdAt: new Date().toISOString(), visibility: 'private' };
+    const ref: NamespaceRef = { id: source.id, kind: 'project', creatorId: owner.id, createdAt: new Date().toISOString(), snapshot: { visibility: 'private', request_access_enabled: true, full_path: '', version: 0 }, byPath: false };
     await approveWhileDirectoryIsDown(stub, ref, owner.id, requester.id, 40);
     expect(await directory(env).membershipOf(source.id, requester.id)).toBeNull();
 

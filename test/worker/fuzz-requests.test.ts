@@ -12,9 +12,10 @@ const ROUTES: [string, string[]][] = [
   ['/api/v4/users/{uid}/impersonation_tokens', ['POST']], ['/api/v4/applications', ['GET', 'POST']], ['/api/v4/applications/{id}', ['DELETE']],
   ['/api/v4/openapi.json', ['GET']],
   ...['groups', 'projects'].flatMap((kind): [string, string[]][] => [
-    [`/api/v4/${kind}`, ['GET', 'POST']], [`/api/v4/${kind}/{ns}`, ['GET']], [`/api/v4/${kind}/{ns}/access_requests`, ['GET', 'POST']],
+    [`/api/v4/${kind}`, ['GET', 'POST']], [`/api/v4/${kind}/{ns}`, ['GET', 'PUT', 'DELETE']], [`/api/v4/${kind}/{ns}/access_requests`, ['GET', 'POST']],
     [`/api/v4/${kind}/{ns}/access_requests/{uid}`, ['DELETE']], [`/api/v4/${kind}/{ns}/access_requests/{uid}/approve`, ['PUT']],
-    [`/api/v4/${kind}/{ns}/members`, ['GET']], [`/api/v4/${kind}/{ns}/members/all`, ['GET']],
+    [`/api/v4/${kind}/{ns}/members`, ['GET', 'POST']], [`/api/v4/${kind}/{ns}/members/all`, ['GET']],
+    [`/api/v4/${kind}/{ns}/members/{uid}`, ['GET', 'PUT', 'DELETE']], [`/api/v4/${kind}/{ns}/members/all/{uid}`, ['GET']],
   ]),
   ['/', ['GET']], ['/users/sign_in', ['GET', 'POST']], ['/users/sign_up', ['GET', 'POST']], ['/users/sign_out', ['POST']],
   ['/oauth/authorized_applications', ['GET']], ['/oauth/authorized_applications/revoke', ['POST']], ['/login/oauth/authorize', ['GET', 'POST']],
@@ -26,12 +27,12 @@ const FIELDS = [
   'username', 'name', 'password', 'email', 'admin', 'redirect_uri', 'scopes', 'confidential', 'access_level', 'path', 'parent_id',
   'namespace_id', 'visibility', 'request_access_enabled', 'client_id', 'client_secret', 'code', 'grant_type', 'refresh_token',
   'code_verifier', 'token', 'token_type_hint', 'return_to', 'decision', 'state', 'scope', 'response_type', 'user_id', 'expires_at',
-  'code_challenge', 'code_challenge_method',
+  'code_challenge', 'code_challenge_method', 'description',
 ];
 
 const QUERY_NAMES = [
   'page', 'per_page', 'access_level', 'username', 'search', 'min_access_level', 'membership', 'client_id', 'redirect_uri', 'state',
-  'scope', 'response_type', 'code_challenge', 'code_challenge_method', 'return_to',
+  'scope', 'response_type', 'code_challenge', 'code_challenge_method', 'return_to', 'expires_at',
 ];
 
 const METHODS = ['GET', 'POST', 'PUT', 'DELETE', 'PATCH', 'HEAD', 'OPTIONS'] as const;

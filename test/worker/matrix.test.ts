@@ -43,6 +43,21 @@ const rules = (kind: Kind) => {
     deny: (s: Standing) => (s.anonymous ? '401' : s.readOnly ? '403 insufficient_scope' : manages(s) ? '204' : '403'),
     request: (s: Standing) => (s.anonymous ? '401' : s.readOnly ? '403 insufficient_scope' : effective(s) > 0 ? '403' : '201'),
     read: (s: Standing) => (s.anonymous ? '401' : '200'),
+    /** GitLab's members API: the same managers as for access requests; Owner on a project only by an Owner. */
+    addMember: (s: Standing, level: number) => {
+      if (s.anonymous) return '401';
+      if (s.readOnly) return '403 insufficient_scope';
+      if (!manages(s)) return '403';
+      if (level === 50 && kind === 'projects' && effective(s) < 50) return '403';
+      return '201';
+    },
+    removeMember: (s: Standing) => (s.anonymous ? '401' : s.readOnly ? '403 insufficient_scope' : manages(s) ? '204' : '403'),
+    /** Settings: Owner on groups; Maintainer on projects, but Owner for visibility and path. */
+    editSettings: (s: Standing, ownerPart: boolean) => {
+      if (s.anonymous) return '401';
+      if (s.readOnly) return '403 insufficient_scope';
+      return effective(s) >= (ownerPart || kind === 'groups' ? 50 : 40) ? '200' : '403';
+    },
     /** On a private one: invisible (404) unless the caller has access; a non-pending user is 404 Not found. */
     privately: (s: Standing, op: 'list' | 'request' | 'read' | 'approve' | 'approve 0' | 'deny') => {
       if (s.anonymous) return '401';
@@ -187,6 +202,16 @@ describe.each(['groups', 'projects'] as Kind[])('role × operation matrix on %s'
       // A refused approval changes nothing: the request is still pending.
       expect(await isPending(requester.id), `approve at ${level}: pending afterwards`).toBe(want !== '201');
     }
+    for (const level of [30, 50]) {
+      const newcomer = await quickUser('mxm');
+      await check(`add member at ${level}`, rule.addMember(standing, level), await call(`${base}/members`, jsonBody({ user_id: newcomer.id, access_level: level }, headers)));
+    }
+    const developer = await quickUser('mxd');
+    expect((await root(`/${kind}/${target}/members`, jsonBody({ user_id: developer.id, access_level: 30 }))).status).toBe(201);
+    await check('remove a Developer', rule.removeMember(standing), await call(`${base}/members/${developer.id}`, { method: 'DELETE', headers }));
+    await check('edit description', rule.editSettings(standing, false), await call(base, jsonBody({ description: `by ${name}` }, headers, 'PUT')));
+    await check('edit visibility (unchanged)', rule.editSettings(standing, true), await call(base, jsonBody({ visibility: 'public' }, headers, 'PUT')));
+
     const denied = await pendingRequester(target);
     await check('deny', rule.deny(standing), await call(`${base}/access_requests/${denied.id}`, { method: 'DELETE', headers }));
     expect(await isPending(denied.id), 'deny: pending afterwards').toBe(rule.deny(standing) !== '204');

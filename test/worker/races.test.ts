@@ -1,3 +1,4 @@
+import { env } from 'cloudflare:workers';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { errorShapeProblem, expectError } from './support/contract';
 import { ADMIN, Browser, call, jsonBody, unique, type TestUser } from './support/http';
@@ -19,7 +20,7 @@ const api = (who: TestUser | Record<string, string>) => {
   return {
     get: (path: string) => call(`/api/v4${path}`, { headers }),
     post: (path: string, body?: unknown) => call(`/api/v4${path}`, body === undefined ? { method: 'POST', headers } : jsonBody(body, headers)),
-    put: (path: string) => call(`/api/v4${path}`, { method: 'PUT', headers }),
+    put: (path: string, body?: unknown) => call(`/api/v4${path}`, body === undefined ? { method: 'PUT', headers } : jsonBody(body, headers, 'PUT')),
     delete: (path: string) => call(`/api/v4${path}`, { method: 'DELETE', headers }),
   };
 };
@@ -170,6 +171,121 @@ describe('approvals at two levels of the hierarchy', () => {
       for (const path of [`/groups/${top.id}`, `/groups/${sub.id}`, `/projects/${app.id}`]) {
         expect(await ids(await root.get(`${path}/access_requests?per_page=100`))).not.toContain(user.id);
       }
+    }
+  });
+});
+
+/** Members races: each is run this many times, and every run must end in one consistent state. */
+const MEMBER_TRIALS = 50;
+
+/** The object's direct level and the membership index's must agree (0 for none). */
+const agreedLevel = async (kind: Kind, id: number, userId: number): Promise<number> => {
+  const members = (await (await root.get(`/${kind}/${id}/members?per_page=100`)).json()) as { id: number; access_level: number }[];
+  const direct = members.find((m) => m.id === userId)?.access_level ?? 0;
+  const indexed = (await env.DIRECTORY.getByName('directory').membershipOf(id, userId))?.access_level ?? 0;
+  expect(indexed).toBe(direct);
+  return direct;
+};
+
+describe.each(KINDS)('races on %s members', (kind) => {
+  let owner: TestUser;
+  let id: number;
+
+  beforeAll(async () => {
+    owner = await quickUser('rmown');
+    id = (await source(kind, owner)).id;
+  });
+
+  const pendingRequester = async () => {
+    const user = await quickUser('rmreq');
+    expect((await api(user).post(`/${kind}/${id}/access_requests`)).status).toBe(201);
+    return user;
+  };
+
+  it(`removing a member while their request is approved: the later one decides (${MEMBER_TRIALS} trials)`, async () => {
+    for (let trial = 0; trial < MEMBER_TRIALS; trial++) {
+      trials++;
+      const user = await pendingRequester();
+      const remove = () => api(owner).delete(`/${kind}/${id}/members/${user.id}`);
+      const approve = () => root.put(`/${kind}/${id}/access_requests/${user.id}/approve?access_level=30`);
+      const [removed, approved] = trial % 2 ? await Promise.all([remove(), approve()]) : (await Promise.all([approve(), remove()])).reverse();
+      expect(approved.status).toBe(201);
+      const level = await agreedLevel(kind, id, user.id);
+      if (removed.status === 204) expect(level).toBe(0);
+      else {
+        await expectError(removed, 404, { message: '404 Member Not Found' });
+        expect(level).toBe(30);
+      }
+      expect(await ids(await root.get(`/${kind}/${id}/access_requests?per_page=100`))).not.toContain(user.id);
+    }
+  });
+
+  it(`demoting a member while their request is approved: one order, fully applied (${MEMBER_TRIALS} trials)`, async () => {
+    for (let trial = 0; trial < MEMBER_TRIALS; trial++) {
+      trials++;
+      const user = await pendingRequester();
+      const demote = () => root.put(`/${kind}/${id}/members/${user.id}`, { access_level: 20 });
+      const approve = () => api(owner).put(`/${kind}/${id}/access_requests/${user.id}/approve?access_level=40`);
+      const [demoted, approved] = trial % 2 ? await Promise.all([demote(), approve()]) : (await Promise.all([approve(), demote()])).reverse();
+      expect(approved.status).toBe(201);
+      const level = await agreedLevel(kind, id, user.id);
+      if (demoted.status === 200) expect(level).toBe(20);
+      else {
+        await expectError(demoted, 404, { message: '404 Member Not Found' });
+        expect(level).toBe(40);
+      }
+    }
+  });
+});
+
+describe('the last two Owners of a group', () => {
+  it(`demoting each other at once: exactly one succeeds and the group keeps an Owner (${MEMBER_TRIALS} trials)`, async () => {
+    for (let trial = 0; trial < MEMBER_TRIALS; trial++) {
+      trials++;
+      const [a, b] = await Promise.all([quickUser('rlo'), quickUser('rlo')]);
+      const group = await createIn(a, 'groups');
+      expect((await root.post(`/groups/${group.id}/members`, { user_id: b.id, access_level: 50 })).status).toBe(201);
+      const answers = await Promise.all([
+        api(a).put(`/groups/${group.id}/members/${b.id}`, { access_level: 40 }),
+        api(b).put(`/groups/${group.id}/members/${a.id}`, { access_level: 40 }),
+      ]);
+      expect(answers.map((r) => r.status).sort()).toEqual([200, 403]);
+      const loser = answers.find((r) => r.status === 403)!;
+      await expectContractError(loser);
+      const levels = [await agreedLevel('groups', group.id, a.id), await agreedLevel('groups', group.id, b.id)];
+      expect(levels.sort()).toEqual([40, 50]);
+    }
+  });
+});
+
+describe('a path renamed while it is looked up', () => {
+  it(`lookups by the old and new path each see the group before or after, never anything else (${MEMBER_TRIALS} trials)`, async () => {
+    const owner = await quickUser('rren');
+    for (let trial = 0; trial < MEMBER_TRIALS; trial++) {
+      trials++;
+      const group = (await createIn(owner, 'groups')) as { id: number; full_path: string };
+      const next = unique('rnew');
+      // Known to this isolate by its old path.
+      expect((await api(owner).get(`/groups/${encodeURIComponent(group.full_path)}`)).status).toBe(200);
+      const [renamed, byOld, byNew, oldMembers] = await Promise.all([
+        api(owner).put(`/groups/${group.id}`, { path: next }),
+        api(owner).get(`/groups/${encodeURIComponent(group.full_path)}`),
+        api(owner).get(`/groups/${encodeURIComponent(next)}`),
+        api(owner).get(`/groups/${encodeURIComponent(group.full_path)}/members`),
+      ]);
+      expect(renamed.status).toBe(200);
+      for (const r of [byOld, byNew, oldMembers]) {
+        if (r.status === 200) {
+          const body = (await r.json()) as { id?: number; full_path?: string } | { id: number }[];
+          if (!Array.isArray(body)) {
+            expect(body.id).toBe(group.id);
+            expect([group.full_path, next]).toContain(body.full_path);
+          }
+        } else await expectError(r, 404, { message: '404 Group Not Found' });
+      }
+      // Once the rename has answered, only the new path works.
+      await expectError(await api(owner).get(`/groups/${encodeURIComponent(group.full_path)}`), 404, { message: '404 Group Not Found' });
+      expect(((await (await api(owner).get(`/groups/${encodeURIComponent(next)}`)).json()) as { id: number }).id).toBe(group.id);
     }
   });
 });

@@ -3,18 +3,20 @@ import { DEFAULT_APPROVAL_LEVEL, ACCESS_LEVELS } from '../../shared/access-level
 import { isGrantableLevel, type Kind } from '../auth/policy';
 import { publicOrigin } from '../config';
 import * as service from '../services/namespaces';
-import { findNamespace, namespaceIdParam } from './finder';
+import { namespaceIdParam, withNamespace } from './finder';
 import { pageOf, paginationHeaders, paginationQuery, windowOf } from './pagination';
 import { bodyContent, bodyOf, intParam } from './params';
 import { AccessRequestSchema, ApprovedAccessRequestSchema, presentAccessRequest, presentApprovedMember } from './presenters/member';
 import { createApiRouter } from './router';
+import { todayUtc } from '../durable/namespace';
+import { problems, raise } from '../errors';
 
 /**
  * `access_level` as GitLab clients send it (query, JSON number or form string). Levels no
  * approver may ever grant on this kind are a bad parameter; whether this approver may grant it
  * is decided later, by the policy (403).
  */
-const accessLevelParam = (kind: Kind) =>
+export const accessLevelParam = (kind: Kind) =>
   z
     .union([z.number(), z.string()])
     .transform((v, ctx) => {
@@ -28,6 +30,22 @@ const accessLevelParam = (kind: Kind) =>
       enum: ACCESS_LEVELS.map((l) => l.value).filter((v) => isGrantableLevel(kind, v)),
       default: DEFAULT_APPROVAL_LEVEL,
     });
+
+/** A calendar date, `YYYY-MM-DD` (GitLab's `expires_at`); anything else is `expires_at is invalid`. */
+export const expiresAtParam = () =>
+  z
+    .string()
+    .refine((v) => /^\d{4}-\d{2}-\d{2}$/.test(v) && new Date(`${v}T00:00:00Z`).toISOString().startsWith(v), { message: 'is invalid' })
+    .openapi({ type: 'string', format: 'date', example: '2027-01-31' });
+
+/**
+ * A membership ends at 00:00 UTC of its `expires_at`, so the date must be after today (GitLab's
+ * `future_date` validation of members, with its wording).
+ */
+export const futureDate = (date: string | null): string | null => {
+  if (date !== null && date <= todayUtc()) return raise(problems.badRequest({ expires_at: ['cannot be a date in the past'] }));
+  return date;
+};
 
 /** Knock has no route yet that blocks or deactivates a user, so every requester is active. */
 const ACTIVE = 'active';
@@ -47,7 +65,8 @@ export const accessRequestRoutes = (kind: Kind) => {
   const tags = [`${kind.label} access requests`];
   const idParam = z.object({ id: namespaceIdParam() });
   const requesterParams = z.object({ id: namespaceIdParam(), user_id: intParam() });
-  const ApproveBody = z.object({ access_level: accessLevelParam(kind).optional() });
+  // Beyond GitLab: `expires_at` makes the new membership end at 00:00 UTC that day.
+  const ApproveBody = z.object({ access_level: accessLevelParam(kind).optional(), expires_at: expiresAtParam().optional() });
 
   const list = createRoute({
     method: 'get',
@@ -89,8 +108,7 @@ export const accessRequestRoutes = (kind: Kind) => {
     .openapi(list, async (c) => {
       const { id } = c.req.valid('param');
       const page = pageOf(c.req.valid('query'));
-      const target = await findNamespace(c, kind, id);
-      const { total, items } = await service.listAccessRequests(c.env, target, windowOf(page));
+      const { total, items } = await withNamespace(c, kind, id, (target) => service.listAccessRequests(c.env, target, windowOf(page)));
       const origin = publicOrigin(c.env, c.req.url);
       return c.json(
         items.map((r) => presentAccessRequest(r, requester(r), origin)),
@@ -99,22 +117,22 @@ export const accessRequestRoutes = (kind: Kind) => {
       );
     })
     .openapi(request, async (c) => {
-      const target = await findNamespace(c, kind, c.req.valid('param').id);
-      const row = await service.requestAccess(c.env, target, c.var.caller);
+      const row = await withNamespace(c, kind, c.req.valid('param').id, (target) => service.requestAccess(c.env, target, c.var.caller));
       return c.json(presentAccessRequest(row, requester(row), publicOrigin(c.env, c.req.url)), 201);
     })
     .openapi(approve, async (c) => {
       const { id, user_id } = c.req.valid('param');
-      const level = bodyOf(c, ApproveBody).access_level ?? c.req.valid('query').access_level ?? DEFAULT_APPROVAL_LEVEL;
-      const target = await findNamespace(c, kind, id);
-      const member = await service.approveAccessRequest(c.env, target, user_id, level);
+      const body = bodyOf(c, ApproveBody);
+      const query = c.req.valid('query');
+      const level = body.access_level ?? query.access_level ?? DEFAULT_APPROVAL_LEVEL;
+      const expiresAt = futureDate(body.expires_at ?? query.expires_at ?? null);
+      const member = await withNamespace(c, kind, id, (target) => service.approveAccessRequest(c.env, target, user_id, level, expiresAt));
       const approver = { ...c.var.caller, state: ACTIVE };
       return c.json(presentApprovedMember(member, requester(member), approver, publicOrigin(c.env, c.req.url)), 201);
     })
     .openapi(remove, async (c) => {
       const { id, user_id } = c.req.valid('param');
-      const target = await findNamespace(c, kind, id);
-      await service.removeAccessRequest(c.env, target, user_id);
+      await withNamespace(c, kind, id, (target) => service.removeAccessRequest(c.env, target, user_id));
       return c.body(null, 204);
     });
 };

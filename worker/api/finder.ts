@@ -3,10 +3,10 @@ import type { Context } from 'hono';
 import type { Kind } from '../auth/policy';
 import { directory } from '../durable/directory';
 import type { Actor, NamespaceRef } from '../durable/namespace';
-import type { NamespaceRow } from '../durable/namespace-registry';
+import { snapshotOf, type NamespaceRow } from '../durable/namespace-registry';
 import type { ApiEnv } from '../env';
 import { raise } from '../errors';
-import { cachedRecord, rememberRecord, type RegistryRecord } from './registry-cache';
+import { cachedRecord, forgetPath, forgetRecord, rememberRecord, type RegistryRecord } from './registry-cache';
 
 /** The `:id` of a group or project: an integer id or a URL-encoded full path (`acme%2Fwebsite`). */
 export const namespaceIdParam = () =>
@@ -21,40 +21,98 @@ export const parseNamespaceId = (id: string | number): number | string =>
 
 /** A group or project that exists, and what its Durable Object needs to judge the caller. */
 export interface Target {
-  namespace: NamespaceRow;
+  id: number;
   /** Ancestor group ids, nearest first. */
   ancestorIds: number[];
   ref: NamespaceRef;
   actor: Actor;
+  /** The registry row, when this lookup read it from the Directory (else see `describe`). */
+  row: NamespaceRow | null;
 }
 
 /**
- * The finder of groups and projects (GitLab's `find_group!` / `find_project!`): resolves `:id`
- * from this isolate's registry cache or, on a miss, the Directory, which tells the caller's
- * inherited level on the way. Whether the caller may see it is decided by the namespace's own
- * object (it reads their direct membership itself, and asks about ancestor groups only when that
- * does not settle the rule), so missing and invisible look the same: `404 Group Not Found`.
- * Only ids the registry knows reach a Durable Object, so guessing ids creates none.
+ * Thrown by the service when the namespace's object says the target was found through an
+ * out-of-date cache entry (renamed or deleted since); `withNamespace` looks it up again.
  */
-export const findNamespace = async (c: Context<ApiEnv>, kind: Kind, id: string | number): Promise<Target> => {
+export class StaleTarget extends Error {
+  constructor() {
+    super('stale registry record');
+  }
+}
+
+export const recordOf = (row: NamespaceRow, ancestorIds: number[]): RegistryRecord => ({
+  id: row.id,
+  kind: row.kind === 'group' ? 'group' : 'project',
+  creatorId: row.creator_id,
+  createdAt: row.created_at,
+  ancestorIds,
+  snapshot: snapshotOf(row),
+});
+
+/**
+ * The finder of groups and projects (GitLab's `find_group!` / `find_project!`): resolves `:id`
+ * from this isolate's registry cache or, on a miss (or when `fresh`), the Directory, which tells
+ * the caller's inherited level on the way. Whether the caller may see it is decided by the
+ * namespace's own object (it reads their direct membership itself, and asks about ancestor
+ * groups only when that does not settle the rule), so missing and invisible look the same:
+ * `404 Group Not Found`. Only ids the registry knows reach a Durable Object, so guessing ids
+ * creates none.
+ */
+export const findNamespace = async (c: Context<ApiEnv>, kind: Kind, id: string | number, fresh = false): Promise<Target> => {
   const caller = c.var.caller;
   const ref = parseNamespaceId(id);
-  let record: RegistryRecord | null = cachedRecord(ref);
+  let record: RegistryRecord | null = fresh ? null : cachedRecord(ref);
   let inherited: Actor['inherited'] | null = null;
+  let row: NamespaceRow | null = null;
   if (!record) {
     const resolved = await directory(c.env).resolveNamespace(kind.name, ref, caller.id);
     if (!resolved) return raise(kind.notFound());
-    record = { namespace: resolved.namespace, ancestorIds: resolved.ancestorIds };
+    row = resolved.namespace;
+    record = recordOf(row, resolved.ancestorIds);
     rememberRecord(record);
     inherited = resolved.inherited;
   }
-  const ns = record.namespace;
-  if (ns.kind !== kind.name) return raise(kind.notFound());
+  if (record.kind !== kind.name) return raise(kind.notFound());
   inherited ??= record.ancestorIds.length === 0 ? 0 : { ancestorIds: record.ancestorIds };
   return {
-    namespace: ns,
+    id: record.id,
     ancestorIds: record.ancestorIds,
-    ref: { id: ns.id, kind: kind.name, creatorId: ns.creator_id, createdAt: ns.created_at, visibility: ns.visibility },
+    ref: {
+      id: record.id,
+      kind: kind.name,
+      creatorId: record.creatorId,
+      createdAt: record.createdAt,
+      snapshot: record.snapshot,
+      byPath: row === null && typeof ref === 'string',
+    },
     actor: { userId: caller.id, admin: caller.admin, inherited },
+    row,
   };
+};
+
+/**
+ * Finds `:id` and runs `op` on it. When the namespace's object says the cached record was out
+ * of date (`StaleTarget`), the record is forgotten and `:id` looked up again in the Directory: a
+ * renamed group's old path answers 404 at once, in every isolate, and its new path is found.
+ */
+export const withNamespace = async <T>(c: Context<ApiEnv>, kind: Kind, id: string | number, op: (target: Target) => Promise<T>): Promise<T> => {
+  const target = await findNamespace(c, kind, id);
+  try {
+    return await op(target);
+  } catch (e) {
+    if (!(e instanceof StaleTarget)) throw e;
+    forgetRecord(target.id);
+    if (target.ref.byPath) forgetPath(target.ref.snapshot.full_path);
+    if (target.row) return raise(kind.notFound());
+  }
+  const fresh = await findNamespace(c, kind, id, true);
+  try {
+    return await op(fresh);
+  } catch (e) {
+    if (e instanceof StaleTarget) {
+      forgetRecord(fresh.id);
+      return raise(kind.notFound());
+    }
+    throw e;
+  }
 };

@@ -9,7 +9,7 @@ import type { ListFilter, NamespaceRow } from '../durable/namespace-registry';
 import type { ApiEnv } from '../env';
 import { ApiError, problems, raise, type Problem } from '../errors';
 import * as service from '../services/namespaces';
-import { findNamespace, namespaceIdParam, parseNamespaceId } from './finder';
+import { namespaceIdParam, parseNamespaceId, withNamespace } from './finder';
 import { pageOf, paginationHeaders, paginationQuery, windowOf } from './pagination';
 import { bodyContent, bodyOf, boolParam, intParam } from './params';
 import { presentGroup, presentProject } from './presenters/namespace';
@@ -55,6 +55,23 @@ const NewProjectSchema = z
   .openapi('NewProject')
   .transform(({ namespace_id, ...rest }): NewNamespaceInput => ({ ...rest, parent: namespace_id }));
 
+/**
+ * `PUT /groups/:id` and `PUT /projects/:id` (GitLab's update parameters that Knock has): only
+ * the fields given change.
+ */
+const NamespaceChangesSchema = z
+  .object({
+    name: z.string().trim().min(1).max(255).optional(),
+    path: pathParam().optional(),
+    description: z.string().max(2000).optional(),
+    visibility: VisibilitySchema.optional(),
+    request_access_enabled: boolParam().optional(),
+  })
+  .openapi('NamespaceChanges');
+
+/** GitLab answers a deletion it has accepted (deletion is asynchronous there) with 202 and this body. */
+const AcceptedSchema = z.object({ message: z.string() }).openapi('Accepted');
+
 const GroupListQuery = z.object({ min_access_level: minAccessLevelParam(), search: z.string().max(255).optional(), ...paginationQuery });
 const ProjectListQuery = GroupListQuery.extend({ membership: boolParam().optional() });
 
@@ -89,11 +106,12 @@ interface NamespaceApi {
 
 /** A group the caller may see (else `notFound`) and create this kind in (else 403). */
 const parentGroup = async (c: Context<ApiEnv>, kind: Kind, ref: string | number, notFound: Problem): Promise<NamespaceRow> => {
-  const found = await findNamespace(c, KINDS.group, ref)
-    .then(async (target) => ({ target, standing: await service.standingOn(c.env, target) }))
-    .catch((e) => (e instanceof ApiError && e.status === 404 ? raise(notFound) : Promise.reject(e)));
+  const found = await withNamespace(c, KINDS.group, ref, async (target) => ({
+    standing: await service.standingOn(c.env, target),
+    row: await service.describe(c.env, KINDS.group, target),
+  })).catch((e) => (e instanceof ApiError && e.status === 404 ? raise(notFound) : Promise.reject(e)));
   if (!mayCreateIn(kind, found.standing)) return raise(problems.forbidden());
-  return found.target.namespace;
+  return found.row;
 };
 
 const GROUPS: NamespaceApi = {
@@ -135,7 +153,7 @@ const PROJECTS: NamespaceApi = {
 const visibilityNotAllowed = (visibility: Visibility, parent: NamespaceRow) =>
   problems.badRequest({ visibility_level: [`${visibility} is not allowed since the namespace has ${parent.visibility} visibility`] });
 
-/** `POST`, `GET` (list) and `GET /:id` of groups or projects, defined once (GitLab's REST v4 shapes). */
+/** `POST`, `GET` (list), `GET`, `PUT` and `DELETE /:id` of groups or projects, defined once (GitLab's REST v4 shapes). */
 const namespaceRoutes = (api: NamespaceApi) => {
   const { kind } = api;
   const tags = [`${kind.label}s`];
@@ -166,6 +184,24 @@ const namespaceRoutes = (api: NamespaceApi) => {
     summary: `A ${kind.name}, by id or URL-encoded full path`,
     request: { params: z.object({ id: namespaceIdParam() }) },
     responses: { 200: { description: `The ${kind.name}`, content: entity } },
+  });
+
+  const update = createRoute({
+    method: 'put',
+    path: '/{id}',
+    tags,
+    summary: `Change a ${kind.name}'s name, path, description, visibility or request_access_enabled`,
+    request: { params: z.object({ id: namespaceIdParam() }), body: bodyContent(NamespaceChangesSchema) },
+    responses: { 200: { description: `The ${kind.name}, changed`, content: entity } },
+  });
+
+  const remove = createRoute({
+    method: 'delete',
+    path: '/{id}',
+    tags,
+    summary: `Delete a ${kind.name} (Owner), with its members and pending requests; a group must have no subgroups or projects left`,
+    request: { params: z.object({ id: namespaceIdParam() }) },
+    responses: { 202: { description: 'Deleted', content: { 'application/json': { schema: AcceptedSchema } } } },
   });
 
   return createApiRouter()
@@ -201,9 +237,20 @@ const namespaceRoutes = (api: NamespaceApi) => {
       return c.json(namespaces.map((row) => api.present(row, origin)), 200, paginationHeaders(c, page, total));
     })
     .openapi(get, async (c) => {
-      const target = await findNamespace(c, kind, c.req.valid('param').id);
-      await service.assertVisible(c.env, target);
-      return c.json(api.present(target.namespace, publicOrigin(c.env, c.req.url)), 200);
+      const row = await withNamespace(c, kind, c.req.valid('param').id, async (target) => {
+        await service.assertVisible(c.env, target);
+        return service.describe(c.env, kind, target);
+      });
+      return c.json(api.present(row, publicOrigin(c.env, c.req.url)), 200);
+    })
+    .openapi(update, async (c) => {
+      const changes = bodyOf(c, NamespaceChangesSchema);
+      const row = await withNamespace(c, kind, c.req.valid('param').id, (target) => service.updateNamespace(c.env, kind, target, changes));
+      return c.json(api.present(row, publicOrigin(c.env, c.req.url)), 200);
+    })
+    .openapi(remove, async (c) => {
+      await withNamespace(c, kind, c.req.valid('param').id, (target) => service.deleteNamespace(c.env, kind, target));
+      return c.json({ message: '202 Accepted' }, 202);
     });
 };
 

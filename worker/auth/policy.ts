@@ -19,6 +19,14 @@ export interface Kind {
   readonly managesRequests: number;
   /** The lowest level on the parent group that may create one inside it. */
   readonly createsInParent: number;
+  /** The lowest effective level that may add, edit and remove members (GitLab's `admin_*_member`). */
+  readonly managesMembers: number;
+  /** The lowest level that may change name, description and `request_access_enabled`. */
+  readonly editsSettings: number;
+  /** The lowest level that may change path or visibility, or delete it. */
+  readonly ownsSettings: number;
+  /** Whether its last direct Owner may neither leave nor be removed or demoted (GitLab's groups). */
+  readonly keepsAnOwner: boolean;
 }
 
 export const KINDS: Readonly<Record<NamespaceKind, Kind>> = {
@@ -29,6 +37,10 @@ export const KINDS: Readonly<Record<NamespaceKind, Kind>> = {
     notFound: () => problems.notFound('Group'),
     managesRequests: APPROVER_MINIMUM.group,
     createsInParent: OWNER,
+    managesMembers: APPROVER_MINIMUM.group,
+    editsSettings: OWNER,
+    ownsSettings: OWNER,
+    keepsAnOwner: true,
   },
   project: {
     name: 'project',
@@ -38,6 +50,10 @@ export const KINDS: Readonly<Record<NamespaceKind, Kind>> = {
     managesRequests: APPROVER_MINIMUM.project,
     // GitLab's default lets Developers create projects in a group; Knock asks for Maintainer.
     createsInParent: MAINTAINER,
+    managesMembers: APPROVER_MINIMUM.project,
+    editsSettings: MAINTAINER,
+    ownsSettings: OWNER,
+    keepsAnOwner: false,
   },
 };
 
@@ -80,3 +96,18 @@ export const directStanding = (admin: boolean, direct: number): Standing => ({ a
 /** A group or project is never more visible than the group it lives in, as in GitLab. */
 export const visibilityAllowedUnder = (visibility: Visibility, parentVisibility: Visibility): boolean =>
   VISIBILITIES.indexOf(visibility) <= VISIBILITIES.indexOf(parentVisibility);
+
+export const mayManageMembers = (kind: Kind, s: Standing): boolean => effectiveLevel(s) >= kind.managesMembers;
+
+/**
+ * Whether this caller may edit or remove a member who holds `level` now: a member manager, and an
+ * Owner when that member is an Owner (a project's Maintainer may not touch its Owners).
+ */
+export const mayManageMemberAt = (kind: Kind, s: Standing, level: number): boolean =>
+  mayManageMembers(kind, s) && (level < OWNER || effectiveLevel(s) >= OWNER);
+
+/** Settings of a group or project: path and visibility need `ownsSettings`, the rest `editsSettings`. */
+export const mayEditSettings = (kind: Kind, s: Standing, touchesPathOrVisibility: boolean): boolean =>
+  effectiveLevel(s) >= (touchesPathOrVisibility ? kind.ownsSettings : kind.editsSettings);
+
+export const mayDelete = (kind: Kind, s: Standing): boolean => effectiveLevel(s) >= kind.ownsSettings;

@@ -77,4 +77,18 @@ export const directoryMigrations = [
      revoked INTEGER NOT NULL DEFAULT 0
    );
    CREATE INDEX access_tokens_user ON access_tokens (user_id, id);`,
+  // Groups and projects can be renamed, edited and deleted. `version` rises with every change of a
+  // registry row that a namespace's object keeps a copy of (its settings, its full path, also when
+  // an ancestor is renamed); the objects keep the newest they were told. `pending_requests` is the
+  // per-user index of pending access requests, pushed by the namespaces' objects through the same
+  // outbox as `memberships` (level 1 pending, 0 gone; forward-only by version).
+  `ALTER TABLE namespaces ADD COLUMN version INTEGER NOT NULL DEFAULT 1;
+   ALTER TABLE memberships ADD COLUMN expires_at TEXT;
+   CREATE TABLE pending_requests (
+     user_id INTEGER NOT NULL,
+     namespace_id INTEGER NOT NULL,
+     pending INTEGER NOT NULL,
+     version INTEGER NOT NULL,
+     PRIMARY KEY (user_id, namespace_id)
+   ) WITHOUT ROWID;`,
 ];

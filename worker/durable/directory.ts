@@ -6,18 +6,25 @@ import { directoryMigrations } from './directory-schema';
 import { migrate } from './migrations';
 import {
   applyMembershipChanges,
+  applyRequestChanges,
   createNamespace,
+  deleteNamespace,
   ensureUserNamespace,
   highestLevelIn,
   listEffectiveMembers,
   listNamespaces,
   membershipOf,
+  namespaceById,
+  pendingRequestsOf,
   resolveNamespace,
   RESERVED_TOP_LEVEL,
   topLevelGroupExists,
+  updateNamespace,
   type ListFilter,
   type MembershipChange,
+  type NamespaceChanges,
   type NewNamespace,
+  type RequestChange,
 } from './namespace-registry';
 import { fail, ok, type Result } from './result';
 
@@ -302,9 +309,12 @@ export class Directory extends DurableObject<Env> {
     return listNamespaces(this.sql, kind, filter, offset, limit);
   }
 
-  /** Called by a namespace's Durable Object with the member changes of its outbox. */
-  applyMembershipChanges(namespaceId: number, changes: MembershipChange[]): void {
-    this.ctx.storage.transactionSync(() => applyMembershipChanges(this.sql, namespaceId, changes));
+  /** Called by a namespace's Durable Object with the member (and pending-request) changes of its outbox. */
+  applyMembershipChanges(namespaceId: number, changes: MembershipChange[], requests: RequestChange[] = []): void {
+    this.ctx.storage.transactionSync(() => {
+      applyMembershipChanges(this.sql, namespaceId, changes);
+      applyRequestChanges(this.sql, namespaceId, requests);
+    });
   }
 
   membershipOf(namespaceId: number, userId: number) {
@@ -313,6 +323,29 @@ export class Directory extends DurableObject<Env> {
 
   listEffectiveMembers(namespaceIds: number[], offset: number, limit: number) {
     return listEffectiveMembers(this.sql, namespaceIds, offset, limit);
+  }
+
+  /** One user's highest membership of these namespaces (a namespace and its ancestors), or null. */
+  effectiveMember(namespaceIds: number[], userId: number) {
+    return listEffectiveMembers(this.sql, namespaceIds, 0, 1, userId).members[0] ?? null;
+  }
+
+  /** A group or project as the registry has it now (its settings and full path change). */
+  getNamespace(kind: 'group' | 'project', id: number) {
+    return namespaceById(this.sql, kind, id);
+  }
+
+  updateNamespace(kind: 'group' | 'project', id: number, changes: NamespaceChanges) {
+    return this.ctx.storage.transactionSync(() => updateNamespace(this.sql, kind, id, changes));
+  }
+
+  deleteNamespace(kind: 'group' | 'project', id: number) {
+    return this.ctx.storage.transactionSync(() => deleteNamespace(this.sql, kind, id));
+  }
+
+  /** Where a user has pending access requests (the requester index). */
+  pendingRequestsOf(userId: number) {
+    return pendingRequestsOf(this.sql, userId);
   }
 
   // ---- personal access tokens and impersonation tokens ----

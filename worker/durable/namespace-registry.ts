@@ -1,5 +1,6 @@
 import { OWNER } from '../../shared/access-levels';
 import type { Visibility } from '../../shared/api-types';
+import { VISIBILITIES } from '../../shared/schemas';
 import { isoNow } from '../clock';
 import { problems } from '../errors';
 import { fail, ok, type Result } from './result';
@@ -36,7 +37,43 @@ export interface NamespaceRow {
   description: string;
   creator_id: number | null;
   created_at: string;
+  /** Rises with every change a namespace's object keeps a copy of (see `NamespaceSnapshot`). */
+  version: number;
   parent: NamespaceParent | null;
+}
+
+/**
+ * What a group's or project's own object keeps of its registry row: the settings it judges by and
+ * the full path it is known by, with the row's version, so the object keeps the newest it is told.
+ */
+export interface NamespaceSnapshot {
+  visibility: Visibility;
+  request_access_enabled: boolean;
+  full_path: string;
+  version: number;
+}
+
+export const snapshotOf = (row: NamespaceRow): NamespaceSnapshot => ({
+  visibility: row.visibility,
+  request_access_enabled: row.request_access_enabled,
+  full_path: row.full_path,
+  version: row.version,
+});
+
+/** `PUT /groups/:id`, `PUT /projects/:id`: the fields given are changed. */
+export interface NamespaceChanges {
+  name?: string;
+  path?: string;
+  description?: string;
+  visibility?: Visibility;
+  request_access_enabled?: boolean;
+}
+
+/** A pending access request appearing (pending) or going (not), pushed like member changes. */
+export interface RequestChange {
+  userId: number;
+  pending: boolean;
+  version: number;
 }
 
 export interface NewNamespace {
@@ -65,6 +102,8 @@ export interface MembershipChange {
   accessLevel: number;
   createdAt: string;
   createdBy: number | null;
+  /** `YYYY-MM-DD`: the membership ends at 00:00 UTC that day. */
+  expiresAt?: string | null;
   /** Increases with every change in that namespace; older changes never overwrite newer ones. */
   version: number;
 }
@@ -84,7 +123,7 @@ export interface EffectiveMember {
   state: string;
   access_level: number;
   created_at: string;
-  expires_at: null;
+  expires_at: string | null;
   created_by: { id: number; username: string; name: string } | null;
 }
 
@@ -98,7 +137,7 @@ export const RESERVED_TOP_LEVEL = new Set([
 
 const SELECT_NAMESPACE = `
   SELECT n.id, n.kind, n.name, n.path, n.full_path, n.full_name, n.parent_id, n.visibility, n.request_access_enabled,
-         n.description, n.creator_id, n.created_at,
+         n.description, n.creator_id, n.created_at, n.version,
          p.id AS p_id, p.name AS p_name, p.path AS p_path, p.kind AS p_kind, p.full_path AS p_full_path, p.parent_id AS p_parent_id
   FROM namespaces n LEFT JOIN namespaces p ON p.id = n.parent_id`;
 
@@ -125,6 +164,7 @@ const toNamespace = (r: RawNamespace): NamespaceRow => ({
   description: r.description,
   creator_id: r.creator_id,
   created_at: r.created_at,
+  version: r.version,
   parent:
     r.p_id === null
       ? null
@@ -288,7 +328,7 @@ export const listNamespaces = (
   const rows = sql
     .exec<RawNamespace & { lvl: number | null }>(
       `${reach} SELECT n.id, n.kind, n.name, n.path, n.full_path, n.full_name, n.parent_id, n.visibility, n.request_access_enabled,
-              n.description, n.creator_id, n.created_at,
+              n.description, n.creator_id, n.created_at, n.version,
               p.id AS p_id, p.name AS p_name, p.path AS p_path, p.kind AS p_kind, p.full_path AS p_full_path, p.parent_id AS p_parent_id,
               eff.lvl AS lvl
        ${from} ORDER BY n.id LIMIT ? OFFSET ?`,
@@ -303,20 +343,168 @@ export const listNamespaces = (
 
 /** Idempotent: a change applies only when its version is newer than the one recorded. */
 export const applyMembershipChanges = (sql: SqlStorage, namespaceId: number, changes: MembershipChange[]): void => {
+  // A push that arrives after the group or project was deleted has nothing left to update.
+  if (!getById(sql, namespaceId)) return;
   for (const c of changes) {
     sql.exec(
-      `INSERT INTO memberships (user_id, namespace_id, access_level, created_at, created_by, version) VALUES (?, ?, ?, ?, ?, ?)
+      `INSERT INTO memberships (user_id, namespace_id, access_level, created_at, created_by, expires_at, version) VALUES (?, ?, ?, ?, ?, ?, ?)
        ON CONFLICT (user_id, namespace_id) DO UPDATE SET
-         access_level = excluded.access_level, created_at = excluded.created_at, created_by = excluded.created_by, version = excluded.version
+         access_level = excluded.access_level, created_at = excluded.created_at, created_by = excluded.created_by,
+         expires_at = excluded.expires_at, version = excluded.version
        WHERE excluded.version > memberships.version`,
       c.userId,
       namespaceId,
       c.accessLevel,
       c.createdAt,
       c.createdBy,
+      c.expiresAt ?? null,
       c.version,
     );
   }
+};
+
+/** The requester index: idempotent and forward-only, as `applyMembershipChanges`. */
+export const applyRequestChanges = (sql: SqlStorage, namespaceId: number, changes: RequestChange[]): void => {
+  if (!getById(sql, namespaceId)) return;
+  for (const c of changes) {
+    sql.exec(
+      `INSERT INTO pending_requests (user_id, namespace_id, pending, version) VALUES (?, ?, ?, ?)
+       ON CONFLICT (user_id, namespace_id) DO UPDATE SET pending = excluded.pending, version = excluded.version
+       WHERE excluded.version > pending_requests.version`,
+      c.userId,
+      namespaceId,
+      c.pending ? 1 : 0,
+      c.version,
+    );
+  }
+};
+
+/** The groups and projects where a user has a pending access request, by the requester index. */
+export const pendingRequestsOf = (sql: SqlStorage, userId: number): { id: number; kind: 'group' | 'project' }[] =>
+  sql
+    .exec<{ id: number; kind: 'group' | 'project' }>(
+      `SELECT n.id, n.kind FROM pending_requests r JOIN namespaces n ON n.id = r.namespace_id
+       WHERE r.user_id = ? AND r.pending = 1 ORDER BY n.id`,
+      userId,
+    )
+    .toArray();
+
+/** A group or project by id, as the registry has it now. */
+export const namespaceById = (sql: SqlStorage, kind: 'group' | 'project', id: number): NamespaceRow | null => {
+  const row = getById(sql, id);
+  return row && row.kind === kind ? row : null;
+};
+
+const visibilityRank = (v: Visibility) => VISIBILITIES.indexOf(v);
+
+/** Ids of every group and project below `id`, nearest first. */
+const descendantIds = (sql: SqlStorage, id: number): number[] =>
+  sql
+    .exec<{ id: number }>(
+      `WITH RECURSIVE down (id, depth) AS (
+         SELECT id, 0 FROM namespaces WHERE parent_id = ?
+         UNION ALL
+         SELECT n.id, down.depth + 1 FROM namespaces n JOIN down ON n.parent_id = down.id WHERE down.depth < ?
+       ) SELECT id FROM down ORDER BY depth, id`,
+      id,
+      MAX_DEPTH + 1,
+    )
+    .toArray()
+    .map((r) => r.id);
+
+/**
+ * Changes a group's or project's settings in one transaction (GitLab's `Groups::UpdateService`,
+ * `Projects::UpdateService`): a new path keeps the id, frees the old full path and moves the full
+ * path (and full name) of everything below; visibility may not exceed the parent's, nor fall below
+ * a child's. Returns the row and the snapshots of every row whose copy in an object is now old.
+ */
+export const updateNamespace = (
+  sql: SqlStorage,
+  kind: 'group' | 'project',
+  id: number,
+  changes: NamespaceChanges,
+): Result<{ row: NamespaceRow; changed: { id: number; snapshot: NamespaceSnapshot }[] }> => {
+  const row = namespaceById(sql, kind, id);
+  if (!row) return fail(problems.notFound(kind === 'group' ? 'Group' : 'Project'));
+  const visibility = changes.visibility ?? row.visibility;
+  if (changes.visibility !== undefined && visibility !== row.visibility) {
+    if (row.parent && row.parent.kind === 'group') {
+      const parentVisibility = getById(sql, row.parent.id)!.visibility;
+      if (visibilityRank(visibility) > visibilityRank(parentVisibility)) {
+        return fail(problems.badRequest({ visibility_level: [`${visibility} is not allowed since the namespace has ${parentVisibility} visibility`] }));
+      }
+    }
+    const higher = sql
+      .exec<{ kind: string }>(
+        `SELECT kind FROM namespaces WHERE parent_id = ? AND visibility IN (SELECT value FROM json_each(?)) ORDER BY kind LIMIT 1`,
+        id,
+        JSON.stringify(VISIBILITIES.filter((v) => visibilityRank(v) > visibilityRank(visibility))),
+      )
+      .toArray()[0];
+    if (higher) {
+      const why = higher.kind === 'group' ? 'there are sub-groups with higher visibility.' : 'this group contains projects with higher visibility.';
+      return fail(problems.badRequest({ visibility_level: [`${visibility} is not allowed since ${why}`] }));
+    }
+  }
+  const path = changes.path ?? row.path;
+  const name = changes.name ?? row.name;
+  const prefix = row.parent ? `${row.parent.full_path}/` : '';
+  const fullPath = `${prefix}${path}`;
+  const fullName = row.parent && row.full_name.endsWith(` / ${row.name}`) ? `${row.full_name.slice(0, -row.name.length)}${name}` : name;
+  if (path !== row.path && !row.parent) {
+    if (RESERVED_TOP_LEVEL.has(path.toLowerCase())) return fail(problems.badRequest({ path: [`${path} is a reserved name`] }));
+    if (sql.exec('SELECT 1 FROM users WHERE username = ?', path).toArray()[0]) return fail(pathTaken());
+  }
+  try {
+    sql.exec(
+      `UPDATE namespaces SET name = ?, path = ?, full_path = ?, full_name = ?, description = ?, visibility = ?, request_access_enabled = ?,
+         version = version + 1 WHERE id = ?`,
+      name,
+      path,
+      fullPath,
+      fullName,
+      changes.description ?? row.description,
+      visibility,
+      (changes.request_access_enabled ?? row.request_access_enabled) ? 1 : 0,
+      id,
+    );
+  } catch (e) {
+    if (isUniqueViolation(e)) return fail(pathTaken());
+    throw e;
+  }
+  const changed = [id];
+  if (fullPath !== row.full_path || fullName !== row.full_name) {
+    // Everything below keeps its id and its own path; the part of its full path (and full name)
+    // that was this one's changes with it.
+    for (const child of descendantIds(sql, id)) {
+      sql.exec(
+        `UPDATE namespaces SET full_path = ? || substr(full_path, ?), full_name = ? || substr(full_name, ?), version = version + 1 WHERE id = ?`,
+        fullPath,
+        row.full_path.length + 1,
+        fullName,
+        row.full_name.length + 1,
+        child,
+      );
+      changed.push(child);
+    }
+  }
+  return ok({ row: getById(sql, id)!, changed: changed.map((cid) => ({ id: cid, snapshot: snapshotOf(getById(sql, cid)!) })) });
+};
+
+/**
+ * Deletes a group or project from the registry, with its rows in the membership and requester
+ * indexes; its full path is free at once. One with subgroups or projects is refused (400) until
+ * they are gone.
+ */
+export const deleteNamespace = (sql: SqlStorage, kind: 'group' | 'project', id: number): Result<null> => {
+  if (!namespaceById(sql, kind, id)) return fail(problems.notFound(kind === 'group' ? 'Group' : 'Project'));
+  if (sql.exec('SELECT 1 FROM namespaces WHERE parent_id = ? LIMIT 1', id).toArray()[0]) {
+    return fail(problems.badRequest('Group has subgroups or projects; delete them first'));
+  }
+  sql.exec('DELETE FROM memberships WHERE namespace_id = ?', id);
+  sql.exec('DELETE FROM pending_requests WHERE namespace_id = ?', id);
+  sql.exec('DELETE FROM namespaces WHERE id = ?', id);
+  return ok(null);
 };
 
 /** The index's view of one user in one namespace (for checks and tests of convergence). */
@@ -335,9 +523,10 @@ export const listEffectiveMembers = (
   namespaceIds: number[],
   offset: number,
   limit: number,
+  onlyUserId?: number,
 ): { total: number; members: EffectiveMember[] } => {
   const ids = JSON.stringify(namespaceIds);
-  const inScope = 'm.namespace_id IN (SELECT value FROM json_each(?)) AND m.access_level > 0';
+  const inScope = `m.namespace_id IN (SELECT value FROM json_each(?)) AND m.access_level > 0${onlyUserId === undefined ? '' : ` AND m.user_id = ${Number(onlyUserId)}`}`;
   const total = sql.exec<{ n: number }>(`SELECT COUNT(DISTINCT m.user_id) AS n FROM memberships m WHERE ${inScope}`, ids).one().n;
   // SQLite takes the bare columns of an aggregate query from the row holding the MAX.
   const rows = sql
@@ -346,13 +535,14 @@ export const listEffectiveMembers = (
       access_level: number;
       created_at: string;
       created_by: number | null;
+      expires_at: string | null;
       username: string;
       name: string;
       state: string;
       cb_username: string | null;
       cb_name: string | null;
     }>(
-      `SELECT m.user_id, MAX(m.access_level) AS access_level, m.created_at, m.created_by, u.username, u.name, u.state,
+      `SELECT m.user_id, MAX(m.access_level) AS access_level, m.created_at, m.created_by, m.expires_at, u.username, u.name, u.state,
               cb.username AS cb_username, cb.name AS cb_name
        FROM memberships m JOIN users u ON u.id = m.user_id LEFT JOIN users cb ON cb.id = m.created_by
        WHERE ${inScope} GROUP BY m.user_id ORDER BY m.user_id LIMIT ? OFFSET ?`,
@@ -370,7 +560,7 @@ export const listEffectiveMembers = (
       state: r.state,
       access_level: r.access_level,
       created_at: r.created_at,
-      expires_at: null,
+      expires_at: r.expires_at,
       created_by: r.created_by !== null && r.cb_username !== null ? { id: r.created_by, username: r.cb_username, name: r.cb_name! } : null,
     })),
   };

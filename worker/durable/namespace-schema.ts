@@ -62,4 +62,47 @@ export const namespaceMigrations = [
    CREATE TRIGGER requests_removed AFTER DELETE ON access_requests BEGIN
      UPDATE meta SET requests = requests - 1;
    END;`,
+  // Settings the object judges by (visibility, request_access_enabled) and the full path it is
+  // known by, each with the Directory's version of the registry row, so an older write never wins;
+  // `deleted` once the group or project is gone. Outbox rows also carry pending-request changes
+  // (`entry = 'request'`, level 1 pending, 0 gone) for the Directory's requester index, and the
+  // members' expiry date. Members expire at 00:00 UTC of `expires_at` (the alarm removes them).
+  `ALTER TABLE meta ADD COLUMN visibility TEXT;
+   ALTER TABLE meta ADD COLUMN request_access_enabled INTEGER;
+   ALTER TABLE meta ADD COLUMN full_path TEXT;
+   ALTER TABLE meta ADD COLUMN registry_version INTEGER NOT NULL DEFAULT 0;
+   ALTER TABLE meta ADD COLUMN deleted INTEGER NOT NULL DEFAULT 0;
+   ALTER TABLE outbox ADD COLUMN entry TEXT NOT NULL DEFAULT 'member';
+   ALTER TABLE outbox ADD COLUMN expires_at TEXT;
+   CREATE INDEX members_expiry ON members (expires_at) WHERE expires_at IS NOT NULL;
+   DROP TRIGGER members_added;
+   DROP TRIGGER members_changed;
+   DROP TRIGGER members_removed;
+   DROP TRIGGER requests_added;
+   DROP TRIGGER requests_removed;
+   CREATE TRIGGER members_added AFTER INSERT ON members BEGIN
+     UPDATE meta SET version = version + 1, members = members + 1;
+     INSERT INTO outbox (version, user_id, access_level, created_at, created_by, expires_at)
+       SELECT version, NEW.user_id, NEW.access_level, NEW.created_at, NEW.created_by, NEW.expires_at FROM meta;
+   END;
+   CREATE TRIGGER members_changed AFTER UPDATE ON members BEGIN
+     UPDATE meta SET version = version + 1;
+     INSERT INTO outbox (version, user_id, access_level, created_at, created_by, expires_at)
+       SELECT version, NEW.user_id, NEW.access_level, NEW.created_at, NEW.created_by, NEW.expires_at FROM meta;
+   END;
+   CREATE TRIGGER members_removed AFTER DELETE ON members BEGIN
+     UPDATE meta SET version = version + 1, members = members - 1;
+     INSERT INTO outbox (version, user_id, access_level, created_at, created_by)
+       SELECT version, OLD.user_id, 0, OLD.created_at, OLD.created_by FROM meta;
+   END;
+   CREATE TRIGGER requests_added AFTER INSERT ON access_requests BEGIN
+     UPDATE meta SET requests = requests + 1, version = version + 1;
+     INSERT INTO outbox (version, entry, user_id, access_level, created_at)
+       SELECT version, 'request', NEW.user_id, 1, NEW.requested_at FROM meta;
+   END;
+   CREATE TRIGGER requests_removed AFTER DELETE ON access_requests BEGIN
+     UPDATE meta SET requests = requests - 1, version = version + 1;
+     INSERT INTO outbox (version, entry, user_id, access_level, created_at)
+       SELECT version, 'request', OLD.user_id, 0, OLD.requested_at FROM meta;
+   END;`,
 ];

@@ -1,10 +1,20 @@
-import { directStanding, maySee, type Kind, type Standing } from '../auth/policy';
+import { directStanding, mayDelete, mayEditSettings, maySee, type Kind, type Standing } from '../auth/policy';
 import { directory, type UserRow } from '../durable/directory';
-import { namespaceObject, type AccessRequestRow, type ApprovedMemberRow, type MemberRow, type PageOf } from '../durable/namespace';
-import type { EffectiveMember, ListFilter, NamespaceRow, NewNamespace } from '../durable/namespace-registry';
+import {
+  namespaceObject,
+  type AccessRequestRow,
+  type ApprovedMemberRow,
+  type MemberRow,
+  type NamespaceResult,
+  type PageOf,
+} from '../durable/namespace';
+import { snapshotOf, type EffectiveMember, type ListFilter, type NamespaceChanges, type NamespaceRow, type NewNamespace } from '../durable/namespace-registry';
 import { unwrap } from '../durable/result';
 import type { Caller, Env } from '../env';
-import type { Target } from '../api/finder';
+import { problems, raise } from '../errors';
+import { StaleTarget, type Target } from '../api/finder';
+import { forgetRecord, rememberRecord } from '../api/registry-cache';
+import { recordOf } from '../api/finder';
 
 /**
  * What happens to groups and projects (GitLab's services): each function applies one rule
@@ -19,15 +29,27 @@ export interface Window {
   limit: number;
 }
 
+/** The value of a namespace object's answer; its error raised; `StaleTarget` when the caller's record was old. */
+const settle = <T>(result: NamespaceResult<T>): T => {
+  if ('stale' in result) throw new StaleTarget();
+  return unwrap(result);
+};
+
+const objectOf = (env: Env, target: Target) => namespaceObject(env, target.ref.id);
+
 /** Where the caller stands on a group or project; `404 … Not Found` when they may not see it. */
 export const standingOn = async (env: Env, target: Target): Promise<Standing> =>
-  unwrap(await namespaceObject(env, target.ref.id).standingOf(target.ref, target.actor));
+  settle(await objectOf(env, target).standingOf(target.ref, target.actor));
 
 /** Raises `404 … Not Found` unless the caller may see it; internal and public need no lookup. */
 export const assertVisible = async (env: Env, target: Target): Promise<void> => {
-  if (maySee(target.ref.visibility, directStanding(target.actor.admin, 0))) return;
+  if (target.row && maySee(target.row.visibility, directStanding(target.actor.admin, 0))) return;
   await standingOn(env, target);
 };
+
+/** The registry row of a target as the Directory has it now. */
+export const describe = async (env: Env, kind: Kind, target: Target): Promise<NamespaceRow> =>
+  target.row ?? (await directory(env).getNamespace(kind.name, target.id)) ?? raise(kind.notFound());
 
 /** A new group or project in the path registry, and its own object with the creator as Owner. */
 export const createNamespace = async (env: Env, input: NewNamespace): Promise<NamespaceRow> => {
@@ -37,7 +59,8 @@ export const createNamespace = async (env: Env, input: NewNamespace): Promise<Na
     kind: input.kind,
     creatorId: row.creator_id,
     createdAt: row.created_at,
-    visibility: row.visibility,
+    snapshot: snapshotOf(row),
+    byPath: false,
   });
   return row;
 };
@@ -49,26 +72,72 @@ export const personalNamespace = async (env: Env, caller: Caller): Promise<Names
 export const listNamespaces = (env: Env, kind: Kind, filter: ListFilter, page: Window) =>
   directory(env).listNamespaces(kind.name, filter, page.offset, page.limit);
 
+/**
+ * `PUT /groups/:id`, `PUT /projects/:id`. The Directory applies the change in one transaction
+ * (paths, visibility rules) and bumps the version of every row it touched; the new copies are
+ * then handed to those rows' objects (newer versions only), so the object judges by the new
+ * settings from this request on. Other isolates' caches learn of it from the objects.
+ */
+export const updateNamespace = async (env: Env, kind: Kind, target: Target, changes: NamespaceChanges): Promise<NamespaceRow> => {
+  const standing = await standingOn(env, target);
+  const ownsPart = changes.path !== undefined || changes.visibility !== undefined;
+  if (!mayEditSettings(kind, standing, ownsPart)) return raise(problems.forbidden());
+  const { row, changed } = unwrap(await directory(env).updateNamespace(kind.name, target.id, changes));
+  await Promise.all(changed.map((c) => namespaceObject(env, c.id).applySnapshot(c.snapshot)));
+  for (const c of changed) forgetRecord(c.id);
+  rememberRecord(recordOf(row, target.ancestorIds));
+  return row;
+};
+
+/**
+ * `DELETE /groups/:id`, `DELETE /projects/:id` (Owner). The registry row goes first, with its
+ * index rows, in one Directory transaction that refuses a group with subgroups or projects; then
+ * the object drops its members and requests and answers every later call as gone.
+ */
+export const deleteNamespace = async (env: Env, kind: Kind, target: Target): Promise<void> => {
+  const standing = await standingOn(env, target);
+  if (!mayDelete(kind, standing)) return raise(problems.forbidden());
+  unwrap(await directory(env).deleteNamespace(kind.name, target.id));
+  await objectOf(env, target).markDeleted();
+  forgetRecord(target.id);
+};
+
 // ---- access requests ----
 
 export const listAccessRequests = async (env: Env, target: Target, page: Window): Promise<PageOf<AccessRequestRow>> =>
-  unwrap(await namespaceObject(env, target.ref.id).listAccessRequests(target.ref, target.actor, page.offset, page.limit));
+  settle(await objectOf(env, target).listAccessRequests(target.ref, target.actor, page.offset, page.limit));
 
 export const requestAccess = async (env: Env, target: Target, caller: Caller): Promise<AccessRequestRow> =>
-  unwrap(
-    await namespaceObject(env, target.ref.id).requestAccess(target.ref, target.actor, target.namespace.request_access_enabled, {
-      username: caller.username,
-      name: caller.name,
-    }),
-  );
+  settle(await objectOf(env, target).requestAccess(target.ref, target.actor, { username: caller.username, name: caller.name }));
 
 /** The request disappears and the member appears in one transaction, or neither happens. */
-export const approveAccessRequest = async (env: Env, target: Target, userId: number, accessLevel: number): Promise<ApprovedMemberRow> =>
-  unwrap(await namespaceObject(env, target.ref.id).approveAccessRequest(target.ref, target.actor, userId, accessLevel));
+export const approveAccessRequest = async (
+  env: Env,
+  target: Target,
+  userId: number,
+  accessLevel: number,
+  expiresAt: string | null,
+): Promise<ApprovedMemberRow> => settle(await objectOf(env, target).approveAccessRequest(target.ref, target.actor, userId, accessLevel, expiresAt));
 
 /** Deny (by a manager) or withdraw (by the requester). */
 export const removeAccessRequest = async (env: Env, target: Target, userId: number): Promise<void> => {
-  unwrap(await namespaceObject(env, target.ref.id).removeAccessRequest(target.ref, target.actor, userId));
+  settle(await objectOf(env, target).removeAccessRequest(target.ref, target.actor, userId));
+};
+
+/**
+ * Every pending request of a user disappears (they were blocked or deleted), wherever the
+ * requester index says they have one. Each removal is queued for the index by the object.
+ */
+export const removePendingRequestsOf = async (env: Env, userId: number): Promise<number> => {
+  const where = await directory(env).pendingRequestsOf(userId);
+  const removed = await Promise.all(where.map((ns) => namespaceObject(env, ns.id).removePendingRequestOf(userId)));
+  return removed.filter(Boolean).length;
+};
+
+/** The names stored with a user's pending requests follow a rename. */
+export const renameRequester = async (env: Env, userId: number, names: { username: string; name: string }): Promise<void> => {
+  const where = await directory(env).pendingRequestsOf(userId);
+  await Promise.all(where.map((ns) => namespaceObject(env, ns.id).renameRequester(userId, names)));
 };
 
 // ---- members ----
@@ -79,18 +148,23 @@ export interface MemberOf {
   createdBy: UserRow | null;
 }
 
+/** Members with their users (and who added them), in one Directory call. */
+const withUsers = async (env: Env, members: MemberRow[]): Promise<MemberOf[]> => {
+  const ids = members.flatMap((m) => (m.created_by === null ? [m.user_id] : [m.user_id, m.created_by]));
+  const users = new Map((await directory(env).getUsers([...new Set(ids)])).map((u) => [u.id, u]));
+  return members.flatMap((member) => {
+    const user = users.get(member.user_id);
+    return user ? [{ member, user, createdBy: member.created_by === null ? null : users.get(member.created_by) ?? null }] : [];
+  });
+};
+
+const oneWithUser = async (env: Env, member: MemberRow): Promise<MemberOf> =>
+  (await withUsers(env, [member]))[0] ?? raise(problems.notFound('Member'));
+
 /** Direct members with their users (and who added them), in one Directory call for the page. */
 export const listMembers = async (env: Env, target: Target, page: Window): Promise<PageOf<MemberOf>> => {
-  const { total, items } = unwrap(await namespaceObject(env, target.ref.id).listMembers(target.ref, target.actor, page.offset, page.limit));
-  const ids = items.flatMap((m) => (m.created_by === null ? [m.user_id] : [m.user_id, m.created_by]));
-  const users = new Map((await directory(env).getUsers([...new Set(ids)])).map((u) => [u.id, u]));
-  return {
-    total,
-    items: items.flatMap((member) => {
-      const user = users.get(member.user_id);
-      return user ? [{ member, user, createdBy: member.created_by === null ? null : users.get(member.created_by) ?? null }] : [];
-    }),
-  };
+  const { total, items } = settle(await objectOf(env, target).listMembers(target.ref, target.actor, page.offset, page.limit));
+  return { total, items: await withUsers(env, items) };
 };
 
 /** Members with those inherited from ancestor groups (the highest level each), from the index. */
@@ -100,4 +174,36 @@ export const listAllMembers = async (env: Env, target: Target, page: Window): Pr
   const scope = [target.ref.id, ...target.ancestorIds];
   await Promise.all(scope.map((id) => namespaceObject(env, id).flushMembershipIndex()));
   return directory(env).listEffectiveMembers(scope, page.offset, page.limit);
+};
+
+/** One direct member (`GET /:kind/:id/members/:user_id`). */
+export const getMember = async (env: Env, target: Target, userId: number): Promise<MemberOf> =>
+  oneWithUser(env, settle(await objectOf(env, target).getMember(target.ref, target.actor, userId)));
+
+/** One member, direct or inherited, at their highest level (`GET /:kind/:id/members/all/:user_id`). */
+export const getEffectiveMember = async (env: Env, target: Target, userId: number): Promise<EffectiveMember> => {
+  await assertVisible(env, target);
+  const scope = [target.ref.id, ...target.ancestorIds];
+  await Promise.all(scope.map((id) => namespaceObject(env, id).flushMembershipIndex()));
+  return (await directory(env).effectiveMember(scope, userId)) ?? raise(problems.notFound('Member'));
+};
+
+/** `POST /:kind/:id/members`; a pending request of that user goes in the same transaction. */
+export const addMember = async (env: Env, target: Target, userId: number, accessLevel: number, expiresAt: string | null): Promise<MemberOf> => {
+  const user = await directory(env).getUser(userId);
+  const names = user ? { username: user.username, name: user.name } : null;
+  return oneWithUser(env, settle(await objectOf(env, target).addMember(target.ref, target.actor, userId, names, accessLevel, expiresAt)));
+};
+
+/** `PUT /:kind/:id/members/:user_id`. */
+export const updateMember = async (
+  env: Env,
+  target: Target,
+  userId: number,
+  change: { accessLevel?: number; expiresAt?: string | null },
+): Promise<MemberOf> => oneWithUser(env, settle(await objectOf(env, target).updateMember(target.ref, target.actor, userId, change)));
+
+/** `DELETE /:kind/:id/members/:user_id`. */
+export const removeMember = async (env: Env, target: Target, userId: number): Promise<void> => {
+  settle(await objectOf(env, target).removeMember(target.ref, target.actor, userId));
 };

@@ -1,0 +1,189 @@
+import { env } from 'cloudflare:workers';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { cachedRecord, forgetRecord, rememberRecord } from '../../worker/api/registry-cache';
+import { removePendingRequestsOf, renameRequester } from '../../worker/services/namespaces';
+import { expectError } from './support/contract';
+import { unique } from './support/http';
+import { admin, as, createGroup, createProject, createSource, KIND_ROUTES, person, startWorker } from './support/namespaces';
+
+beforeAll(startWorker, 30_000);
+
+describe.each(KIND_ROUTES)('PUT /%s/:id', (kind) => {
+  it('changes name, description and request_access_enabled; answers the updated entity', async () => {
+    const owner = await person('own');
+    const source = await createSource(kind, owner);
+    const res = await as(owner).put(`/${kind}/${source.id}`, { name: 'Renamed', description: 'About', request_access_enabled: false });
+    expect(res.status).toBe(200);
+    expect(await res.json()).toMatchObject({ id: source.id, name: 'Renamed', description: 'About', request_access_enabled: false });
+    expect(await (await admin.get(`/${kind}/${source.id}`)).json()).toMatchObject({ name: 'Renamed', request_access_enabled: false });
+  });
+
+  it('turning requests off refuses new ones (403) and keeps pending ones listable and actionable', async () => {
+    const [owner, early, late] = await Promise.all([person('own'), person('early'), person('late')]);
+    const source = await createSource(kind, owner);
+    expect((await as(early).post(`/${kind}/${source.id}/access_requests`)).status).toBe(201);
+    expect((await as(owner).put(`/${kind}/${source.id}`, { request_access_enabled: false })).status).toBe(200);
+    await expectError(await as(late).post(`/${kind}/${source.id}/access_requests`), 403, { message: '403 Forbidden' });
+    const pending = (await (await as(owner).get(`/${kind}/${source.id}/access_requests`)).json()) as { id: number }[];
+    expect(pending.map((p) => p.id)).toEqual([early.id]);
+    expect((await as(owner).put(`/${kind}/${source.id}/access_requests/${early.id}/approve`)).status).toBe(201);
+  });
+
+  it('refuses visibility above the parent, and refuses non-managers', async () => {
+    const [owner, dev] = await Promise.all([person('own'), person('dev')]);
+    const parent = await createGroup(owner, { visibility: 'internal' });
+    const source = kind === 'groups' ? await createGroup(owner, { parent_id: parent.id, visibility: 'internal' }) : await createProject(owner, { namespace_id: parent.id, visibility: 'internal' });
+    await expectError(await as(owner).put(`/${kind}/${source.id}`, { visibility: 'public' }), 400, {
+      message: { visibility_level: ['public is not allowed since the namespace has internal visibility'] },
+    });
+    expect((await admin.post(`/${kind}/${source.id}/members`, { user_id: dev.id, access_level: 30 })).status).toBe(201);
+    await expectError(await as(dev).put(`/${kind}/${source.id}`, { name: 'x' }), 403, { message: '403 Forbidden' });
+    await expectError(await as(owner).put(`/${kind}/${source.id}`, { visibility: 'secret' }), 400, { error: 'visibility does not have a valid value' });
+  });
+
+  it('making it private hides it from outsiders at once', async () => {
+    const [owner, stranger] = await Promise.all([person('own'), person('str')]);
+    const source = await createSource(kind, owner);
+    expect((await as(stranger).get(`/${kind}/${source.id}`)).status).toBe(200);
+    expect((await as(owner).put(`/${kind}/${source.id}`, { visibility: 'private' })).status).toBe(200);
+    await expectError(await as(stranger).get(`/${kind}/${source.id}/members`), 404);
+    await expectError(await as(stranger).post(`/${kind}/${source.id}/access_requests`), 404);
+  });
+});
+
+describe('projects: Maintainers edit settings, Owners path and visibility', () => {
+  it('lets a Maintainer rename but not move or change visibility', async () => {
+    const [owner, maintainer] = await Promise.all([person('own'), person('mnt')]);
+    const group = await createGroup(owner);
+    const project = await createProject(owner, { namespace_id: group.id });
+    expect((await admin.post(`/projects/${project.id}/members`, { user_id: maintainer.id, access_level: 40 })).status).toBe(201);
+    expect((await as(maintainer).put(`/projects/${project.id}`, { name: 'By maintainer' })).status).toBe(200);
+    await expectError(await as(maintainer).put(`/projects/${project.id}`, { visibility: 'private' }), 403, { message: '403 Forbidden' });
+    await expectError(await as(maintainer).put(`/projects/${project.id}`, { path: unique('np') }), 403, { message: '403 Forbidden' });
+  });
+});
+
+describe('renaming a path', () => {
+  it('keeps the id, frees the old path, moves everything below, and the old path answers 404 at once', async () => {
+    const owner = await person('own');
+    const group = await createGroup(owner);
+    const sub = await createGroup(owner, { parent_id: group.id });
+    const project = await createProject(owner, { namespace_id: sub.id });
+    // Known to this isolate by their old paths.
+    for (const p of [group.full_path, sub.full_path]) expect((await as(owner).get(`/groups/${encodeURIComponent(p)}`)).status).toBe(200);
+    expect((await as(owner).get(`/projects/${encodeURIComponent(project.full_path)}`)).status).toBe(200);
+
+    const newPath = unique('ren');
+    const res = await as(owner).put(`/groups/${group.id}`, { path: newPath });
+    expect(res.status).toBe(200);
+    expect(await res.json()).toMatchObject({ id: group.id, path: newPath, full_path: newPath });
+
+    await expectError(await as(owner).get(`/groups/${encodeURIComponent(group.full_path)}`), 404, { message: '404 Group Not Found' });
+    await expectError(await as(owner).get(`/groups/${encodeURIComponent(sub.full_path)}/access_requests`), 404, { message: '404 Group Not Found' });
+    await expectError(await as(owner).get(`/projects/${encodeURIComponent(project.full_path)}/members`), 404, { message: '404 Project Not Found' });
+    expect(await (await as(owner).get(`/groups/${encodeURIComponent(`${newPath}/${sub.path}`)}`)).json()).toMatchObject({ id: sub.id, full_path: `${newPath}/${sub.path}` });
+    expect(await (await as(owner).get(`/projects/${encodeURIComponent(`${newPath}/${sub.path}/${project.path}`)}`)).json()).toMatchObject({
+      id: project.id,
+      path_with_namespace: `${newPath}/${sub.path}/${project.path}`,
+    });
+    // The old path can be taken by a new group.
+    const again = await as(owner).post('/groups', { name: 'again', path: group.full_path, visibility: 'public' });
+    expect(again.status).toBe(201);
+    const reborn = (await again.json()) as { id: number };
+    expect(await (await as(owner).get(`/groups/${encodeURIComponent(group.full_path)}`)).json()).toMatchObject({ id: reborn.id });
+  });
+
+  it("another isolate's cached path (an older version) is refused by the object and looked up again", async () => {
+    const owner = await person('own');
+    const group = await createGroup(owner);
+    expect((await as(owner).get(`/groups/${encodeURIComponent(group.full_path)}/members`)).status).toBe(200);
+    const before = cachedRecord(group.id)!;
+    const newPath = unique('iso');
+    expect((await as(owner).put(`/groups/${group.id}`, { path: newPath, visibility: 'private' })).status).toBe(200);
+    // What an isolate that did not make the change still holds.
+    forgetRecord(group.id);
+    rememberRecord(before);
+    await expectError(await as(owner).get(`/groups/${encodeURIComponent(group.full_path)}/members`), 404, { message: '404 Group Not Found' });
+    rememberRecord(before);
+    // By id, the stale copy's settings lose to the object's newer ones: private now.
+    const stranger = await person('str');
+    await expectError(await as(stranger).get(`/groups/${group.id}/members`), 404, { message: '404 Group Not Found' });
+    expect((await as(owner).get(`/groups/${encodeURIComponent(newPath)}/members`)).status).toBe(200);
+  });
+
+  it('refuses a taken path, and lowering visibility below a child', async () => {
+    const owner = await person('own');
+    const [a, b] = await Promise.all([createGroup(owner), createGroup(owner)]);
+    await expectError(await as(owner).put(`/groups/${a.id}`, { path: b.path.toUpperCase() }), 400, { message: { path: ['has already been taken'] } });
+    await createProject(owner, { namespace_id: a.id, visibility: 'public' });
+    await expectError(await as(owner).put(`/groups/${a.id}`, { visibility: 'private' }), 400, {
+      message: { visibility_level: ['private is not allowed since this group contains projects with higher visibility.'] },
+    });
+  });
+});
+
+describe.each(KIND_ROUTES)('DELETE /%s/:id', (kind) => {
+  it('deletes with members and pending requests (202); the id and path answer 404; the path is free', async () => {
+    const [owner, req, dev] = await Promise.all([person('own'), person('req'), person('dev')]);
+    const source = await createSource(kind, owner);
+    expect((await as(req).post(`/${kind}/${source.id}/access_requests`)).status).toBe(201);
+    expect((await admin.post(`/${kind}/${source.id}/members`, { user_id: dev.id, access_level: 40 })).status).toBe(201);
+    await expectError(await as(dev).delete(`/${kind}/${source.id}`), 403, { message: '403 Forbidden' });
+    const res = await as(owner).delete(`/${kind}/${source.id}`);
+    expect(res.status).toBe(202);
+    expect(await res.json()).toEqual({ message: '202 Accepted' });
+    const notFound = { message: kind === 'groups' ? '404 Group Not Found' : '404 Project Not Found' };
+    await expectError(await as(owner).get(`/${kind}/${source.id}`), 404, notFound);
+    await expectError(await as(owner).get(`/${kind}/${encodeURIComponent(source.full_path)}/access_requests`), 404, notFound);
+    expect(await env.DIRECTORY.getByName('directory').pendingRequestsOf(req.id)).toEqual([]);
+    const mine = (await (await as(dev).get(`/${kind}?membership=true&min_access_level=10`)).json()) as { id: number }[];
+    expect(mine.map((x) => x.id)).not.toContain(source.id);
+  });
+});
+
+describe('DELETE a group with something in it', () => {
+  it('is refused with 400 until its subgroups and projects are gone', async () => {
+    const owner = await person('own');
+    const group = await createGroup(owner);
+    const project = await createProject(owner, { namespace_id: group.id });
+    await expectError(await as(owner).delete(`/groups/${group.id}`), 400);
+    expect((await as(owner).get(`/groups/${group.id}`)).status).toBe(200);
+    expect((await as(owner).delete(`/projects/${project.id}`)).status).toBe(202);
+    expect((await as(owner).delete(`/groups/${group.id}`)).status).toBe(202);
+  });
+});
+
+describe('the requester index', () => {
+  it('knows where a user waits; removePendingRequestsOf empties every owner list', async () => {
+    const [owner, req] = await Promise.all([person('own'), person('req')]);
+    const group = await createGroup(owner);
+    const project = await createProject(owner, { namespace_id: (await createGroup(owner)).id });
+    expect((await as(req).post(`/groups/${group.id}/access_requests`)).status).toBe(201);
+    expect((await as(req).post(`/projects/${project.id}/access_requests`)).status).toBe(201);
+    const directory = env.DIRECTORY.getByName('directory');
+    expect(await directory.pendingRequestsOf(req.id)).toEqual([
+      { id: group.id, kind: 'group' },
+      { id: project.id, kind: 'project' },
+    ]);
+    expect(await removePendingRequestsOf(env, req.id)).toBe(2);
+    for (const path of [`/groups/${group.id}`, `/projects/${project.id}`]) {
+      const pending = (await (await as(owner).get(`${path}/access_requests`)).json()) as { id: number }[];
+      expect(pending.map((p) => p.id)).not.toContain(req.id);
+    }
+    expect(await directory.pendingRequestsOf(req.id)).toEqual([]);
+  });
+
+  it('follows approvals and withdrawals; renameRequester renames the stored names', async () => {
+    const [owner, req] = await Promise.all([person('own'), person('req')]);
+    const [a, b] = await Promise.all([createGroup(owner), createGroup(owner)]);
+    for (const g of [a, b]) expect((await as(req).post(`/groups/${g.id}/access_requests`)).status).toBe(201);
+    expect((await as(owner).put(`/groups/${a.id}/access_requests/${req.id}/approve`)).status).toBe(201);
+    const directory = env.DIRECTORY.getByName('directory');
+    expect(await directory.pendingRequestsOf(req.id)).toEqual([{ id: b.id, kind: 'group' }]);
+    await renameRequester(env, req.id, { username: `${req.username}x`, name: 'New Name' });
+    const listed = (await (await as(owner).get(`/groups/${b.id}/access_requests`)).json()) as { id: number; username: string; name: string }[];
+    expect(listed.find((r) => r.id === req.id)).toMatchObject({ username: `${req.username}x`, name: 'New Name' });
+    expect((await as(req).delete(`/groups/${b.id}/access_requests/${req.id}`)).status).toBe(204);
+    expect(await directory.pendingRequestsOf(req.id)).toEqual([]);
+  });
+});
