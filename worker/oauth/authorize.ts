@@ -7,6 +7,7 @@ import { consentPage } from '../pages/consent';
 import { errorPage } from '../pages/error-page';
 import { readForm } from '../pages/form';
 import { authorizationParams, checkAuthorizationRequest, redirectWith, type AuthorizationRequest } from './authorization-request';
+import { findClient } from './clients';
 
 const hostOf = (uri: string) => {
   const url = new URL(uri);
@@ -60,7 +61,7 @@ export const authorizeRoutes = new Hono<AppEnv>()
     c.header('Cache-Control', 'no-store');
   })
   .get('/login/oauth/authorize', async (c) => {
-    const checked = await checkAuthorizationRequest(c.env, authorizationParams(new URL(c.req.url).searchParams));
+    const checked = await checkAuthorizationRequest((clientId) => findClient(c.env, clientId), authorizationParams(new URL(c.req.url).searchParams));
     const iss = publicOrigin(c.env, c.req.url);
     if (checked.kind === 'show') return errorPage(c, 400, checked.title, checked.detail);
     if (checked.kind === 'redirect') {
@@ -84,7 +85,7 @@ export const authorizeRoutes = new Hono<AppEnv>()
   .post('/login/oauth/authorize', async (c) => {
     const form = await readForm(c, { all: true });
     if (!validCsrf(c, form.authenticity_token)) return errorPage(c, 403, 'Form expired', 'Please go back, reload the page and try again.');
-    const checked = await checkAuthorizationRequest(c.env, authorizationParams(formEntries(form)));
+    const checked = await checkAuthorizationRequest((clientId) => findClient(c.env, clientId), authorizationParams(formEntries(form)));
     const iss = publicOrigin(c.env, c.req.url);
     if (checked.kind === 'show') return errorPage(c, 400, checked.title, checked.detail);
     if (checked.kind === 'redirect') {
