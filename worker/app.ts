@@ -13,6 +13,7 @@ import { oauthRoutes } from './oauth/routes';
 import { accountPages } from './pages/accounts';
 import { authorizedApplicationsPages } from './pages/authorized-applications';
 import { homePages } from './pages/home';
+import { requireSecrets } from './secrets';
 
 export const MAX_BODY_BYTES = 1024 * 1024;
 
@@ -37,6 +38,7 @@ app.use(
     },
   }),
 );
+app.use(requireSecrets);
 app.use(methodNotAllowed({ app, onMethodNotAllowed: (_c, methods) => raise(problems.methodNotAllowed(methods)) }));
 app.use(bodyLimit({ maxSize: MAX_BODY_BYTES, onError: () => raise(problems.payloadTooLarge()) }));
 

@@ -5,7 +5,7 @@ const seconds = (value: string | undefined, fallback: number): number => {
   return Number.isInteger(n) && n > 0 ? n : fallback;
 };
 
-/** Lifetimes and switches from wrangler.toml `[vars]`, with their defaults (8-hour access tokens, 10-minute codes). */
+/** Lifetimes and switches from wrangler.toml `[vars]`, with their defaults when unset or invalid. */
 export const config = (env: Env) => ({
   accessTokenTtl: seconds(env.ACCESS_TOKEN_TTL_SECONDS, 8 * 3600),
   codeTtl: seconds(env.CODE_TTL_SECONDS, 600),

@@ -2,9 +2,12 @@ import type { Session } from './auth/session';
 
 /**
  * Bindings, variables and secrets, as `wrangler types` generates them from wrangler.toml into
- * worker-configuration.d.ts (`npm run typecheck` fails when that file is out of date).
+ * worker-configuration.d.ts (`npm run typecheck` fails when that file is out of date). Secrets
+ * are typed as possibly absent: a deployment may lack them until `wrangler secret put`, and
+ * worker/secrets.ts answers 503 then.
  */
-export type Env = Cloudflare.Env;
+export type Env = Omit<Cloudflare.Env, Secret> & Partial<Pick<Cloudflare.Env, Secret>>;
+type Secret = 'ADMIN_TOKEN' | 'TOKEN_HASH_KEY';
 
 /** The authenticated caller of /api/v4, as the token store knows it. */
 export interface Caller {

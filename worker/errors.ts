@@ -86,6 +86,15 @@ export const problems = {
     body: { error, error_description: description },
     headers: { 'Cache-Control': 'no-store', Pragma: 'no-cache', ...headers },
   }),
+  /**
+   * A secret the deployment needs was never set (`wrangler secret put`, or .dev.vars locally):
+   * 503 (RFC 9110 §15.6.4), as the service cannot work until an operator sets it.
+   */
+  missingSecret: (name: string): Problem => ({
+    status: 503,
+    body: { message: `503 Service Unavailable: the secret ${name} is not configured (wrangler secret put ${name})` },
+    headers: { 'Cache-Control': 'no-store' },
+  }),
   tooManyRequests: (retryAfter: number): Problem => ({
     status: 429,
     body: { message: 'Retry later' },

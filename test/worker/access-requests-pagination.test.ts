@@ -67,7 +67,7 @@ describe.each(KIND_ROUTES)('paginating access requests of %s', (kind) => {
     expect(beyond.headers.get('X-Total-Pages')).toBe('3');
   });
 
-  it.each(['per_page=0', 'per_page=101', 'per_page=abc', 'page=0'])('refuses %s with 400', async (query) => {
+  it.each(['per_page=0', 'per_page=-1', 'per_page=abc', 'per_page=2.5', 'page=0'])('refuses %s with 400', async (query) => {
     const owner = await person('own');
     const source = await createSource(kind, owner);
     const res = await as(owner).get(`/${kind}/${source.id}/access_requests?${query}`);
@@ -82,6 +82,41 @@ describe.each(KIND_ROUTES)('paginating access requests of %s', (kind) => {
     expect(await res.json()).toEqual([]);
     expect(res.headers.get('X-Total')).toBe('0');
     expect(res.headers.get('X-Total-Pages')).toBe('1');
+  });
+});
+
+describe('per_page above 100', () => {
+  // GitLab caps per_page at 100 (https://docs.gitlab.com/api/rest/#pagination); clients that ask
+  // for more expect 100 and follow the Link header for the rest.
+  it('is served as 100, with headers and Link URLs saying so', async () => {
+    const owner = await person('own');
+    const source = await createSource('projects', owner);
+    await runInDurableObject(env.NAMESPACES.getByName(String(source.id)), (_instance: Namespace, state) => {
+      state.storage.sql.exec(
+        `WITH RECURSIVE s (n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM s WHERE n < 150)
+         INSERT INTO access_requests (user_id, requested_at, username, name) SELECT 20000000 + n, ?, 'seeded_' || n, 'Seeded ' || n FROM s`,
+        new Date().toISOString(),
+      );
+    });
+    const base = `http://knock.test/api/v4/projects/${source.id}/access_requests`;
+
+    const res = await as(owner).get(`/projects/${source.id}/access_requests?per_page=500`);
+    expect(res.status).toBe(200);
+    expect(((await res.json()) as unknown[]).length).toBe(100);
+    expect(Object.fromEntries(['X-Total', 'X-Total-Pages', 'X-Per-Page', 'X-Next-Page'].map((h) => [h, res.headers.get(h)]))).toEqual({
+      'X-Total': '150',
+      'X-Total-Pages': '2',
+      'X-Per-Page': '100',
+      'X-Next-Page': '2',
+    });
+    expect(linkOf(res)).toEqual({
+      next: `${base}?per_page=100&page=2`,
+      first: `${base}?per_page=100&page=1`,
+      last: `${base}?per_page=100&page=2`,
+    });
+
+    const rest = await as(owner).get(`/projects/${source.id}/access_requests?per_page=500&page=2`);
+    expect(((await rest.json()) as unknown[]).length).toBe(50);
   });
 });
 

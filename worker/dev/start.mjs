@@ -1,36 +1,24 @@
 // `npm start`: the Worker on http://127.0.0.1:8787 with local, persisted KV and Durable Object
 // state (.wrangler/state). The first run writes .dev.vars with a random admin token and
-// token-hashing key; later runs reuse them. Demo data is created once.
-import { randomBytes } from 'node:crypto';
+// token-hashing key; later runs reuse them, and add any that an older or hand-written .dev.vars
+// lacks. Demo data is created once.
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { completeDevVars, parseDevVars } from './dev-vars.mjs';
 import { ROOT, startServer } from './server.mjs';
 
 // KNOCK_DEV_VARS and KNOCK_STATE_DIR let tests run `npm start` without touching your own state.
 const DEV_VARS = process.env.KNOCK_DEV_VARS ?? join(ROOT, '.dev.vars');
 const STATE_DIR = process.env.KNOCK_STATE_DIR ?? join(ROOT, '.wrangler', 'state');
 
-const readDevVars = () =>
-  Object.fromEntries(
-    readFileSync(DEV_VARS, 'utf8')
-      .split('\n')
-      .map((line) => /^\s*([A-Z_][A-Z0-9_]*)\s*=\s*"?(.*?)"?\s*$/.exec(line))
-      .filter(Boolean)
-      .map((m) => [m[1], m[2]]),
-  );
-
-let firstRun = false;
-if (!existsSync(DEV_VARS)) {
-  firstRun = true;
-  const secret = (prefix) => prefix + randomBytes(24).toString('base64url');
-  writeFileSync(
-    DEV_VARS,
-    `# Local secrets for \`npm start\` (git-ignored). Deployed Workers use \`wrangler secret put\`.\n` +
-      `ADMIN_TOKEN="${secret('knock_admin_')}"\nTOKEN_HASH_KEY="${secret('')}"\n`,
-    { mode: 0o600 },
-  );
+const firstRun = !existsSync(DEV_VARS);
+const existing = firstRun ? '' : readFileSync(DEV_VARS, 'utf8');
+const completed = completeDevVars(existing);
+if (completed.added.length > 0) {
+  writeFileSync(DEV_VARS, completed.text, { mode: 0o600 });
+  if (!firstRun) console.log(`Added ${completed.added.join(' and ')} to ${DEV_VARS} (missing or empty there); kept everything else.`);
 }
-const vars = readDevVars();
+const vars = parseDevVars(completed.text);
 const port = Number(process.env.PORT ?? 8787);
 
 const server = await startServer({

@@ -1,5 +1,4 @@
-import type { Env } from '../env';
-import { findClient, isPublicClient, type OAuthClient } from './clients';
+import { isPublicClient, type OAuthClient } from './oauth-client';
 import { isS256Challenge } from '../protocol/pkce';
 import { matchesRegisteredRedirectUri } from './redirect-uri';
 import { isKnownScope, parseScopes } from './scopes';
@@ -33,13 +32,16 @@ export const authorizationParams = (entries: Iterable<[string, string]>): Map<st
   return params;
 };
 
-export const checkAuthorizationRequest = async (env: Env, params: Map<string, string | null>): Promise<CheckedAuthorization> => {
+/** How the request's client_id is resolved: clients.ts `findClient` with the request's env. */
+export type FindClient = (clientId: string) => Promise<OAuthClient | null>;
+
+export const checkAuthorizationRequest = async (findClient: FindClient, params: Map<string, string | null>): Promise<CheckedAuthorization> => {
   const show = (title: string, detail: string): CheckedAuthorization => ({ kind: 'show', title, detail });
 
   const clientId = params.get('client_id');
   if (clientId === null) return show('Invalid request', 'client_id was sent more than once.');
   if (clientId === undefined) return show('Invalid request', 'The request has no client_id.');
-  const client = await findClient(env, clientId);
+  const client = await findClient(clientId);
   if (!client) return show('Unknown application', 'No application is registered with this client_id.');
 
   const requested = params.get('redirect_uri');

@@ -7,6 +7,7 @@ import { consentPage } from '../pages/consent';
 import { errorPage } from '../pages/error-page';
 import { formCsrf } from '../pages/form-csrf';
 import { authorizationParams, checkAuthorizationRequest, redirectWith, type AuthorizationRequest } from './authorization-request';
+import { findClient } from './clients';
 
 const hostOf = (uri: string) => {
   const url = new URL(uri);
@@ -65,7 +66,7 @@ export const authorizeRoutes = new Hono<PageEnv>()
     c.header('Cache-Control', 'no-store');
   })
   .get('/login/oauth/authorize', async (c) => {
-    const checked = await checkAuthorizationRequest(c.env, authorizationParams(new URL(c.req.url).searchParams));
+    const checked = await checkAuthorizationRequest((clientId) => findClient(c.env, clientId), authorizationParams(new URL(c.req.url).searchParams));
     const iss = publicOrigin(c.env, c.req.url);
     if (checked.kind === 'show') return errorPage(c, 400, checked.title, checked.detail);
     if (checked.kind === 'redirect') {
@@ -88,7 +89,7 @@ export const authorizeRoutes = new Hono<PageEnv>()
   })
   .post('/login/oauth/authorize', formCsrf({ all: true }), async (c) => {
     const form = c.var.form;
-    const checked = await checkAuthorizationRequest(c.env, authorizationParams(formEntries(form)));
+    const checked = await checkAuthorizationRequest((clientId) => findClient(c.env, clientId), authorizationParams(formEntries(form)));
     const iss = publicOrigin(c.env, c.req.url);
     if (checked.kind === 'show') return errorPage(c, 400, checked.title, checked.detail);
     if (checked.kind === 'redirect') {

@@ -3,16 +3,10 @@ import { clock } from '../clock';
 import { config } from '../config';
 import { directory } from '../durable/directory';
 import type { Env } from '../env';
+import type { OAuthClient } from './oauth-client';
 
-/** An OAuth client as the token service sees it, whether registered or built in. */
-export interface OAuthClient {
-  clientId: string;
-  name: string;
-  /** Keyed hash of the client secret; null for a public client, which must use PKCE S256. */
-  secretHash: string | null;
-  redirectUris: string[];
-  scopes: string[];
-}
+// Kept apart (oauth-client.ts) so the authorization-request rules import no Durable Object.
+export { isPublicClient, type OAuthClient } from './oauth-client';
 
 /** The browser extension: a public client built into every deployment. */
 const extensionClient = (env: Env): OAuthClient => ({
@@ -22,8 +16,6 @@ const extensionClient = (env: Env): OAuthClient => ({
   redirectUris: config(env).extensionRedirectUris,
   scopes: ['api'],
 });
-
-export const isPublicClient = (client: OAuthClient): boolean => client.secretHash === null;
 
 /** The one way to resolve a client id: a registered application, or the built-in extension. */
 export const findClient = async (env: Env, clientId: string): Promise<OAuthClient | null> => {

@@ -1,7 +1,7 @@
 import { epochSeconds } from '../clock';
 import type { UserRow } from '../durable/directory';
 import type { Caller, Env } from '../env';
-import { ApiError } from '../errors';
+import { problems, raise } from '../errors';
 import { keyedHash, randomToken } from '../auth/crypto';
 
 /** What KV keeps for one access token, under the keyed hash of the token (never the token). */
@@ -76,12 +76,7 @@ export const routeOf = (prefix: RoutedPrefix, secret: string): number | null => 
 // KV refuses expirations less than 60 seconds ahead.
 const KV_MIN_TTL = 60;
 
-export const tokenHashKey = (env: Env): string => {
-  if (!env.TOKEN_HASH_KEY) {
-    throw new ApiError(500, { error: 'TOKEN_HASH_KEY is not configured (see README: Deploying to the edge)' });
-  }
-  return env.TOKEN_HASH_KEY;
-};
+export const tokenHashKey = (env: Env): string => env.TOKEN_HASH_KEY || raise(problems.missingSecret('TOKEN_HASH_KEY'));
 
 /** The keyed hash that identifies a token (or code, or secret) in storage. */
 export const hashSecret = (env: Env, secret: string): Promise<string> => keyedHash(tokenHashKey(env), secret);
