@@ -1,5 +1,6 @@
 // Every value the extension keeps, defined once (WXT storage items).
 
+import type { AuthorizationServer } from 'oauth4webapi';
 import { storage } from 'wxt/utils/storage';
 import type { Inbox } from './pending-requests';
 
@@ -11,6 +12,12 @@ export interface AccessTokenRecord {
   /** ms since epoch. */
   expiresAt: number;
 }
+
+/** The server's authorization server metadata (RFC 8414), found at sign-in or first use. */
+export const authorizationServerItem = storage.defineItem<{ serverUrl: string; metadata: AuthorizationServer } | null>(
+  'session:authorizationServer',
+  { fallback: null },
+);
 
 /** Lives only as long as the browser session (RFC 9700 §4.14: keep access tokens short-lived). */
 export const accessTokenItem = storage.defineItem<AccessTokenRecord | null>('session:accessToken', {

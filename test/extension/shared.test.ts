@@ -1,4 +1,5 @@
 import { describe, expect, it, vi } from 'vitest';
+import { normalizeServerUrl } from '../../extension/lib/server-url';
 import { levelsAllowedToApprove } from '../../shared/access-levels';
 import { ApiError, parseRetryAfter } from '../../shared/api-error';
 import { createKnockClient } from '../../shared/client';
@@ -68,5 +69,14 @@ describe('the API client', () => {
     expect(parseRetryAfter('120', now)).toBe(120);
     expect(parseRetryAfter('Sat, 21 Nov 2026 12:01:00 GMT', now)).toBe(60);
     expect(parseRetryAfter(null, now)).toBeUndefined();
+  });
+});
+
+describe('server addresses', () => {
+  it('allow plain http only for this machine (127.0.0.1, localhost, [::1])', () => {
+    expect(normalizeServerUrl('http://[::1]:8787/x')).toBe('http://[::1]:8787');
+    expect(normalizeServerUrl('http://127.0.0.1:8787')).toBe('http://127.0.0.1:8787');
+    expect(normalizeServerUrl('https://knock.example/x')).toBe('https://knock.example');
+    expect(() => normalizeServerUrl('http://knock.example')).toThrow('http:// only for 127.0.0.1, localhost or [::1]');
   });
 });
