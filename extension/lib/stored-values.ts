@@ -48,7 +48,10 @@ export const settingsItem = storage.defineItem<Settings>('local:settings', {
   version: 1,
 });
 
-/** The last list of pending requests, shown at once when the popup opens. */
+/**
+ * The pending requests: written only by the background (after each refresh, and at once when a
+ * request is approved or denied, put back if the server refuses); the popup renders it.
+ */
 export const inboxItem = storage.defineItem<Inbox | null>('local:inbox', { fallback: null });
 
 /** Requests a notification was already shown for (`requestKey` + `requested_at`). */

@@ -6,7 +6,7 @@ import { createKnockClient } from '../../shared/client';
 
 const names = (kind: 'group' | 'project', approver: number) => levelsAllowedToApprove(kind, approver).map((l) => l.name);
 
-describe('levels an approver may grant (contract §1)', () => {
+describe('levels an approver may grant', () => {
   it('on a group, for its Owner: everything from Minimal access to Owner', () => {
     expect(names('group', 50)).toEqual(['Minimal access', 'Guest', 'Planner', 'Reporter', 'Developer', 'Maintainer', 'Owner']);
   });
