@@ -1,6 +1,7 @@
 import preact from '@preact/preset-vite';
 import { resolve } from 'node:path';
 import { defineConfig } from 'wxt';
+import { KNOCK_VERSION as VERSION } from '../shared/version';
 
 /**
  * Public half of the development signing key. It pins the Chromium extension id to
@@ -22,8 +23,6 @@ const FIREFOX_SETTINGS = {
     data_collection_permissions: { required: ['none'] },
   },
 };
-
-const VERSION = '0.1.0';
 
 export default defineConfig({
   imports: false,

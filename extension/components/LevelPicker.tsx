@@ -9,7 +9,7 @@ interface Props {
   disabled?: boolean;
 }
 
-/** Exactly the levels this approver may grant on this kind (contract §1). */
+/** Exactly the levels this approver may grant on this kind (shared/access-levels.ts). */
 export function LevelPicker({ kind, approverLevel, value, onChange, label, disabled }: Props) {
   return (
     <select

@@ -6,7 +6,7 @@ import type { PopupActions } from './popup-actions';
 import { SourceSection } from './SourceSection';
 
 export function PendingRequestsView({ actions, now }: { actions: PopupActions; now: number }) {
-  const { inbox, visible, refresh, reload, announcement, focusKey, errorFor, approve, deny } = useInbox(actions);
+  const { inbox, refresh, reload, announcement, focusKey, errorFor, approve, deny } = useInbox(actions);
   const loading = refresh.status === 'loading';
   const status = useRef<HTMLParagraphElement>(null);
   useEffect(() => {
@@ -30,10 +30,10 @@ export function PendingRequestsView({ actions, now }: { actions: PopupActions; n
         </div>
       )}
       {!inbox && loading && <p class="loading">Loading access requests…</p>}
-      {visible && visible.length === 0 && (
+      {inbox && inbox.sources.length === 0 && (
         <p class="empty">No pending access requests. You're all caught up.</p>
       )}
-      {visible?.map((source) => (
+      {inbox?.sources.map((source) => (
         <SourceSection key={`${source.kind}:${source.id}`} source={source}>
           {source.requests.map((request) => (
             <AccessRequestRow

@@ -1,26 +1,17 @@
-// What the popup and options pages ask of the background. Pages get it as a prop, so tests can
-// pass their own.
+// What the popup and options pages may ask of the background: the commands of KnockProtocol
+// (lib/messaging.ts), plus what a page does by itself. Pages get them as a prop, so tests can pass
+// their own.
 
-import type { NamespaceKind } from '../../shared/access-levels';
-import type { AccessRequest } from '../../shared/api-types';
-import type { RequestTarget } from '../lib/messaging';
-import type { Inbox } from '../lib/pending-requests';
+import type { Commands } from '../lib/messaging';
 
-export interface PopupActions {
-  refreshInbox(): Promise<Inbox>;
-  approve(request: RequestTarget & { accessLevel: number }): Promise<void>;
-  deny(request: RequestTarget): Promise<void>;
-  requestAccess(target: { kind: NamespaceKind; path: string }): Promise<AccessRequest>;
-  signIn(): Promise<unknown>;
+export type PopupActions = Pick<Commands, 'refreshInbox' | 'approve' | 'deny' | 'requestAccess' | 'signIn'> & {
   openOptions(): Promise<void> | void;
-}
+};
 
-export interface OptionsActions {
-  signIn(): Promise<unknown>;
-  signOut(): Promise<void>;
+export type OptionsActions = Pick<Commands, 'signIn' | 'signOut'> & {
   /** Asks the user to let the extension reach `pattern`; true when allowed. */
   requestHostPermission(pattern: string): Promise<boolean>;
-}
+};
 
 export function errorMessage(error: unknown): string {
   return error instanceof Error ? error.message : String(error);

@@ -84,12 +84,12 @@ export async function fetchInbox(client: KnockClient, now: () => number = Date.n
     ...candidate,
     requests: await requestsOrNoneIfGone(client, candidate),
   }));
-  return {
-    fetchedAt: now(),
-    sources: sources
-      .filter((source) => source.requests.length > 0)
-      .sort((a, b) => a.fullPath.localeCompare(b.fullPath) || a.kind.localeCompare(b.kind)),
-  };
+  return { fetchedAt: now(), sources: sortSources(sources.filter((source) => source.requests.length > 0)) };
+}
+
+/** Sources in the order the popup lists them: by path, a group before a project of the same path. */
+export function sortSources(sources: PendingSource[]): PendingSource[] {
+  return [...sources].sort((a, b) => a.fullPath.localeCompare(b.fullPath) || a.kind.localeCompare(b.kind));
 }
 
 /** A group or project deleted (404) or taken from us (403) since it was listed has nothing for us. */

@@ -1,7 +1,7 @@
 // Polling with `alarms`: one repeating alarm while signed in, at the interval from the settings.
 
 import { browser } from 'wxt/browser';
-import { refreshInbox } from './inbox-refresh';
+import { refreshInbox } from './inbox';
 import { accountItem, MIN_POLL_MINUTES, settingsItem } from './stored-values';
 
 export const POLL_ALARM = 'poll-pending-requests';

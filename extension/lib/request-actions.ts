@@ -1,40 +1,26 @@
-// Approving, denying and asking for access, with the cached inbox and badge kept in step.
+// The commands that change something on the server: approving and denying (through the inbox,
+// which shows the outcome at once) and asking for access.
 
-import type { NamespaceKind } from '../../shared/access-levels';
 import type { AccessRequest } from '../../shared/api-types';
-import { keepInbox, knockClient, noteDecision, rememberRateLimit } from './inbox-refresh';
-import type { RequestTarget } from './messaging';
-import { withoutRequest } from './pending-requests';
-import { inboxItem } from './stored-values';
+import { decide, knockClient, rememberRateLimit } from './inbox';
+import type { KnockProtocol } from './messaging';
 
-async function settled(target: RequestTarget): Promise<void> {
-  noteDecision(target);
-  const inbox = await inboxItem.getValue();
-  if (inbox) await keepInbox(withoutRequest(inbox, target.kind, target.sourceId, target.userId));
+export async function approve(target: Parameters<KnockProtocol['approve']>[0]): Promise<void> {
+  const client = await knockClient();
+  await decide(target, () => client.approve(target.kind, target.sourceId, target.userId, target.accessLevel));
 }
 
-async function reportingRateLimits<T>(work: () => Promise<T>): Promise<T> {
+export async function deny(target: Parameters<KnockProtocol['deny']>[0]): Promise<void> {
+  const client = await knockClient();
+  await decide(target, () => client.deny(target.kind, target.sourceId, target.userId));
+}
+
+export async function requestAccess({ kind, path }: Parameters<KnockProtocol['requestAccess']>[0]): Promise<AccessRequest> {
+  const client = await knockClient();
   try {
-    return await work();
+    return await client.requestAccess(kind, path.trim().replace(/^\/+|\/+$/g, ''));
   } catch (error) {
     await rememberRateLimit(error);
     throw error;
   }
-}
-
-export async function approve(target: RequestTarget & { accessLevel: number }): Promise<void> {
-  const client = await knockClient();
-  await reportingRateLimits(() => client.approve(target.kind, target.sourceId, target.userId, target.accessLevel));
-  await settled(target);
-}
-
-export async function deny(target: RequestTarget): Promise<void> {
-  const client = await knockClient();
-  await reportingRateLimits(() => client.deny(target.kind, target.sourceId, target.userId));
-  await settled(target);
-}
-
-export async function requestAccess({ kind, path }: { kind: NamespaceKind; path: string }): Promise<AccessRequest> {
-  const client = await knockClient();
-  return reportingRateLimits(() => client.requestAccess(kind, path.trim().replace(/^\/+|\/+$/g, '')));
 }

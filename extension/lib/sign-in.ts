@@ -1,52 +1,64 @@
-// Sign-in: the authorization-code flow with PKCE S256 (RFC 7636) and a checked `state`, run in
-// the browser's auth window (identity.launchWebAuthFlow). Started from the background because a
-// popup closes as soon as the auth window takes focus.
+// Signing in: the authorization code flow with PKCE (RFC 6749 §4.1, RFC 7636) through oauth4webapi,
+// against the endpoints the server publishes (RFC 8414), in the browser's auth window
+// (identity.launchWebAuthFlow). Started from the background because a popup closes as soon as
+// the auth window takes focus.
 
+import * as oauth from 'oauth4webapi';
 import { browser } from 'wxt/browser';
 import { createKnockClient } from '../../shared/client';
-import { exchangeCode } from '../../shared/token-endpoint';
-import { CLIENT_ID, SCOPE } from './knock-app';
-import { codeChallengeS256, randomToken } from './pkce';
+import { authorizationServer, client, clientAuth, explained, requestOptions } from './oauth';
 import { accountItem, serverUrlItem, type Account } from './stored-values';
 import { authorizedFetch, forgetSession, saveTokens } from './tokens';
+
+/** GitLab's `api` scope: the extension reads and decides access requests as the user. */
+const SCOPE = 'api';
 
 export class SignInError extends Error {
   override readonly name = 'SignInError';
 }
 
-/** The authorization response (RFC 6749 §4.1.2) checked against what was sent. */
-export function readAuthorizationResponse(redirectedTo: string, expected: { state: string; issuer: string }): string {
-  const params = new URL(redirectedTo).searchParams;
-  // RFC 6749 §10.12: a response that does not carry our state is not the answer to our request.
-  if (params.get('state') !== expected.state) throw new SignInError('Sign-in failed: the answer did not match the request.');
-  // RFC 9207: when the server names itself, it must be the server we asked.
-  const issuer = params.get('iss');
-  if (issuer !== null && issuer.replace(/\/+$/, '') !== expected.issuer) {
-    throw new SignInError(`Sign-in failed: the answer came from ${issuer}, not ${expected.issuer}.`);
+/**
+ * The authorization response (RFC 6749 §4.1.2), checked by oauth4webapi's `validateAuthResponse`:
+ * the `iss` the server sends must name the server we asked (RFC 9207), `state` must be ours
+ * (RFC 6749 §10.12). Its refusals are put in words here.
+ */
+export function readAuthorizationResponse(
+  as: oauth.AuthorizationServer,
+  redirectedTo: string,
+  expectedState: string,
+): URLSearchParams {
+  const url = new URL(redirectedTo);
+  try {
+    return oauth.validateAuthResponse(as, client, url, expectedState);
+  } catch (error) {
+    if (error instanceof oauth.AuthorizationResponseError) {
+      if (error.error === 'access_denied') throw new SignInError('Sign-in cancelled: access was denied.');
+      throw new SignInError(`Sign-in failed: ${error.error_description ?? error.error}.`);
+    }
+    const issuer = url.searchParams.get('iss');
+    if (issuer === null) throw new SignInError('Sign-in failed: the answer did not say which server sent it.');
+    if (issuer !== as.issuer) throw new SignInError(`Sign-in failed: the answer came from ${issuer}, not ${as.issuer}.`);
+    throw new SignInError('Sign-in failed: the answer did not match the request.');
   }
-  const error = params.get('error');
-  if (error === 'access_denied') throw new SignInError('Sign-in cancelled: access was denied.');
-  if (error) throw new SignInError(`Sign-in failed: ${params.get('error_description') ?? error}.`);
-  const code = params.get('code');
-  if (!code) throw new SignInError('Sign-in failed: the server sent no authorization code.');
-  return code;
 }
 
 export async function signIn(): Promise<Account> {
   const serverUrl = await serverUrlItem.getValue();
   if (!serverUrl) throw new SignInError('Set your Knock server address in the options first.');
+  const as = await authorizationServer(serverUrl, { fresh: true });
+  if (!as.authorization_endpoint) throw new SignInError(`${as.issuer} does not say where to sign in.`);
 
-  const state = randomToken();
-  const codeVerifier = randomToken();
+  const state = oauth.generateRandomState();
+  const codeVerifier = oauth.generateRandomCodeVerifier();
   const redirectUri = browser.identity.getRedirectURL();
-  const authorize = new URL('/login/oauth/authorize', serverUrl);
+  const authorize = new URL(as.authorization_endpoint);
   authorize.search = new URLSearchParams({
-    client_id: CLIENT_ID,
+    client_id: client.client_id,
     redirect_uri: redirectUri,
     response_type: 'code',
     scope: SCOPE,
     state,
-    code_challenge: await codeChallengeS256(codeVerifier),
+    code_challenge: await oauth.calculatePKCECodeChallenge(codeVerifier),
     code_challenge_method: 'S256',
   }).toString();
 
@@ -57,10 +69,15 @@ export async function signIn(): Promise<Account> {
     throw new SignInError(`Sign-in did not finish: ${error instanceof Error ? error.message : String(error)}`);
   }
   if (!redirectedTo) throw new SignInError('Sign-in did not finish.');
-  const code = readAuthorizationResponse(redirectedTo, { state, issuer: serverUrl });
+  const callback = readAuthorizationResponse(as, redirectedTo, state);
 
+  const tokens = await explained(async () => {
+    const options = requestOptions(serverUrl);
+    const response = await oauth.authorizationCodeGrantRequest(as, client, clientAuth, callback, redirectUri, codeVerifier, options);
+    return oauth.processAuthorizationCodeResponse(as, client, response);
+  });
   await forgetSession();
-  await saveTokens(await exchangeCode({ serverUrl, clientId: CLIENT_ID }, { code, codeVerifier, redirectUri }));
+  await saveTokens(tokens);
   const user = await createKnockClient({ serverUrl, fetch: authorizedFetch }).currentUser();
   const account: Account = { serverUrl, userId: user.id, username: user.username, name: user.name };
   await accountItem.setValue(account);

@@ -1,5 +1,6 @@
 // Every value the extension keeps, defined once (WXT storage items).
 
+import type { AuthorizationServer } from 'oauth4webapi';
 import { storage } from 'wxt/utils/storage';
 import type { Inbox } from './pending-requests';
 
@@ -11,6 +12,12 @@ export interface AccessTokenRecord {
   /** ms since epoch. */
   expiresAt: number;
 }
+
+/** The server's authorization server metadata (RFC 8414), found at sign-in or first use. */
+export const authorizationServerItem = storage.defineItem<{ serverUrl: string; metadata: AuthorizationServer } | null>(
+  'session:authorizationServer',
+  { fallback: null },
+);
 
 /** Lives only as long as the browser session (RFC 9700 §4.14: keep access tokens short-lived). */
 export const accessTokenItem = storage.defineItem<AccessTokenRecord | null>('session:accessToken', {
@@ -41,7 +48,10 @@ export const settingsItem = storage.defineItem<Settings>('local:settings', {
   version: 1,
 });
 
-/** The last list of pending requests, shown at once when the popup opens. */
+/**
+ * The pending requests: written only by the background (after each refresh, and at once when a
+ * request is approved or denied, put back if the server refuses); the popup renders it.
+ */
 export const inboxItem = storage.defineItem<Inbox | null>('local:inbox', { fallback: null });
 
 /** Requests a notification was already shown for (`requestKey` + `requested_at`). */

@@ -1,10 +1,10 @@
 // The signed-in session: where tokens live, how the access token is renewed (one refresh at a
 // time, whoever asks) and how API calls are authorized (a 401 gets one refresh and one retry).
+// Refresh and revocation go through oauth4webapi against the endpoints the server publishes.
 
+import * as oauth from 'oauth4webapi';
 import { ApiError } from '../../shared/api-error';
-import type { TokenResponse } from '../../shared/api-types';
-import { refreshTokens, revokeToken } from '../../shared/token-endpoint';
-import { CLIENT_ID } from './knock-app';
+import { authorizationServer, client, clientAuth, explained, requestOptions } from './oauth';
 import { accessTokenItem, accountItem, inboxItem, refreshTokenItem, serverUrlItem } from './stored-values';
 
 /** Renew a little before the server would refuse the token. */
@@ -18,9 +18,19 @@ export class SignedOutError extends Error {
   }
 }
 
-export async function saveTokens(tokens: TokenResponse, now: number = Date.now()): Promise<void> {
-  await accessTokenItem.setValue({ token: tokens.access_token, expiresAt: now + tokens.expires_in * 1000 });
-  await refreshTokenItem.setValue(tokens.refresh_token);
+/** The parts of a token response (RFC 6749 §5.1) the extension keeps. */
+export interface IssuedTokens {
+  access_token: string;
+  expires_in?: number;
+  refresh_token?: string;
+}
+
+export async function saveTokens(tokens: IssuedTokens, now: number = Date.now()): Promise<void> {
+  // Without `expires_in` the token is used until the server refuses it (then refreshed).
+  const expiresAt = tokens.expires_in === undefined ? Number.MAX_SAFE_INTEGER : now + tokens.expires_in * 1000;
+  await accessTokenItem.setValue({ token: tokens.access_token, expiresAt });
+  // RFC 6749 §6: when the server sends no new refresh token, the one we have stays valid.
+  if (tokens.refresh_token !== undefined) await refreshTokenItem.setValue(tokens.refresh_token);
 }
 
 /** Forgets everything tied to the signed-in user. */
@@ -33,13 +43,24 @@ export async function forgetSession(): Promise<void> {
   ]);
 }
 
-/** Signs out: the server ends the grant (best effort), the extension forgets the tokens. */
+/** Signs out: the server ends the grant (RFC 7009, best effort), the extension forgets the tokens. */
 export async function signOut(): Promise<void> {
   const [serverUrl, refreshToken] = await Promise.all([serverUrlItem.getValue(), refreshTokenItem.getValue()]);
   await forgetSession();
   if (serverUrl && refreshToken) {
-    await revokeToken({ serverUrl, clientId: CLIENT_ID }, refreshToken).catch(() => undefined);
+    await revoke(serverUrl, refreshToken).catch(() => undefined);
   }
+}
+
+async function revoke(serverUrl: string, refreshToken: string): Promise<void> {
+  const as = await authorizationServer(serverUrl);
+  await explained(async () => {
+    const response = await oauth.revocationRequest(as, client, clientAuth, refreshToken, {
+      ...requestOptions(serverUrl),
+      additionalParameters: { token_type_hint: 'refresh_token' },
+    });
+    await oauth.processRevocationResponse(response);
+  });
 }
 
 let refreshing: Promise<string> | null = null;
@@ -52,12 +73,17 @@ export function refreshAccessToken(): Promise<string> {
   return refreshing;
 }
 
+/** RFC 6749 §6, with rotation: the answer carries a new refresh token and the old one stops working. */
 async function renew(): Promise<string> {
   const [serverUrl, refreshToken] = await Promise.all([serverUrlItem.getValue(), refreshTokenItem.getValue()]);
   if (!serverUrl || !refreshToken) throw new SignedOutError();
-  let tokens: TokenResponse;
+  let tokens: oauth.TokenEndpointResponse;
   try {
-    tokens = await refreshTokens({ serverUrl, clientId: CLIENT_ID }, refreshToken);
+    const as = await authorizationServer(serverUrl);
+    tokens = await explained(async () => {
+      const response = await oauth.refreshTokenGrantRequest(as, client, clientAuth, refreshToken, requestOptions(serverUrl));
+      return oauth.processRefreshTokenResponse(as, client, response);
+    });
   } catch (error) {
     // The server refused the refresh token (expired, revoked, rotated away): that session is over.
     // Anything else (offline, 5xx, 429) may pass, so the refresh token is kept.
@@ -86,7 +112,7 @@ async function tokenReplacing(rejected: string): Promise<string> {
   return refreshAccessToken();
 }
 
-/** `fetch` with the user's access token; a 401 is answered with one refresh and one retry. */
+/** `fetch` with the user's access token (RFC 6750 §2.1); a 401 gets one refresh and one retry. */
 export async function authorizedFetch(url: string, init: RequestInit = {}): Promise<Response> {
   const send = async (token: string) => {
     const headers = new Headers(init.headers);

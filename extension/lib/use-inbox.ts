@@ -1,14 +1,17 @@
-// The popup's list: the cached inbox at once, then the server's answer; approvals and denials
-// applied optimistically and rolled back when the server refuses.
+// The popup's list: the stored inbox, written only by the background and watched here; approvals,
+// denials and refreshes go to the background as commands, and their effect on the list comes back
+// through storage. What the popup keeps is only what it alone shows: whether the refresh it asked
+// for is under way or failed, the outcome it announces, errors next to rows, keyboard focus.
 
 import { useCallback, useEffect, useRef, useState } from 'preact/hooks';
 import { accessLevelName } from '../../shared/access-levels';
 import type { AccessRequest } from '../../shared/api-types';
 import type { PopupActions } from '../components/popup-actions';
 import { errorMessage } from '../components/popup-actions';
-import type { Inbox, PendingSource } from './pending-requests';
+import type { PendingSource } from './pending-requests';
 import { requestKey } from './pending-requests';
 import { inboxItem } from './stored-values';
+import { useStoredValue } from './use-stored-value';
 
 export type RefreshState = { status: 'loading' } | { status: 'done' } | { status: 'failed'; message: string };
 
@@ -16,20 +19,21 @@ export const rowKey = (source: PendingSource, request: AccessRequest) =>
   `${requestKey(source, request.id)}:${request.requested_at}`;
 
 export function useInbox(actions: PopupActions) {
-  const [inbox, setInbox] = useState<Inbox | null | undefined>(undefined);
+  /** `undefined` until storage was read; `null` when nothing was ever fetched. */
+  const inbox = useStoredValue(inboxItem);
   const [refresh, setRefresh] = useState<RefreshState>({ status: 'loading' });
-  /** Rows approved or denied in this popup: hidden at once, shown again if the server refuses. */
-  const [settling, setSettling] = useState<ReadonlySet<string>>(new Set());
   const [rowErrors, setRowErrors] = useState<Readonly<Record<string, string>>>({});
   const [announcement, setAnnouncement] = useState('');
   /** Where keyboard focus goes after a row leaves: the next row, or `status` when none is left. */
   const [focusKey, setFocusKey] = useState<string | null>(null);
   const rowOrder = useRef<string[]>([]);
+  /** Rows whose approval or denial was sent and not answered: focus does not go there. */
+  const sent = useRef(new Set<string>());
 
   const reload = useCallback(async () => {
     setRefresh({ status: 'loading' });
     try {
-      setInbox(await actions.refreshInbox());
+      await actions.refreshInbox();
       setRefresh({ status: 'done' });
     } catch (error) {
       setRefresh({ status: 'failed', message: errorMessage(error) });
@@ -37,16 +41,7 @@ export function useInbox(actions: PopupActions) {
   }, [actions]);
 
   useEffect(() => {
-    let active = true;
-    void inboxItem.getValue().then((cached) => {
-      if (active) setInbox((current) => (current === undefined ? cached : current));
-    });
-    const unwatch = inboxItem.watch((next) => setInbox(next));
     void reload();
-    return () => {
-      active = false;
-      unwatch();
-    };
   }, [reload]);
 
   const decide = useCallback(
@@ -54,12 +49,11 @@ export function useInbox(actions: PopupActions) {
       const key = rowKey(source, request);
       const who = `@${request.username}`;
       const target = { kind: source.kind, sourceId: source.id, userId: request.id };
-      const verb = decision === 'deny' ? 'deny' : 'approve';
-      const order = rowOrder.current;
+      const order = rowOrder.current.filter((row) => row === key || !sent.current.has(row));
       const at = order.indexOf(key);
       setFocusKey(order[at + 1] ?? order[at - 1] ?? 'status');
-      setSettling((keys) => new Set(keys).add(key));
       setRowErrors(({ [key]: _dropped, ...others }) => others);
+      sent.current.add(key);
       try {
         if (decision === 'deny') {
           setAnnouncement(`Denying ${who}…`);
@@ -72,29 +66,22 @@ export function useInbox(actions: PopupActions) {
           setAnnouncement(`Approved ${who} as ${level} on ${source.fullPath}.`);
         }
       } catch (error) {
-        const message = `Could not ${verb} ${who}: ${errorMessage(error)}`;
-        setSettling((keys) => {
-          const rest = new Set(keys);
-          rest.delete(key);
-          return rest;
-        });
+        // The background has put the request back in the stored inbox; say why next to it.
+        const message = `Could not ${decision === 'deny' ? 'deny' : 'approve'} ${who}: ${errorMessage(error)}`;
         setRowErrors((errors) => ({ ...errors, [key]: message }));
         setFocusKey(key);
         setAnnouncement(message);
+      } finally {
+        sent.current.delete(key);
       }
     },
     [actions],
   );
 
-  const visible: PendingSource[] | undefined = inbox?.sources
-    .map((source) => ({ ...source, requests: source.requests.filter((r) => !settling.has(rowKey(source, r))) }))
-    .filter((source) => source.requests.length > 0);
-  rowOrder.current = visible?.flatMap((source) => source.requests.map((request) => rowKey(source, request))) ?? [];
+  rowOrder.current = inbox?.sources.flatMap((source) => source.requests.map((request) => rowKey(source, request))) ?? [];
 
   return {
-    /** `undefined` until the cache was read; `null` when nothing was ever fetched. */
     inbox,
-    visible,
     refresh,
     reload,
     announcement,

@@ -1,10 +1,11 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { fakeBrowser } from 'wxt/testing/fake-browser';
-import { RateLimitedError, refreshInbox } from '../../extension/lib/inbox-refresh';
+import { RateLimitedError, refreshInbox } from '../../extension/lib/inbox';
+import { countRequests, type Inbox } from '../../extension/lib/pending-requests';
 import { onPollAlarm, POLL_ALARM, schedulePolling } from '../../extension/lib/polling';
 import { approve, deny } from '../../extension/lib/request-actions';
 import { accountItem, inboxItem, settingsItem } from '../../extension/lib/stored-values';
-import { accessRequest, type FakeKnock } from './fake-knock';
+import { accessRequest, SERVER, type FakeKnock } from './fake-knock';
 import { signedInToFakeKnock } from './signed-in';
 
 const HOURS_AGO = (hours: number) => new Date(Date.now() - hours * 3600_000).toISOString();
@@ -26,6 +27,107 @@ async function notificationIds(): Promise<string[]> {
 
 afterEach(() => {
   vi.useRealTimers();
+});
+
+/** Holds the server's answers to `method` requests until released (the server has already acted). */
+function holdAnswers(server: FakeKnock, method: string) {
+  let release!: () => void;
+  const released = new Promise<void>((resolve) => (release = resolve));
+  let reached!: () => void;
+  const arrived = new Promise<void>((resolve) => (reached = resolve));
+  vi.stubGlobal('fetch', async (url: string, init?: RequestInit) => {
+    const response = await server.fetch(url, init);
+    if ((init?.method ?? 'GET') === method) {
+      reached();
+      await released;
+    }
+    return response;
+  });
+  return { arrived, release };
+}
+
+/** Every value the background stores as the inbox, as request counts, from now on. */
+function storedCounts(): number[] {
+  const counts: number[] = [];
+  inboxItem.watch((inbox) => counts.push(countRequests(inbox)));
+  return counts;
+}
+
+describe('approving and denying, in the background', () => {
+  it('takes the request out of the stored inbox and the badge before the server answers', async () => {
+    const server = await aliceWithTwoPendingRequests();
+    await refreshInbox();
+    const answer = holdAnswers(server, 'PUT');
+
+    const approval = approve({ kind: 'project', sourceId: 20, userId: 3, accessLevel: 40 });
+    await answer.arrived;
+
+    const stored = await inboxItem.getValue();
+    expect(stored?.sources.map((s) => s.fullPath)).toEqual(['acme']);
+    expect(await badgeText()).toBe('1');
+
+    answer.release();
+    await approval;
+    expect(server.approvals).toEqual([{ kind: 'project', id: 20, userId: 3, accessLevel: 40 }]);
+    expect((await inboxItem.getValue())?.sources.map((s) => s.fullPath)).toEqual(['acme']);
+  });
+
+  it('puts a refused request back where it was, and the caller gets the server’s reason', async () => {
+    const server = await aliceWithTwoPendingRequests();
+    const before: Inbox = await refreshInbox();
+    server.refuseDecisions = { status: 403, message: '403 Forbidden' };
+    const counts = storedCounts();
+
+    await expect(approve({ kind: 'group', sourceId: 10, userId: 2, accessLevel: 30 })).rejects.toThrow('403 Forbidden');
+
+    expect(counts).toEqual([1, 2]); // removed at once, then put back
+    expect(await inboxItem.getValue()).toEqual(before);
+    expect(await badgeText()).toBe('2');
+    expect(server.approvals).toEqual([]);
+  });
+
+  it('puts a denial back when the server cannot be reached', async () => {
+    const server = await aliceWithTwoPendingRequests();
+    const before = await refreshInbox();
+    vi.stubGlobal('fetch', async (url: string, init?: RequestInit) => {
+      if (init?.method === 'DELETE') throw new TypeError('Failed to fetch');
+      return server.fetch(url, init);
+    });
+
+    await expect(deny({ kind: 'project', sourceId: 20, userId: 3 })).rejects.toThrow(`Could not reach ${SERVER}`);
+
+    expect(await inboxItem.getValue()).toEqual(before);
+  });
+
+  it('sends one request when the same approval is asked for twice', async () => {
+    const server = await aliceWithTwoPendingRequests();
+    await refreshInbox();
+
+    await Promise.all([
+      approve({ kind: 'group', sourceId: 10, userId: 2, accessLevel: 30 }),
+      approve({ kind: 'group', sourceId: 10, userId: 2, accessLevel: 30 }),
+    ]);
+
+    expect(server.calls.filter((call) => call.startsWith('PUT'))).toHaveLength(1);
+  });
+
+  it('a refresh while the server decides does not bring the request back', async () => {
+    const server = await aliceWithTwoPendingRequests();
+    await refreshInbox();
+    const answer = holdAnswers(server, 'DELETE');
+    server.refuseDecisions = null;
+
+    const denial = deny({ kind: 'group', sourceId: 10, userId: 2 });
+    await answer.arrived;
+    // The server has already removed it; make it list the request again, as if it had not yet.
+    server.sources[0]!.requests.push(accessRequest(2, 'bob', 'Bob Builder', HOURS_AGO(2)));
+    await refreshInbox();
+    expect((await inboxItem.getValue())?.sources.map((s) => s.fullPath)).toEqual(['acme/website']);
+
+    answer.release();
+    await denial;
+    expect(await badgeText()).toBe('1');
+  });
 });
 
 describe('the pending requests', () => {

@@ -1,5 +1,7 @@
 // A small in-memory stand-in for Knock's HTTP API, typed by the same schemas as the server's
-// responses (shared/schemas.ts), enough for the extension's unit tests: token refresh with rotation, the listing routes, approve, deny, request, and 429s.
+// responses (shared/schemas.ts), enough for the extension's unit tests: authorization server
+// metadata (RFC 8414), the token endpoint (code exchange and refresh with rotation, RFC 6749
+// §4.1.3 and §6), revocation (RFC 7009), the listing routes, approve, deny, request, and 429s.
 
 import type { AccessRequest, Group, Project, User } from '../../shared/api-types';
 
@@ -28,7 +30,8 @@ export function accessRequest(id: number, username: string, name: string, reques
   };
 }
 
-export function createFakeKnock() {
+/** `origin` is where the server says it is (its issuer, RFC 8414 §2). */
+export function createFakeKnock(origin: string = SERVER) {
   let issued = 0;
   const server = {
     user: {
@@ -45,6 +48,8 @@ export function createFakeKnock() {
     validAccessTokens: new Set<string>(),
     /** Refresh tokens that still work; each is used once (rotation). */
     liveRefreshTokens: new Set<string>(),
+    /** What the token endpoint answers to a code exchange, when not new tokens. */
+    exchangeFailure: null as null | { status: number; body: unknown },
     /** What the token endpoint answers to a refresh, when not the normal rotation. */
     refreshFailure: null as null | { status: number; body: unknown },
     /** Answer the next N API calls with 429 and this Retry-After. */
@@ -56,6 +61,26 @@ export function createFakeKnock() {
     accessRequestsMade: [] as { kind: string; idOrPath: string }[],
     calls: [] as string[],
     refreshCalls: 0,
+    /** The form parameters of every token endpoint request, in order. */
+    tokenRequests: [] as Record<string, string>[],
+    /** The form parameters of every revocation request. */
+    revocations: [] as Record<string, string>[],
+    /** Where the metadata sends token requests (moved to check that clients follow it). */
+    tokenPath: '/login/oauth/access_token',
+    /** RFC 8414 §2: what `/.well-known/oauth-authorization-server` says. */
+    metadata() {
+      return {
+        issuer: origin,
+        authorization_endpoint: `${origin}/login/oauth/authorize`,
+        token_endpoint: `${origin}${server.tokenPath}`,
+        revocation_endpoint: `${origin}/login/oauth/revoke`,
+        response_types_supported: ['code'],
+        grant_types_supported: ['authorization_code', 'refresh_token'],
+        token_endpoint_auth_methods_supported: ['none'],
+        code_challenge_methods_supported: ['S256'],
+        authorization_response_iss_parameter_supported: true,
+      };
+    },
 
     /** A fresh token pair, as if the user had just signed in. */
     issueTokens() {
@@ -123,8 +148,12 @@ export function createFakeKnock() {
       const url = new URL(typeof input === 'string' || input instanceof URL ? input : input.url);
       const method = (init.method ?? 'GET').toUpperCase();
       server.calls.push(`${method} ${url.pathname}`);
-      if (url.pathname === '/login/oauth/access_token') return tokenEndpoint(JSON.parse(String(init.body)));
-      if (url.pathname === '/login/oauth/revoke') return new Response(null, { status: 200 });
+      if (method === 'GET' && url.pathname === '/.well-known/oauth-authorization-server') return json(200, server.metadata());
+      if (method === 'POST' && url.pathname === server.tokenPath) return tokenEndpoint(formOf(init));
+      if (method === 'POST' && url.pathname === '/login/oauth/revoke') {
+        server.revocations.push(formOf(init));
+        return new Response(null, { status: 200 });
+      }
 
       const token = new Headers(init.headers).get('Authorization')?.replace(/^Bearer /, '');
       if (!token || !server.validAccessTokens.has(token)) {
@@ -138,8 +167,21 @@ export function createFakeKnock() {
     },
   };
 
+  /** OAuth requests are form-encoded (RFC 6749 §4.1.3, RFC 7009 §2.1). */
+  function formOf(init: RequestInit): Record<string, string> {
+    const type = new Headers(init.headers).get('Content-Type') ?? '';
+    if (!type.startsWith('application/x-www-form-urlencoded')) throw new Error(`fake Knock: expected a form, got ${type}`);
+    return Object.fromEntries(new URLSearchParams(String(init.body)));
+  }
+
   function tokenEndpoint(body: Record<string, string>): Response {
-    if (body.grant_type !== 'refresh_token') return json(200, server.issueTokens());
+    server.tokenRequests.push(body);
+    if (body.client_id !== 'knock-extension') return json(401, { error: 'invalid_client', error_description: 'Unknown client.' });
+    if (body.grant_type === 'authorization_code') {
+      if (server.exchangeFailure) return json(server.exchangeFailure.status, server.exchangeFailure.body);
+      return json(200, server.issueTokens());
+    }
+    if (body.grant_type !== 'refresh_token') return json(400, { error: 'unsupported_grant_type' });
     server.refreshCalls += 1;
     if (server.refreshFailure) return json(server.refreshFailure.status, server.refreshFailure.body);
     if (!server.liveRefreshTokens.delete(body.refresh_token ?? '')) {

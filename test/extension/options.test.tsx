@@ -8,7 +8,7 @@ const REDIRECT_URI = 'https://odhclnlgfnipbpcdeojbgcidnleblgjk.chromiumapp.org/'
 
 function fakeActions(overrides: Partial<OptionsActions> = {}): OptionsActions {
   return {
-    signIn: vi.fn(async () => undefined),
+    signIn: vi.fn(async () => ({ serverUrl: 'https://knock.example.com', userId: 1, username: 'alice', name: 'Alice' })),
     signOut: vi.fn(async () => {
       await accountItem.setValue(null);
     }),
@@ -51,6 +51,18 @@ describe('the options page', () => {
 
     expect((await screen.findByRole('alert')).textContent).toContain('must start with https://');
     expect(actions.requestHostPermission).not.toHaveBeenCalled();
+  });
+
+  it('accepts plain http only for a server on this machine', async () => {
+    const actions = fakeActions();
+    render(<OptionsApp redirectUri={REDIRECT_URI} actions={actions} />);
+
+    await saveServer('http://knock.example.com');
+    expect((await screen.findByRole('alert')).textContent).toContain('http:// only for 127.0.0.1, localhost or [::1]');
+
+    await saveServer('http://localhost:8787/');
+    expect(await screen.findByText('Saved. Knock will talk to http://localhost:8787.')).toBeTruthy();
+    expect(await serverUrlItem.getValue()).toBe('http://localhost:8787');
   });
 
   it('signs out before switching to another server', async () => {

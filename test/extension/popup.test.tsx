@@ -2,7 +2,8 @@ import { fireEvent, render, screen, waitFor, within } from '@testing-library/pre
 import { describe, expect, it, vi } from 'vitest';
 import type { PopupActions } from '../../extension/components/popup-actions';
 import { PopupApp } from '../../extension/components/PopupApp';
-import type { Inbox } from '../../extension/lib/pending-requests';
+import type { RequestTarget } from '../../extension/lib/messaging';
+import { withoutRequest, type Inbox } from '../../extension/lib/pending-requests';
 import { accountItem, inboxItem, serverUrlItem } from '../../extension/lib/stored-values';
 import { accessRequest, SERVER } from './fake-knock';
 
@@ -41,21 +42,33 @@ function deferred<T>() {
   return { promise, resolve, reject };
 }
 
+/** What the background does to the stored inbox when a request is approved or denied. */
+async function backgroundRemoves({ kind, sourceId, userId }: RequestTarget) {
+  const inbox = await inboxItem.getValue();
+  await inboxItem.setValue(inbox && withoutRequest(inbox, kind, sourceId, userId));
+}
+
+/**
+ * Commands as the background would answer them; the list itself is in storage, where the tests
+ * put it (as the background would). Approving and denying remove the request from storage.
+ */
 function fakeActions(overrides: Partial<PopupActions> = {}): PopupActions {
   return {
-    refreshInbox: vi.fn(async () => INBOX),
-    approve: vi.fn(async () => undefined),
-    deny: vi.fn(async () => undefined),
+    refreshInbox: vi.fn(async () => undefined),
+    approve: vi.fn(backgroundRemoves),
+    deny: vi.fn(backgroundRemoves),
     requestAccess: vi.fn(async () => accessRequest(1, 'alice', 'Alice', new Date(NOW).toISOString())),
-    signIn: vi.fn(async () => undefined),
+    signIn: vi.fn(async () => ({ serverUrl: SERVER, userId: 1, username: 'alice', name: 'Alice Owner' })),
     openOptions: vi.fn(),
     ...overrides,
   };
 }
 
-async function signedIn() {
+/** Signed in, with `inbox` as the background last stored it. */
+async function signedIn(inbox: Inbox | null = INBOX) {
   await serverUrlItem.setValue(SERVER);
   await accountItem.setValue({ serverUrl: SERVER, userId: 1, username: 'alice', name: 'Alice Owner' });
+  await inboxItem.setValue(inbox);
 }
 
 const rowOf = (username: string) => screen.getByRole('listitem', { name: new RegExp(`@${username}`) });
@@ -74,42 +87,57 @@ describe('the popup, signed in', () => {
     expect(within(project).getByRole('listitem').textContent).toContain('requested 30 minutes ago');
   });
 
-  it('shows the cached list at once, then the server’s answer', async () => {
+  it('shows the stored list at once, asks the background for a refresh, and shows what it stores next', async () => {
     await signedIn();
-    await inboxItem.setValue(INBOX);
-    const answer = deferred<Inbox>();
-    render(<PopupApp actions={fakeActions({ refreshInbox: () => answer.promise })} now={NOW} />);
+    const answer = deferred<void>();
+    const actions = fakeActions({ refreshInbox: vi.fn(() => answer.promise) });
+    render(<PopupApp actions={actions} now={NOW} />);
 
     expect(await screen.findByText('Bob Builder')).toBeTruthy();
     expect(screen.getByText('Updating…')).toBeTruthy();
+    expect(actions.refreshInbox).toHaveBeenCalledTimes(1);
 
-    answer.resolve({ fetchedAt: NOW, sources: [INBOX.sources[1]!] });
+    await inboxItem.setValue({ fetchedAt: NOW, sources: [INBOX.sources[1]!] }); // the background's write
+    answer.resolve();
 
     await waitFor(() => expect(screen.queryByText('Bob Builder')).toBeNull());
     expect(screen.getByText('Carol Coder')).toBeTruthy();
-    expect(screen.getByText('Updated just now')).toBeTruthy();
+    expect(await screen.findByText('Updated just now')).toBeTruthy();
   });
 
-  it('says it is loading when there is nothing cached yet', async () => {
+  it('follows the stored list while open, whoever changed it', async () => {
     await signedIn();
+    render(<PopupApp actions={fakeActions()} now={NOW} />);
+    await screen.findByText('Bob Builder');
+
+    const dave = accessRequest(4, 'dave', 'Dave Dev', '2026-11-21T11:59:00.000Z');
+    await inboxItem.setValue({ fetchedAt: NOW, sources: [{ ...INBOX.sources[0]!, requests: [dave] }] }); // a poll
+
+    expect(await screen.findByText('Dave Dev')).toBeTruthy();
+    expect(screen.queryByText('Bob Builder')).toBeNull();
+    expect(screen.queryByText('Carol Coder')).toBeNull();
+  });
+
+  it('says it is loading when nothing was stored yet', async () => {
+    await signedIn(null);
     render(<PopupApp actions={fakeActions({ refreshInbox: () => new Promise(() => {}) })} now={NOW} />);
 
     expect(await screen.findByText('Loading access requests…')).toBeTruthy();
   });
 
   it('says so when nothing is waiting', async () => {
-    await signedIn();
-    render(<PopupApp actions={fakeActions({ refreshInbox: async () => ({ fetchedAt: NOW, sources: [] }) })} now={NOW} />);
+    await signedIn({ fetchedAt: NOW, sources: [] });
+    render(<PopupApp actions={fakeActions()} now={NOW} />);
 
     expect(await screen.findByText("No pending access requests. You're all caught up.")).toBeTruthy();
   });
 
   it('shows why the list could not be loaded, and tries again on request', async () => {
-    await signedIn();
+    await signedIn(null);
     const refreshInbox = vi
       .fn<PopupActions['refreshInbox']>()
       .mockRejectedValueOnce(new Error('Could not reach https://knock.test'))
-      .mockResolvedValueOnce(INBOX);
+      .mockImplementationOnce(async () => inboxItem.setValue(INBOX));
     render(<PopupApp actions={fakeActions({ refreshInbox })} now={NOW} />);
 
     const alert = await screen.findByRole('alert');
@@ -128,10 +156,10 @@ describe('the level picker', () => {
       .getAllByRole('option')
       .map((option) => option.textContent);
 
-  it('offers exactly the levels the contract allows for the kind and the approver, Developer first chosen', async () => {
-    await signedIn();
+  it('offers exactly the levels the approver may grant on the kind, Developer first chosen', async () => {
     const ownedProject = { ...INBOX.sources[1]!, id: 21, fullPath: 'acme/api', title: 'Acme / API', approverLevel: 50, requests: [accessRequest(4, 'dave', 'Dave', '2026-11-21T11:00:00.000Z')] };
-    render(<PopupApp actions={fakeActions({ refreshInbox: async () => ({ ...INBOX, sources: [...INBOX.sources, ownedProject] }) })} now={NOW} />);
+    await signedIn({ ...INBOX, sources: [...INBOX.sources, ownedProject] });
+    render(<PopupApp actions={fakeActions()} now={NOW} />);
     await screen.findByText('Bob Builder');
 
     expect(optionsFor('bob')).toEqual(['Minimal access', 'Guest', 'Planner', 'Reporter', 'Developer', 'Maintainer', 'Owner']);
@@ -143,7 +171,7 @@ describe('the level picker', () => {
 });
 
 describe('approving and denying', () => {
-  it('approves at the chosen level, removing the request at once', async () => {
+  it('sends the approval at the chosen level; the row leaves when the background stores the list without it', async () => {
     await signedIn();
     const approval = deferred<void>();
     const actions = fakeActions({ approve: vi.fn(() => approval.promise) });
@@ -153,29 +181,37 @@ describe('approving and denying', () => {
     fireEvent.change(screen.getByRole('combobox', { name: 'Access level for @carol' }), { target: { value: '40' } });
     fireEvent.click(screen.getByRole('button', { name: 'Approve @carol' }));
 
-    expect(screen.queryByText('Carol Coder')).toBeNull();
-    expect(screen.getByRole('status').textContent).toBe('Approving @carol as Maintainer…');
     expect(actions.approve).toHaveBeenCalledWith({ kind: 'project', sourceId: 20, userId: 3, accessLevel: 40 });
+    expect(screen.getByRole('status').textContent).toBe('Approving @carol as Maintainer…');
+    expect(screen.getByText('Carol Coder')).toBeTruthy(); // the popup keeps no list of its own
+
+    await backgroundRemoves({ kind: 'project', sourceId: 20, userId: 3 });
+    await waitFor(() => expect(screen.queryByText('Carol Coder')).toBeNull());
 
     approval.resolve();
     await waitFor(() => expect(screen.getByRole('status').textContent).toBe('Approved @carol as Maintainer on acme/website.'));
     expect(screen.queryByText('Carol Coder')).toBeNull();
   });
 
-  it('puts the request back with the server’s reason when approving fails', async () => {
+  it('shows the server’s reason next to a request the background put back', async () => {
     await signedIn();
-    const actions = fakeActions({ approve: vi.fn(async () => Promise.reject(new Error('403 Forbidden'))) });
-    render(<PopupApp actions={actions} now={NOW} />);
+    // The background removes the request, the server refuses, the background puts it back.
+    const approve = vi.fn(async (target: RequestTarget) => {
+      await backgroundRemoves(target);
+      await inboxItem.setValue(INBOX);
+      throw new Error('403 Forbidden');
+    });
+    render(<PopupApp actions={fakeActions({ approve })} now={NOW} />);
     await screen.findByText('Bob Builder');
 
     fireEvent.click(screen.getByRole('button', { name: 'Approve @bob' }));
 
-    const error = await within(await waitFor(() => rowOf('bob'))).findByRole('alert');
-    expect(error.textContent).toBe('Could not approve @bob: 403 Forbidden');
-    expect(actions.approve).toHaveBeenCalledWith({ kind: 'group', sourceId: 10, userId: 2, accessLevel: 30 });
+    await waitFor(() => expect(within(rowOf('bob')).getByRole('alert').textContent).toBe('Could not approve @bob: 403 Forbidden'));
+    expect(approve).toHaveBeenCalledWith({ kind: 'group', sourceId: 10, userId: 2, accessLevel: 30 });
+    await waitFor(() => expect(document.activeElement).toBe(screen.getByRole('combobox', { name: 'Access level for @bob' })));
   });
 
-  it('denies, removing the request at once', async () => {
+  it('sends the denial, and says what happened', async () => {
     await signedIn();
     const actions = fakeActions();
     render(<PopupApp actions={actions} now={NOW} />);
@@ -183,9 +219,9 @@ describe('approving and denying', () => {
 
     fireEvent.click(screen.getByRole('button', { name: 'Deny @bob' }));
 
-    expect(screen.queryByText('Bob Builder')).toBeNull();
     expect(actions.deny).toHaveBeenCalledWith({ kind: 'group', sourceId: 10, userId: 2 });
     await waitFor(() => expect(screen.getByRole('status').textContent).toBe("Denied @bob's request for acme."));
+    expect(screen.queryByText('Bob Builder')).toBeNull();
   });
 
   it('moves keyboard focus to the next request, then to the outcome when none is left', async () => {

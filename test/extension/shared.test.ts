@@ -1,11 +1,12 @@
 import { describe, expect, it, vi } from 'vitest';
+import { normalizeServerUrl } from '../../extension/lib/server-url';
 import { levelsAllowedToApprove } from '../../shared/access-levels';
 import { ApiError, parseRetryAfter } from '../../shared/api-error';
 import { createKnockClient } from '../../shared/client';
 
 const names = (kind: 'group' | 'project', approver: number) => levelsAllowedToApprove(kind, approver).map((l) => l.name);
 
-describe('levels an approver may grant (contract §1)', () => {
+describe('levels an approver may grant', () => {
   it('on a group, for its Owner: everything from Minimal access to Owner', () => {
     expect(names('group', 50)).toEqual(['Minimal access', 'Guest', 'Planner', 'Reporter', 'Developer', 'Maintainer', 'Owner']);
   });
@@ -68,5 +69,14 @@ describe('the API client', () => {
     expect(parseRetryAfter('120', now)).toBe(120);
     expect(parseRetryAfter('Sat, 21 Nov 2026 12:01:00 GMT', now)).toBe(60);
     expect(parseRetryAfter(null, now)).toBeUndefined();
+  });
+});
+
+describe('server addresses', () => {
+  it('allow plain http only for this machine (127.0.0.1, localhost, [::1])', () => {
+    expect(normalizeServerUrl('http://[::1]:8787/x')).toBe('http://[::1]:8787');
+    expect(normalizeServerUrl('http://127.0.0.1:8787')).toBe('http://127.0.0.1:8787');
+    expect(normalizeServerUrl('https://knock.example/x')).toBe('https://knock.example');
+    expect(() => normalizeServerUrl('http://knock.example')).toThrow('http:// only for 127.0.0.1, localhost or [::1]');
   });
 });

@@ -1,7 +1,7 @@
+import { createHash } from 'node:crypto';
 import { describe, expect, it, vi } from 'vitest';
 import { fakeBrowser } from 'wxt/testing/fake-browser';
-import { codeChallengeS256 } from '../../extension/lib/pkce';
-import { readAuthorizationResponse, signIn } from '../../extension/lib/sign-in';
+import { signIn } from '../../extension/lib/sign-in';
 import { accessTokenItem, accountItem, refreshTokenItem, serverUrlItem } from '../../extension/lib/stored-values';
 import { createFakeKnock, SERVER } from './fake-knock';
 
@@ -10,40 +10,41 @@ const REDIRECT_URI = 'https://odhclnlgfnipbpcdeojbgcidnleblgjk.chromiumapp.org/'
 /** The browser's auth window, answering like the server would after the user clicks `answer`. */
 function authWindowAnswering(answer: (authorize: URL) => Record<string, string>) {
   const opened: URL[] = [];
-  fakeBrowser.identity.getRedirectURL = () => REDIRECT_URI;
-  fakeBrowser.identity.launchWebAuthFlow = vi.fn(async ({ url }: { url: string }) => {
+  vi.spyOn(fakeBrowser.identity, 'getRedirectURL').mockReturnValue(REDIRECT_URI);
+  vi.spyOn(fakeBrowser.identity, 'launchWebAuthFlow').mockImplementation(async ({ url }) => {
     const authorize = new URL(url);
     opened.push(authorize);
     return `${REDIRECT_URI}?${new URLSearchParams(answer(authorize))}`;
-  }) as never;
+  });
   return opened;
 }
 
-async function fakeServerRecordingTokenRequests() {
-  const server = createFakeKnock();
-  const tokenRequests: Record<string, string>[] = [];
-  vi.stubGlobal(
-    'fetch',
-    vi.fn(async (url: string, init?: RequestInit) => {
-      if (url.endsWith('/login/oauth/access_token')) tokenRequests.push(JSON.parse(String(init?.body)));
-      return server.fetch(url, init);
-    }),
-  );
-  await serverUrlItem.setValue(SERVER);
-  return { server, tokenRequests };
+/** What a Knock server at `origin` sends back after the user agreed: the code, our state, its name. */
+const agreed = (origin: string) => (authorize: URL) => ({
+  code: 'the-code',
+  state: authorize.searchParams.get('state')!,
+  iss: origin,
+});
+
+async function fakeServerAt(origin: string = SERVER) {
+  const server = createFakeKnock(origin);
+  vi.stubGlobal('fetch', vi.fn(server.fetch));
+  await serverUrlItem.setValue(origin);
+  return server;
 }
 
+/** RFC 7636 §4.2, computed independently of the code under test. */
+const s256 = (verifier: string) => createHash('sha256').update(verifier).digest('base64url');
+
 describe('signing in', () => {
-  it('runs the code flow with PKCE S256 and stores the session', async () => {
-    const { tokenRequests } = await fakeServerRecordingTokenRequests();
-    const opened = authWindowAnswering((authorize) => ({
-      code: 'the-code',
-      state: authorize.searchParams.get('state')!,
-      iss: SERVER,
-    }));
+  it('finds the endpoints in the server’s metadata, runs the code flow with PKCE S256 and stores the session', async () => {
+    const server = await fakeServerAt();
+    server.tokenPath = '/oauth/token'; // not the usual path: only the metadata says where it is
+    const opened = authWindowAnswering(agreed(SERVER));
 
     const account = await signIn();
 
+    expect(server.calls[0]).toBe('GET /.well-known/oauth-authorization-server');
     const authorize = opened[0]!;
     expect(authorize.origin + authorize.pathname).toBe(`${SERVER}/login/oauth/authorize`);
     expect(Object.fromEntries(authorize.searchParams)).toMatchObject({
@@ -54,62 +55,104 @@ describe('signing in', () => {
       code_challenge_method: 'S256',
     });
     expect(authorize.searchParams.get('state')).toMatch(/^[\w-]{43}$/);
-    const exchange = tokenRequests[0]!;
+    expect(server.calls).toContain('POST /oauth/token');
+    const exchange = server.tokenRequests[0]!;
     expect(exchange).toMatchObject({
       grant_type: 'authorization_code',
       client_id: 'knock-extension',
       code: 'the-code',
       redirect_uri: REDIRECT_URI,
     });
-    expect(await codeChallengeS256(exchange.code_verifier!)).toBe(authorize.searchParams.get('code_challenge'));
+    expect(exchange.code_verifier).toMatch(/^[\w-]{43,128}$/);
+    expect(s256(exchange.code_verifier!)).toBe(authorize.searchParams.get('code_challenge'));
     expect(account).toMatchObject({ serverUrl: SERVER, username: 'alice' });
     expect(await accountItem.getValue()).toEqual(account);
     expect(await accessTokenItem.getValue()).toMatchObject({ token: 'access-1' });
     expect(await refreshTokenItem.getValue()).toBe('refresh-1');
   });
 
+  it('talks plain http to a server on this machine', async () => {
+    const origin = 'http://127.0.0.1:8787';
+    const server = await fakeServerAt(origin);
+    authWindowAnswering(agreed(origin));
+
+    expect(await signIn()).toMatchObject({ serverUrl: origin, username: 'alice' });
+    expect(server.tokenRequests).toHaveLength(1);
+  });
+
+  it('refuses plain http to any other server, before sending anything', async () => {
+    const server = await fakeServerAt('http://knock.internal');
+    authWindowAnswering(agreed('http://knock.internal'));
+
+    await expect(signIn()).rejects.toThrow('https:// only');
+    expect(server.calls).toEqual([]);
+  });
+
   it('refuses an answer whose state is not the one it sent, without asking for tokens', async () => {
-    const { tokenRequests } = await fakeServerRecordingTokenRequests();
-    authWindowAnswering(() => ({ code: 'stolen-code', state: 'someone-elses-state' }));
+    const server = await fakeServerAt();
+    authWindowAnswering(() => ({ code: 'stolen-code', state: 'someone-elses-state', iss: SERVER }));
 
     await expect(signIn()).rejects.toThrow('did not match');
 
-    expect(tokenRequests).toEqual([]);
+    expect(server.tokenRequests).toEqual([]);
     expect(await accountItem.getValue()).toBeNull();
   });
 
-  it('reports a denied consent as cancelled', async () => {
-    await fakeServerRecordingTokenRequests();
-    authWindowAnswering((authorize) => ({ error: 'access_denied', state: authorize.searchParams.get('state')! }));
+  it('refuses an answer another server says it issued (RFC 9207), without asking for tokens', async () => {
+    const server = await fakeServerAt();
+    authWindowAnswering((authorize) => ({ ...agreed(SERVER)(authorize), iss: 'https://evil.test' }));
 
-    await expect(signIn()).rejects.toThrow('access was denied');
+    await expect(signIn()).rejects.toThrow('came from https://evil.test');
+    expect(server.tokenRequests).toEqual([]);
+  });
+
+  it('refuses an answer that does not name its server, since this one always does', async () => {
+    const server = await fakeServerAt();
+    authWindowAnswering((authorize) => ({ code: 'the-code', state: authorize.searchParams.get('state')! }));
+
+    await expect(signIn()).rejects.toThrow('did not say which server sent it');
+    expect(server.tokenRequests).toEqual([]);
+  });
+
+  it('reports a denied consent as cancelled', async () => {
+    await fakeServerAt();
+    authWindowAnswering((authorize) => ({ error: 'access_denied', state: authorize.searchParams.get('state')!, iss: SERVER }));
+
+    await expect(signIn()).rejects.toThrow('Sign-in cancelled: access was denied.');
+  });
+
+  it('reports a refused code exchange with the server’s reason', async () => {
+    const server = await fakeServerAt();
+    server.exchangeFailure = { status: 400, body: { error: 'invalid_grant', error_description: 'The code has expired.' } };
+    authWindowAnswering(agreed(SERVER));
+
+    await expect(signIn()).rejects.toThrow('The code has expired.');
+    expect(await accountItem.getValue()).toBeNull();
   });
 
   it('reports a closed auth window readably', async () => {
-    await fakeServerRecordingTokenRequests();
-    fakeBrowser.identity.getRedirectURL = () => REDIRECT_URI;
-    fakeBrowser.identity.launchWebAuthFlow = vi.fn(async () => {
-      throw new Error('The user did not approve access.');
-    }) as never;
+    await fakeServerAt();
+    vi.spyOn(fakeBrowser.identity, 'getRedirectURL').mockReturnValue(REDIRECT_URI);
+    vi.spyOn(fakeBrowser.identity, 'launchWebAuthFlow').mockRejectedValue(new Error('The user did not approve access.'));
 
     await expect(signIn()).rejects.toThrow('Sign-in did not finish: The user did not approve access.');
   });
 
+  it('says so when the server cannot be reached', async () => {
+    await serverUrlItem.setValue(SERVER);
+    vi.stubGlobal('fetch', async () => Promise.reject(new TypeError('Failed to fetch')));
+
+    await expect(signIn()).rejects.toThrow(`Could not reach ${SERVER}`);
+  });
+
+  it('says so when the address is not a Knock server', async () => {
+    await serverUrlItem.setValue(SERVER);
+    vi.stubGlobal('fetch', async () => new Response('<h1>Not Found</h1>', { status: 404, headers: { 'Content-Type': 'text/html' } }));
+
+    await expect(signIn()).rejects.toThrow(`${SERVER} does not look like a Knock server`);
+  });
+
   it('asks for the server address first', async () => {
     await expect(signIn()).rejects.toThrow('Set your Knock server address');
-  });
-});
-
-describe('the authorization response', () => {
-  const expected = { state: 'abc', issuer: SERVER };
-
-  it('yields the code when state and issuer match', () => {
-    expect(readAuthorizationResponse(`${REDIRECT_URI}?code=c1&state=abc&iss=${SERVER}`, expected)).toBe('c1');
-  });
-
-  it('is refused when another server says it issued it (RFC 9207)', () => {
-    expect(() => readAuthorizationResponse(`${REDIRECT_URI}?code=c1&state=abc&iss=https://evil.test`, expected)).toThrow(
-      'came from https://evil.test',
-    );
   });
 });

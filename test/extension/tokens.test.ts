@@ -1,4 +1,4 @@
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { fakeBrowser } from 'wxt/testing/fake-browser';
 import { accessTokenItem, accountItem, refreshTokenItem } from '../../extension/lib/stored-values';
 import { accessToken, authorizedFetch, signOut, SignedOutError } from '../../extension/lib/tokens';
@@ -33,6 +33,25 @@ describe('token storage', () => {
     expect(server.refreshCalls).toBe(1);
   });
 
+  it('refreshes at the token endpoint the server’s metadata names, and keeps the rotated refresh token', async () => {
+    const server = await signedInToFakeKnock();
+    server.tokenPath = '/oauth/token';
+    await accessTokenItem.removeValue();
+
+    expect(await accessToken()).toBe('access-2');
+    expect(server.calls).toEqual(['GET /.well-known/oauth-authorization-server', 'POST /oauth/token']);
+    expect(server.tokenRequests).toEqual([
+      { grant_type: 'refresh_token', refresh_token: 'refresh-1', client_id: 'knock-extension' },
+    ]);
+    expect(await refreshTokenItem.getValue()).toBe('refresh-2');
+
+    // The next renewal sends the rotated token: the first one no longer works on the server.
+    await accessTokenItem.removeValue();
+    expect(await accessToken()).toBe('access-3');
+    expect(server.tokenRequests[1]).toMatchObject({ refresh_token: 'refresh-2' });
+    expect(server.liveRefreshTokens).toEqual(new Set(['refresh-3']));
+  });
+
   it('renews once however many callers need a new token at the same time', async () => {
     const server = await signedInToFakeKnock();
     await accessTokenItem.removeValue(); // as after a browser restart: session storage is empty
@@ -52,7 +71,19 @@ describe('token storage', () => {
     expect(await accessTokenItem.getValue()).toBeNull();
     expect(await refreshTokenItem.getValue()).toBeNull();
     expect(await accountItem.getValue()).toBeNull();
-    expect(server.calls).toContain('POST /login/oauth/revoke');
+    expect(server.revocations).toEqual([
+      { token: 'refresh-1', token_type_hint: 'refresh_token', client_id: 'knock-extension' },
+    ]);
+  });
+
+  it('signing out works offline: the tokens are forgotten even when the server cannot be told', async () => {
+    await signedInToFakeKnock();
+    vi.stubGlobal('fetch', async () => Promise.reject(new TypeError('Failed to fetch')));
+
+    await signOut();
+
+    expect(await refreshTokenItem.getValue()).toBeNull();
+    expect(await accountItem.getValue()).toBeNull();
   });
 });
 
@@ -74,7 +105,13 @@ describe('authorized calls', () => {
 
     expect(response.status).toBe(200);
     expect(server.refreshCalls).toBe(1);
-    expect(server.calls.filter((call) => call === 'GET /api/v4/user')).toHaveLength(2);
+    expect(server.calls).toEqual([
+      'GET /api/v4/user',
+      'GET /.well-known/oauth-authorization-server',
+      'POST /login/oauth/access_token',
+      'GET /api/v4/user',
+    ]);
+    expect(await refreshTokenItem.getValue()).toBe('refresh-2');
   });
 
   it('share one refresh when several calls are refused together', async () => {
@@ -122,6 +159,17 @@ describe('authorized calls', () => {
     server.refreshFailure = { status: 503, body: { message: 'Service Unavailable' } };
 
     await expect(authorizedFetch(USER_URL)).rejects.toThrow('Service Unavailable');
+
+    expect(await refreshTokenItem.getValue()).toBe('refresh-1');
+    expect(await accountItem.getValue()).not.toBeNull();
+  });
+
+  it('say which server could not be reached, and keep the session', async () => {
+    await signedInToFakeKnock();
+    await accessTokenItem.removeValue();
+    vi.stubGlobal('fetch', async () => Promise.reject(new TypeError('Failed to fetch')));
+
+    await expect(authorizedFetch(USER_URL)).rejects.toThrow(`Could not reach ${SERVER}`);
 
     expect(await refreshTokenItem.getValue()).toBe('refresh-1');
     expect(await accountItem.getValue()).not.toBeNull();

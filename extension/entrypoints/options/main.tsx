@@ -2,12 +2,11 @@ import { render } from 'preact';
 import { browser } from 'wxt/browser';
 import { OptionsApp } from '../../components/OptionsApp';
 import type { OptionsActions } from '../../components/popup-actions';
-import { sendMessage } from '../../lib/messaging';
+import { commands } from '../../lib/messaging';
 import '../../components/knock.css';
 
 const actions: OptionsActions = {
-  signIn: () => sendMessage('signIn'),
-  signOut: () => sendMessage('signOut'),
+  ...commands,
   requestHostPermission: (pattern) => browser.permissions.request({ origins: [pattern] }),
 };
 
