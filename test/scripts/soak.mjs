@@ -4,7 +4,7 @@
 // time between steps: a warm-up of SOAK_WARMUP_SECONDS (default 90: memory rises while every
 // Durable Object and cache fills), then SOAK_SECONDS (default 60) measured. Every response is
 // checked against the contract; the RSS of the workerd process is sampled from /proc. Exit code 1
-// on any error outside the contract's, or on memory still growing in the measured window.
+// on any error outside GitLab's and OAuth 2.0's error shapes, or on memory still growing in the measured window.
 //
 // The server is the Worker bundle `wrangler deploy` would upload, run by workerd (Miniflare, no
 // dev tooling), by default. SOAK_RUNTIME=wrangler runs `npm start`'s wrangler dev instead: its
@@ -37,7 +37,7 @@ const t0 = Date.now();
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 const pick = (xs) => xs[Math.floor(Math.random() * xs.length)];
 
-// ---- the contract's response shapes (GitLab's and OAuth 2.0's error bodies) ----
+// ---- the API's response shapes (GitLab's and OAuth 2.0's error bodies) ----
 
 const stats = { requests: 0, byOutcome: new Map(), errors: [], latencies: [] };
 const count = (key) => stats.byOutcome.set(key, (stats.byOutcome.get(key) ?? 0) + 1);
@@ -56,7 +56,7 @@ const isContractError = (body) => {
 /**
  * Sends one request and checks it: `expected` lists the statuses that are part of the flow (e.g. a
  * 404 when another approver was first). Anything else, any 5xx, a network error, or an error
- * body outside the contract's shapes is an error.
+ * body outside those shapes is an error.
  */
 const send = async (label, url, init, expected) => {
   const started = performance.now();

@@ -8,7 +8,7 @@ const MESSAGE_KEYS = new Set(['message']);
 const OAUTH_KEYS = new Set(['error', 'error_description', 'scope']);
 
 /**
- * Why `body` is not one of the contract's error shapes (`{message: string|object}` or
+ * Why `body` is not one of Knock's error shapes (GitLab's and OAuth 2.0's) (`{message: string|object}` or
  * `{error: string, error_description?: string}`), or null when it is.
  */
 export const errorShapeProblem = (body: unknown): string | null => {
@@ -45,7 +45,7 @@ export const sameOriginOnly: RedirectPolicy = (location) => location.origin === 
 
 /**
  * Every response, whatever the input, keeps Knock's promises: never a 5xx; JSON errors in
- * the contract's shapes with `Content-Type: application/json` exactly; HTML pages with anti-framing
+ * GitLab's and OAuth 2.0's shapes with `Content-Type: application/json` exactly; HTML pages with anti-framing
  * headers; no CORS outside the token endpoints; redirects only where the policy allows.
  * Returns the parsed JSON body (or the text) for further checks.
  */
