@@ -16,8 +16,8 @@ export type Group = z.infer<typeof S.GroupSchema>;
 export type Project = z.infer<typeof S.ProjectSchema>;
 export type Version = z.infer<typeof S.VersionSchema>;
 export type TokenResponse = z.infer<typeof S.TokenResponseSchema>;
-export type AccessToken = z.infer<typeof S.AccessTokenSchema>;
-export type NewAccessToken = z.infer<typeof S.NewAccessTokenSchema>;
+export type PersonalAccessToken = z.infer<typeof S.PersonalAccessTokenSchema>;
+export type ImpersonationToken = z.infer<typeof S.ImpersonationTokenSchema>;
 export type Application = z.infer<typeof S.ApplicationSchema>;
 
 /** Error bodies: `{"message": ...}` on the API, `{"error", "error_description"}` from OAuth. */

@@ -111,3 +111,11 @@ export const mayEditSettings = (kind: Kind, s: Standing, touchesPathOrVisibility
   effectiveLevel(s) >= (touchesPathOrVisibility ? kind.ownsSettings : kind.editsSettings);
 
 export const mayDelete = (kind: Kind, s: Standing): boolean => effectiveLevel(s) >= kind.ownsSettings;
+
+/**
+ * A personal access token may be seen and revoked by its user and by administrators; an
+ * impersonation token only by administrators, although it acts as its user (GitLab's
+ * PersonalAccessTokenPolicy).
+ */
+export const mayManageToken = (caller: { id: number; admin: boolean }, token: { user_id: number; impersonation: boolean }): boolean =>
+  caller.admin || (token.user_id === caller.id && !token.impersonation);

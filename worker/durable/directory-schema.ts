@@ -91,4 +91,7 @@ export const directoryMigrations = [
      version INTEGER NOT NULL,
      PRIMARY KEY (user_id, namespace_id)
    ) WITHOUT ROWID;`,
+  // When a personal access token or impersonation token was last used (GitLab's `last_used_at`),
+  // written at most every 10 minutes per token and isolate.
+  `ALTER TABLE access_tokens ADD COLUMN last_used_at TEXT;`,
 ];

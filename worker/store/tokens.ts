@@ -14,6 +14,8 @@ export interface AccessTokenRecord {
   clientId: string | null;
   /** The grant (authorization) the token was issued under, for revocation and introspection. */
   grantId: string | null;
+  /** The Directory's row of a personal access token or impersonation token; absent for OAuth tokens. */
+  tokenId?: number;
   /** Epoch seconds. */
   createdAt: number;
   expiresAt: number;
@@ -28,7 +30,7 @@ export interface AccessTokenRecord {
 /** The record of a token issued to `user`: who they are, and what the token may do until when. */
 export const accessTokenRecord = (
   user: Pick<UserRow, 'id' | 'username' | 'name' | 'admin' | 'email' | 'created_at'>,
-  token: Pick<AccessTokenRecord, 'scopes' | 'clientId' | 'grantId' | 'createdAt' | 'expiresAt'>,
+  token: Pick<AccessTokenRecord, 'scopes' | 'clientId' | 'grantId' | 'tokenId' | 'createdAt' | 'expiresAt'>,
 ): AccessTokenRecord => ({
   userId: user.id,
   username: user.username,
@@ -130,5 +132,6 @@ export const callerOf = (record: AccessTokenRecord): Caller => ({
   admin: record.admin,
   scopes: record.scopes,
   clientId: record.clientId,
+  tokenId: record.tokenId ?? null,
   profile: { email: record.email, createdAt: record.userCreatedAt },
 });
