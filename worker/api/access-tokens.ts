@@ -16,8 +16,8 @@ export const NewAccessTokenBody = z
   .object({
     name: z.string().trim().min(1).max(255),
     scopes: z
-      .union([z.array(z.string()), z.string()])
-      .transform((v) => (Array.isArray(v) ? [...new Set(v)] : parseScopes(v)))
+      .preprocess((v) => (typeof v === 'string' ? parseScopes(v) : v), z.array(z.string()))
+      .transform((v) => [...new Set(v)])
       .refine((s) => s.length > 0 && s.every(isKnownScope), { message: 'does not have a valid value' }),
     expires_at: expiresAtParam().optional(),
   })
