@@ -41,7 +41,7 @@ const listed = async (query: string, headers: Record<string, string>) => {
 };
 
 describe('creating a personal access token', () => {
-  it('answers GitLab\'s entity with the token, once; the token works as PRIVATE-TOKEN and as Bearer', async () => {
+  it("answers GitLab's entity with the token, once; the token works as PRIVATE-TOKEN and as Bearer", async () => {
     const user = await createUser('pat');
     const expires = dateIn(30);
     const made = await create(user, { name: 'deploy script', scopes: ['read_api', 'read_user'], expires_at: expires });
@@ -107,7 +107,7 @@ describe('creating a personal access token', () => {
     expect((await listed('', user.headers)).length).toBe(0);
   });
 
-  it('expires at 00:00 UTC of expires_at (by default in 365 days) with GitLab\'s 401, and is then listed inactive', async () => {
+  it("expires at 00:00 UTC of expires_at (by default in 365 days) with GitLab's 401, and is then listed inactive", async () => {
     const user = await createUser('pexp');
     const byDefault = await create(user);
     expect(byDefault.expires_at).toBe(new Date(Date.now() + 365 * DAY).toISOString().slice(0, 10));
@@ -164,7 +164,7 @@ describe('scopes', () => {
 });
 
 describe('listing personal access tokens', () => {
-  it('shows a user their own personal access tokens, newest first, and never another user\'s or an impersonation token', async () => {
+  it("shows a user their own personal access tokens, newest first, and never another user's or an impersonation token", async () => {
     const [user, other] = await Promise.all([createUser('plist'), createUser('plistother')]);
     const first = await create(user, { name: 'first' });
     const second = await create(user, { name: 'second' });
@@ -260,7 +260,7 @@ describe('one personal access token', () => {
     expect((await get('/user', withToken(second.token))).status).toBe(401);
   });
 
-  it('is not the user\'s when it is an impersonation token: 401 to read, 400 to revoke, itself included', async () => {
+  it("is not the user's when it is an impersonation token: 401 to read, 400 to revoke, itself included", async () => {
     const user = await createUser('pimp');
     const impersonation = (await (await call(`/api/v4/users/${user.id}/impersonation_tokens`, jsonBody({ name: 'imp', scopes: ['api'] }, ADMIN))).json()) as NewPat;
     await expectError(await get(`/personal_access_tokens/${impersonation.id}`, user.headers), 401, { message: '401 Unauthorized' });

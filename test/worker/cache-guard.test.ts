@@ -1,0 +1,169 @@
+/// <reference types="vite/client" />
+// The guard of "a cache is a promise about change" (docs/architecture.md, "Caches"): every route
+// that changes something must say which caches and copies hold what it changes, and name a test
+// that makes the change and reads it back through them; or say why it changes none. A new route
+// fails here until someone has thought about it.
+import { describe, expect, it } from 'vitest';
+import { app } from '../../worker/app';
+import { call } from './support/http';
+
+/** Each cache or copy of something that can change, as docs/architecture.md names it. */
+const CACHES = {
+  registry:
+    'Registry records (worker/api/registry-cache.ts, per isolate) and the settings and full path copied into each Namespace object: path, visibility, request_access_enabled, deletion',
+  clients: 'Applications (worker/oauth/clients.ts, per isolate): deletion',
+  tokens: 'Token records in KV (worker/store/tokens.ts), read on every API call: revocation of OAuth, personal and impersonation tokens',
+  memberships: "The membership index (the Directory's memberships), fed by each Namespace object's outbox: member changes",
+  requesters: "The requester index (the Directory's pending_requests) and requesters' names copied into requests: requests made and gone",
+  users: 'User state (the grant authority\'s "user is active") and the profile copied into each token record: user edits, blocks, deletion',
+} as const;
+type Cache = keyof typeof CACHES;
+
+/** An invalidation test: its file in test/worker, and its title as written there. */
+type Covered = readonly [file: string, title: string];
+type Effect = { caches: Partial<Record<Cache, readonly Covered[]>> } | { none: string };
+
+const changes = (caches: Partial<Record<Cache, readonly Covered[]>>): Effect => ({ caches });
+const none = (why: string): Effect => ({ none: why });
+
+const NOTHING_CACHED_YET = 'creates something new: every cache holds only what it found, and a miss asks the source';
+
+const renamed: Covered = ['namespace-settings.test.ts', 'keeps the id, frees the old path, moves everything below, and the old path answers 404 at once'];
+const elsewhere: Covered = ['namespace-settings.test.ts', "another isolate's cached path (an older version) is refused by the object and looked up again"];
+const projectMoved: Covered = ['namespace-settings.test.ts', "a project's new path is found at once, and its old path answers 404 also where an isolate still remembers it"];
+const madePrivate: Covered = ['namespace-settings.test.ts', 'making it private hides it from outsiders at once'];
+const requestsOff: Covered = ['namespace-settings.test.ts', 'turning requests off refuses new ones (403) and keeps pending ones listable and actionable'];
+const deleted: Covered = ['namespace-settings.test.ts', 'deletes with members and pending requests (202); the id and path answer 404; the path is free'];
+const memberEdited: Covered = ['members.test.ts', 'edits level and expiry; the index follows; removal too'];
+const memberAdded: Covered = ['access-requests-inheritance.test.ts', "a group Owner manages the requests of the group's projects and subgroups"];
+const addedRequester: Covered = ['members.test.ts', 'adding a requester removes their pending request in the same step'];
+const approved: Covered = ['access-requests-concurrency.test.ts', 'follows approvals: the new member sees the project at their level'];
+const requesterIndex: Covered = ['namespace-settings.test.ts', 'follows approvals and withdrawals; renameRequester renames the stored names'];
+const requestIndexed: Covered = ['namespace-settings.test.ts', 'knows where a user waits; removePendingRequestsOf empties every owner list'];
+
+/**
+ * Every route that changes something (POST, PUT, PATCH, DELETE), keyed by method and path as the
+ * OpenAPI document writes it (for /api/v4) or as the Worker routes it (pages and OAuth).
+ */
+const ROUTES: Record<string, Effect> = {
+  // ---- /api/v4 ----
+  'POST /api/v4/users': none(NOTHING_CACHED_YET),
+  'POST /api/v4/users/{id}/impersonation_tokens': none('issues a token: its KV record is written before the token is shown'),
+  'DELETE /api/v4/users/{id}/impersonation_tokens/{token_id}': changes({ tokens: [['impersonation-tokens.test.ts', 'can be revoked, and then stop working at once']] }),
+  'POST /api/v4/users/{id}/personal_access_tokens': none('issues a token: its KV record is written before the token is shown'),
+  'POST /api/v4/user/personal_access_tokens': none('issues a token: its KV record is written before the token is shown'),
+  'DELETE /api/v4/personal_access_tokens/{id}': changes({
+    tokens: [
+      ['personal-access-tokens.test.ts', 'is revoked by its user or an administrator, and the next request with it is 401'],
+      ['personal-access-tokens.test.ts', "is not the user's when it is an impersonation token: 401 to read, 400 to revoke, itself included"],
+    ],
+  }),
+  'DELETE /api/v4/personal_access_tokens/self': changes({ tokens: [['personal-access-tokens.test.ts', 'any scope may read and revoke the token it is (/personal_access_tokens/self)']] }),
+  'POST /api/v4/applications': none(NOTHING_CACHED_YET),
+  'DELETE /api/v4/applications/{id}': changes({
+    clients: [
+      ['oauth-caches.test.ts', 'cannot redeem a code through an isolate that still remembers the application'],
+      ['oauth-caches.test.ts', 'finds its grants ended when it refreshes through an isolate that still remembers it, and is unknown a minute later'],
+    ],
+    tokens: [['oauth-grants.test.ts', 'ends every grant made to it and every token issued under them']],
+  }),
+  'POST /api/v4/groups': none(`${NOTHING_CACHED_YET}; the creator's Owner row enters the membership index in the same Directory transaction as the path`),
+  'POST /api/v4/projects': none(`${NOTHING_CACHED_YET}; the creator's Owner row enters the membership index in the same Directory transaction as the path`),
+  'PUT /api/v4/groups/{id}': changes({ registry: [renamed, elsewhere, madePrivate, requestsOff] }),
+  'PUT /api/v4/projects/{id}': changes({ registry: [projectMoved, madePrivate, requestsOff] }),
+  'DELETE /api/v4/groups/{id}': changes({ registry: [deleted], memberships: [deleted], requesters: [deleted] }),
+  'DELETE /api/v4/projects/{id}': changes({ registry: [deleted], memberships: [deleted], requesters: [deleted] }),
+  ...Object.fromEntries(
+    ['groups', 'projects'].flatMap((kind) => [
+      [`POST /api/v4/${kind}/{id}/members`, changes({ memberships: [memberAdded, memberEdited], requesters: [addedRequester] })],
+      [`PUT /api/v4/${kind}/{id}/members/{user_id}`, changes({ memberships: [memberEdited] })],
+      [`DELETE /api/v4/${kind}/{id}/members/{user_id}`, changes({ memberships: [memberEdited] })],
+      [`POST /api/v4/${kind}/{id}/access_requests`, changes({ requesters: [requestIndexed] })],
+      [`PUT /api/v4/${kind}/{id}/access_requests/{user_id}/approve`, changes({ memberships: [approved], requesters: [requesterIndex] })],
+      [`DELETE /api/v4/${kind}/{id}/access_requests/{user_id}`, changes({ requesters: [requesterIndex] })],
+    ]),
+  ),
+  // ---- pages and the token service ----
+  'POST /users/sign_in': none('starts a session; sessions are read from the Directory on every page'),
+  'POST /users/sign_out': none('ends a session; sessions are read from the Directory on every page'),
+  'POST /users/sign_up': none(NOTHING_CACHED_YET),
+  'POST /login/oauth/authorize': none('records consent and a code in the grant authority, which is read on every redemption'),
+  'POST /login/oauth/introspect': none('reads only'),
+  'POST /login/oauth/access_token': changes({
+    tokens: [
+      ['oauth-grants.test.ts', 'each refresh returns a new pair and ends the old pair'],
+      ['oauth-grants.test.ts', 'refuses a replayed code and revokes every token issued from it'],
+    ],
+  }),
+  'POST /login/oauth/revoke': changes({
+    tokens: [
+      ['oauth-revocation.test.ts', 'revoking the refresh token ends the grant and its access token'],
+      ['oauth-revocation.test.ts', 'revoking the access token ends the grant too, whatever the hint says'],
+    ],
+  }),
+  'POST /oauth/authorized_applications/revoke': changes({ tokens: [['oauth-flow.test.ts', 'shows the authorized applications and Revoke ends the grant, its tokens and the remembered consent']] }),
+};
+
+const MUTATING = ['POST', 'PUT', 'PATCH', 'DELETE'];
+
+/** The routes that change something: /api/v4 from its OpenAPI document, the rest from the Worker's router. */
+const mutatingRoutes = async (): Promise<string[]> => {
+  const res = await call('/api/v4/openapi.json');
+  expect(res.status).toBe(200);
+  const doc = (await res.json()) as { paths: Record<string, Record<string, unknown>> };
+  const api = Object.entries(doc.paths).flatMap(([path, item]) =>
+    Object.keys(item)
+      .map((m) => m.toUpperCase())
+      .filter((m) => MUTATING.includes(m))
+      .map((m) => `${m} /api/v4${path}`),
+  );
+  const others = app.routes
+    .filter((r) => MUTATING.includes(r.method) && !r.path.startsWith('/api/v4/'))
+    .map((r) => `${r.method} ${r.path.replace(/:(\w+)/g, '{$1}')}`);
+  return [...new Set([...api, ...others])].sort();
+};
+
+const testSources = import.meta.glob<string>('./*.test.ts', { query: '?raw', import: 'default', eager: true });
+
+const isWritten = ([file, title]: Covered): boolean => {
+  const source = testSources[`./${file}`];
+  return source !== undefined && [`'${title}'`, `"${title}"`, `\`${title}\``].some((quoted) => source.includes(quoted));
+};
+
+describe('every route that changes something names the caches it changes, or says it changes none', () => {
+  it('maps every POST, PUT, PATCH and DELETE route', async () => {
+    const live = await mutatingRoutes();
+    expect(live.length).toBeGreaterThan(20);
+    const unmapped = live.filter((r) => !(r in ROUTES));
+    const message = [
+      'These routes change something but test/worker/cache-guard.test.ts does not say what they do to the caches.',
+      'Add each to ROUTES: changes({ <cache>: [[file, title of a test that changes it and reads it back through the cache]] }), or none(why):',
+      ...unmapped.map((r) => `  ${r}`),
+      'Caches:',
+      ...Object.entries(CACHES).map(([name, what]) => `  ${name}: ${what}`),
+    ].join('\n');
+    expect(unmapped, message).toEqual([]);
+  });
+
+  it('maps no route that no longer exists', async () => {
+    const live = new Set(await mutatingRoutes());
+    expect(Object.keys(ROUTES).filter((r) => !live.has(r))).toEqual([]);
+  });
+
+  it('names invalidation tests that exist, and a reason for every route that changes no cache', () => {
+    const missing: string[] = [];
+    for (const [route, effect] of Object.entries(ROUTES)) {
+      if ('none' in effect) {
+        expect(effect.none.length, route).toBeGreaterThan(5);
+        continue;
+      }
+      const named = Object.entries(effect.caches);
+      expect(named.length, `${route} maps no cache: use none(why)`).toBeGreaterThan(0);
+      for (const [cache, tests] of named) {
+        expect(tests?.length, `${route} → ${cache}`).toBeGreaterThan(0);
+        for (const covered of tests ?? []) if (!isWritten(covered)) missing.push(`${route} → ${cache}: ${covered[0]} › ${covered[1]}`);
+      }
+    }
+    expect(missing, 'No test with this title in this file of test/worker').toEqual([]);
+  });
+});
