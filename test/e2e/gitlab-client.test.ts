@@ -67,6 +67,50 @@ describe('a GitLab client library against Knock', () => {
     expect(projectMembers.map((m) => m.username)).toEqual(expect.arrayContaining(['olivia', 'bobby']));
   });
 
+  it('adds, edits and removes members, creates and uses a personal access token, and blocks a user', async () => {
+    const owner = await userWithToken('ophelia');
+    const bert = await userWithToken('bert');
+    const cleo = await userWithToken('cleo');
+    const day = (days: number) => new Date(Date.now() + days * 86_400_000).toISOString().slice(0, 10);
+    const group = await owner.api.Groups.create('Lifecycle', 'lifecycle', { visibility: 'public' });
+    const project = await owner.api.Projects.create({ name: 'App', path: 'app', namespaceId: group.id, visibility: 'public' });
+
+    for (const [members, id] of [
+      [owner.api.GroupMembers, group.id],
+      [owner.api.ProjectMembers, project.id],
+    ] as const) {
+      const added = await members.add(id, 30, { userId: bert.user.id, expiresAt: day(30) });
+      expect(added).toMatchObject({ username: 'bert', access_level: 30, expires_at: day(30) });
+      expect(await members.edit(id, bert.user.id, 40, { expiresAt: day(60) })).toMatchObject({ access_level: 40, expires_at: day(60) });
+      expect(await members.show(id, bert.user.id)).toMatchObject({ access_level: 40, expires_at: day(60) });
+      await members.remove(id, bert.user.id);
+      expect((await members.all(id)).map((m) => m.username)).toEqual(['ophelia']);
+    }
+
+    // A personal access token, made by an administrator for bert; bert uses it, then revokes it.
+    const pat = await admin.PersonalAccessTokens.create(bert.user.id, 'gitbeaker-ci', ['api', 'read_user'], { expiresAt: day(30) });
+    expect(pat).toMatchObject({ name: 'gitbeaker-ci', scopes: ['api', 'read_user'], active: true, revoked: false, expires_at: day(30), user_id: bert.user.id });
+    const withPat = new Gitlab({ host: server.url, token: pat.token as string });
+    expect(await withPat.Users.showCurrentUser()).toMatchObject({ username: 'bert' });
+    const asBearer = new Gitlab({ host: server.url, oauthToken: pat.token as string });
+    expect(await asBearer.Users.showCurrentUser()).toMatchObject({ username: 'bert' });
+    expect(await withPat.PersonalAccessTokens.show()).toMatchObject({ id: pat.id, name: 'gitbeaker-ci' });
+    expect((await withPat.PersonalAccessTokens.all()).map((t) => t.id)).toEqual([pat.id]);
+    expect((await admin.PersonalAccessTokens.all({ userId: bert.user.id })).map((t) => t.id)).toContain(pat.id);
+    await withPat.PersonalAccessTokens.remove({ tokenId: pat.id as number });
+    await expect(withPat.Users.showCurrentUser()).rejects.toMatchObject({ cause: { response: { status: 401 } } });
+
+    // Blocking (GitLab's POST /users/:id/block): every token cleo holds stops working.
+    expect(await cleo.api.Users.showCurrentUser()).toMatchObject({ username: 'cleo' });
+    await admin.Users.block(cleo.user.id);
+    const refused = await cleo.api.Users.showCurrentUser().then(
+      () => 'still works',
+      (e: { cause?: { response?: { status?: number } } }) => e.cause?.response?.status,
+    );
+    expect(refused).toBeOneOf([401, 403]);
+    expect(await admin.Users.show(cleo.user.id)).toMatchObject({ state: 'blocked' });
+  });
+
   it('reports the errors GitLab clients expect', async () => {
     const stranger = await userWithToken('stranger');
     const owner = await userWithToken('owen');

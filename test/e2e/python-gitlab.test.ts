@@ -1,0 +1,49 @@
+import { execFile } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ROOT, startKnock, type RunningServer } from './support/knock-server';
+
+// Debian's python3-gitlab, as a Python user would run it: the system interpreter, not a pyenv one.
+const PYTHON = '/usr/bin/python3';
+const SCRIPT = join(ROOT, 'test', 'e2e', 'support', 'python_gitlab_flow.py');
+
+describe('python-gitlab against Knock', () => {
+  const state = mkdtempSync(join(tmpdir(), 'knock-python-gitlab-'));
+  let server: RunningServer;
+
+  beforeAll(async () => {
+    server = await startKnock(state);
+  });
+  afterAll(async () => {
+    await server?.stop();
+    rmSync(state, { recursive: true, force: true });
+  });
+
+  it('adds, edits and removes members, creates and uses a personal access token, and blocks a user', async () => {
+    const { stdout } = await promisify(execFile)(PYTHON, [SCRIPT], {
+      env: { ...process.env, KNOCK_URL: server.url, KNOCK_ADMIN_TOKEN: server.adminToken, NO_PROXY: '127.0.0.1,localhost', no_proxy: '127.0.0.1,localhost' },
+      timeout: 90_000,
+    });
+    const seen = JSON.parse(stdout) as Record<string, unknown> & { dates: [string, string]; bob_id: number };
+    expect(seen.python_gitlab).toMatch(/^3\./);
+    const [in30, in60] = seen.dates;
+
+    for (const kind of ['group_members', 'project_members']) {
+      expect(seen[kind], kind).toEqual({ added: ['bob', 30, in30], edited: [40, in60], after_removal: ['alice'] });
+    }
+    expect(seen.personal_access_token).toEqual({
+      created: { name: 'py-ci', scopes: ['api', 'read_user'], active: true, revoked: false, expires_at: in30, user_id: seen.bob_id },
+      private_token_user: 'bob',
+      bearer_user: 'bob',
+      listed_by_admin: ['py-ci'],
+      listed_by_bob: expect.arrayContaining([true]),
+      own: { scopes: ['read_api'], user_id: seen.bob_id },
+      after_revocation: 401,
+    });
+    // Blocking is GitLab's POST /users/:id/block; a blocked user's tokens stop working.
+    expect(seen.block).toEqual({ before: 'carol', block: true, after: expect.toBeOneOf([401, 403]), state: 'blocked' });
+  });
+});
