@@ -5,6 +5,7 @@
 import { execFileSync } from 'node:child_process';
 import { join } from 'node:path';
 import puppeteer, { type Browser, type Page } from 'puppeteer-core';
+import { expect, vi } from 'vitest';
 import { ROOT } from './knock-server';
 
 export const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
@@ -70,8 +71,10 @@ export async function launchFirefox(): Promise<ExtensionBrowser> {
   }
   return driver(browser, 'Firefox', `moz-extension://${FIREFOX_EXTENSION_UUID}`, async (page, url) => {
     // BiDi reports no load event for extension pages (Bugzilla 1755014): wait for the page itself.
+    // Asking while the tab is still leaving about:blank may fail; that is asked again.
     void page.goto(url).catch(() => undefined);
-    await page.waitForFunction((expected) => location.href === expected && document.readyState === 'complete', { polling: 50 }, url);
+    const loaded = () => page.evaluate(() => `${location.href} ${document.readyState}`).catch(() => 'navigating');
+    await vi.waitFor(async () => expect(await loaded()).toBe(`${url} complete`), { timeout: 30_000, interval: 50 });
   });
 }
 
