@@ -65,6 +65,12 @@ const SignUpPage = (p: { csrf: string; returnTo: string; values?: Record<string,
   </Layout>
 );
 
+/** Why a user with the right password may not sign in (GitLab's wording, without its auto-reactivation). */
+const INACTIVE = {
+  blocked: 'Your account has been blocked. Contact your administrator if you think this is an error.',
+  deactivated: 'Your account has been deactivated. Contact your administrator to reactivate it.',
+} as const;
+
 const formField = (form: Record<string, unknown>, name: string): string => (typeof form[name] === 'string' ? (form[name] as string) : '');
 
 /** Sign-up pages are 404 while SIGNUP_ENABLED is off (before any form is read). */
@@ -85,7 +91,7 @@ export const accountPages = new Hono<PageEnv>()
     const returnTo = safeReturnTo(form.return_to);
     const username = formField(form, 'username').trim();
     const password = formField(form, 'password');
-    const page = (error: string, status: 401 | 429 | 400) =>
+    const page = (error: string, status: 400 | 401 | 403 | 429) =>
       c.html(<SignInPage csrf={csrfTokenFor(c)} returnTo={returnTo} username={username} error={error} signupEnabled={config(c.env).signupEnabled} />, status);
     if (!username || !password) return page('Enter your username and password.', 400);
 
@@ -97,10 +103,13 @@ export const accountPages = new Hono<PageEnv>()
     }
     // Verify against a dummy hash for unknown users, so timing does not reveal who exists.
     const valid = await verifyPassword(password, attempt.passwordHash ?? DUMMY_PASSWORD_HASH);
-    const succeeded = valid && !!attempt.user && attempt.user.state === 'active';
+    const user = valid ? attempt.user : null;
+    const succeeded = user !== null && user.state === 'active';
     await dir.recordSignIn(username, clientAddress(c), succeeded);
-    if (!succeeded || !attempt.user) return page('Invalid username or password.', 401);
-    await startSession(c, attempt.user);
+    if (!user) return page('Invalid username or password.', 401);
+    // Only someone who knows the password learns why the account may not sign in.
+    if (user.state !== 'active') return page(INACTIVE[user.state], 403);
+    await startSession(c, user);
     return c.redirect(returnTo, 303);
   })
   .post('/users/sign_out', formCsrf(), async (c) => {
