@@ -2,7 +2,9 @@
 // deactivate, activate and DELETE, and what each does to everything that copies a user: tokens
 // of every kind, refresh tokens and codes, browser sessions, pending requests, memberships.
 import { env } from 'cloudflare:workers';
+import { runDurableObjectAlarm, runInDurableObject } from 'cloudflare:test';
 import { beforeAll, describe, expect, it, vi } from 'vitest';
+import type { Directory } from '../../worker/durable/directory';
 import { snapshotOf } from '../../worker/durable/namespace-registry';
 import { issueAccessToken } from '../../worker/services/access-tokens';
 import { expectError } from './support/contract';
@@ -397,5 +399,29 @@ describe('refreshing and redeeming for a blocked user', () => {
     const res = await refresh(app, pair.refresh_token);
     expect(res.status).toBe(400);
     expect(await res.json()).toEqual(INACTIVE_GRANT);
+  });
+});
+
+describe('a block whose fan-out never ran (the Worker went away right after the transaction)', () => {
+  it("is finished by the Directory's alarm: tokens end, refreshes and codes are refused, the request is gone", async () => {
+    const h = await holder('crash');
+    const stub = directory();
+    // Only the block's transaction: the users row, the sessions, the outbox row and its alarm.
+    await runInDurableObject(stub, (instance: Directory) => {
+      expect(instance['commitStateChange'](h.user.id, 'block', 0).ok).toBe(true);
+    });
+    expect(await userState(h.user.id)).toBe('blocked');
+    const waiting = () =>
+      runInDurableObject(stub, async (_i: Directory, state) => ({
+        rows: state.storage.sql.exec('SELECT user_id FROM user_changes WHERE user_id = ?', h.user.id).toArray().length,
+        alarm: await state.storage.getAlarm(),
+      }));
+    expect(await waiting()).toMatchObject({ rows: 1, alarm: expect.any(Number) });
+    // Nothing beyond the row was reached yet (this is the state a crash would leave).
+    expect((await call('/api/v4/user', { headers: { 'PRIVATE-TOKEN': h.impersonation } })).status).toBe(200);
+
+    expect(await runDurableObjectAlarm(stub)).toBe(true);
+    await expectLockedOut(h, { status: 403, message: 'Your account has been blocked' });
+    expect((await waiting()).rows).toBe(0);
   });
 });
