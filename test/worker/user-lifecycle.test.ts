@@ -425,3 +425,27 @@ describe('a block whose fan-out never ran (the Worker went away right after the 
     expect((await waiting()).rows).toBe(0);
   });
 });
+
+describe('a user blocked while signing in or authorizing', () => {
+  it('gets no session and no code: what was decided before the block cannot outlive it', async () => {
+    const { user, browser } = await signedIn('mid');
+    const app = await registerApp();
+    await exchange(app, (await authorizeCode(browser, app)).code);
+    expect((await admin.post(`/users/${user.id}/block`)).status).toBe(201);
+    // The password was checked, or the consent given, just before the block committed.
+    expect(await directory().createSession(`late-session-${user.id}`, user.id, 'csrf-token-of-a-late-session', 3600)).toBe(false);
+    const code = await env.GRANTS.getByName(String(user.id)).issueCode({
+      userId: user.id,
+      clientId: app.clientId,
+      redirectUri: app.redirectUri,
+      scopes: ['api'],
+      codeChallenge: null,
+      rememberConsent: true,
+    });
+    expect(code).toBeNull();
+    // Unblocking brings neither back.
+    expect((await admin.post(`/users/${user.id}/unblock`)).status).toBe(201);
+    expect(await directory().getSession(`late-session-${user.id}`)).toBeNull();
+    expect(await env.GRANTS.getByName(String(user.id)).hasConsent(app.clientId, ['api'])).toBe(false);
+  });
+});

@@ -534,7 +534,12 @@ export class Directory extends DurableObject<Env> {
 
   // ---- browser sessions ----
 
-  createSession(idHash: string, userId: number, csrfToken: string, ttlSeconds: number): void {
+  /**
+   * A session for an active user; false (and none) when the user was blocked, deactivated or
+   * deleted meanwhile (the password was checked outside this object), so no session outlives a block.
+   */
+  createSession(idHash: string, userId: number, csrfToken: string, ttlSeconds: number): boolean {
+    if (this.getUser(userId)?.state !== 'active') return false;
     const now = clock.now();
     this.sql.exec('DELETE FROM sessions WHERE expires_at <= ?', now);
     this.sql.exec(
@@ -545,6 +550,7 @@ export class Directory extends DurableObject<Env> {
       new Date(now).toISOString(),
       now + ttlSeconds * 1000,
     );
+    return true;
   }
 
   getSession(idHash: string): { user: UserRow; csrfToken: string } | null {

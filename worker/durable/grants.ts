@@ -163,8 +163,12 @@ export class Grants extends DurableObject<Env> {
       .some((row) => covers(scopeList(row.scopes), scopes));
   }
 
-  /** A new single-use authorization code (RFC 6749 §4.1.2), valid for the configured lifetime. */
-  async issueCode(req: CodeRequest): Promise<string> {
+  /**
+   * A new single-use authorization code (RFC 6749 §4.1.2), valid for the configured lifetime; null
+   * when the user may no longer act (blocked while authorizing), so no code outlives a block.
+   */
+  async issueCode(req: CodeRequest): Promise<string | null> {
+    if (!isActive(await this.user(req.userId))) return null;
     const indexed = this.sql.exec('SELECT 1 FROM indexed_clients WHERE client_id = ?', req.clientId).toArray().length > 0;
     // So that deleting the application can find this user's grants; once per application.
     if (!indexed) await clientHoldersOf(this.env, req.clientId).add(req.userId);
@@ -172,7 +176,9 @@ export class Grants extends DurableObject<Env> {
     const hash = await hashSecret(this.env, code);
     const now = epochSeconds();
     const scopes = [...req.scopes].sort().join(' ');
-    this.ctx.storage.transactionSync(() => {
+    const issued = this.ctx.storage.transactionSync(() => {
+      const user = this.storedUser();
+      if (!user || !isActive(user)) return false;
       this.cleanUp(now);
       this.sql.exec('INSERT INTO indexed_clients (client_id) VALUES (?) ON CONFLICT DO NOTHING', req.clientId);
       if (req.rememberConsent) {
@@ -194,8 +200,9 @@ export class Grants extends DurableObject<Env> {
         req.codeChallenge,
         now + config(this.env).codeTtl,
       );
+      return true;
     });
-    return code;
+    return issued ? code : null;
   }
 
   // ---- token endpoint ----

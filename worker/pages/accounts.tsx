@@ -109,7 +109,8 @@ export const accountPages = new Hono<PageEnv>()
     if (!user) return page('Invalid username or password.', 401);
     // Only someone who knows the password learns why the account may not sign in.
     if (user.state !== 'active') return page(INACTIVE[user.state], 403);
-    await startSession(c, user);
+    // Blocked or deactivated while the password was being checked.
+    if (!(await startSession(c, user))) return page('Your account can no longer sign in. Contact your administrator.', 403);
     return c.redirect(returnTo, 303);
   })
   .post('/users/sign_out', formCsrf(), async (c) => {
@@ -134,6 +135,6 @@ export const accountPages = new Hono<PageEnv>()
       passwordHash: await hashPassword(parsed.data.password),
     });
     if (!created.ok) return again(String(created.problem.body.message), 409);
-    await startSession(c, created.value);
+    if (!(await startSession(c, created.value))) return again('The account could not be signed in.', 409);
     return c.redirect(returnTo, 303);
   });
