@@ -353,7 +353,8 @@ describe('state in user-shaped responses', () => {
       const members = (await (await as(owner).get(path)).json()) as { id: number; state: string }[];
       for (const [id, state] of want) expect(members.find((m) => m.id === id)?.state, path).toBe(state);
     }
-    const blockedOnly = (await (await admin.get(`/users?blocked=true&per_page=100`)).json()) as { id: number; state: string }[];
+    // python-gitlab sends booleans as `True`; GitLab's parameter coercion takes any case.
+    const blockedOnly = (await (await admin.get(`/users?blocked=True&per_page=100`)).json()) as { id: number; state: string }[];
     expect(blockedOnly.map((u) => u.id)).toContain(blocked.id);
     expect(new Set(blockedOnly.map((u) => u.state))).toEqual(new Set(['blocked']));
     const activeOnly = (await (await admin.get(`/users?active=true&per_page=100`)).json()) as { id: number; state: string }[];
