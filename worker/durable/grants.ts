@@ -422,16 +422,14 @@ export class Grants extends DurableObject<Env> {
    * tombstone. Returns when KV has it all, so the block that pushed it can answer.
    */
   async applyUser(snapshot: UserSnapshot): Promise<void> {
-    const ended = this.ctx.storage.transactionSync(() => {
-      if (!this.storeUser(snapshot) || isActive(snapshot)) return [];
+    this.ctx.storage.transactionSync(() => {
+      if (!this.storeUser(snapshot) || isActive(snapshot)) return;
       const now = epochSeconds();
-      const grants = this.sql.exec<{ id: string }>('SELECT id FROM grants WHERE revoked_at IS NULL').toArray();
-      const ended = grants.flatMap((g) => this.revokeGrantTx(g.id, now));
+      for (const g of this.sql.exec<{ id: string }>('SELECT id FROM grants WHERE revoked_at IS NULL').toArray()) this.revokeGrantTx(g.id, now);
       this.sql.exec('DELETE FROM codes WHERE grant_id IS NULL');
       this.sql.exec('DELETE FROM consents');
-      return ended;
     });
-    await revokeAccessTokens(this.env, ended);
+    // The tombstones of the grants just ended, with every other access token KV may still accept.
     await this.syncTokens();
   }
 
