@@ -37,12 +37,14 @@ export const loadSession: MiddlewareHandler<PageEnv> = async (c, next) => {
   await next();
 };
 
-export const startSession = async <E extends PageEnv>(c: Context<E>, user: UserRow): Promise<void> => {
+/** Signs `user` in; false when the user is no longer active (blocked while signing in). */
+export const startSession = async <E extends PageEnv>(c: Context<E>, user: UserRow): Promise<boolean> => {
   if (c.var.session) await directory(c.env).deleteSession(c.var.session.idHash);
   const id = randomToken('', 32);
-  await directory(c.env).createSession(await hashSecret(c.env, id), user.id, randomToken('', 24), SESSION_TTL_SECONDS);
+  if (!(await directory(c.env).createSession(await hashSecret(c.env, id), user.id, randomToken('', 24), SESSION_TTL_SECONDS))) return false;
   setCookie(c, SESSION_COOKIE, id, cookieOptions(c, SESSION_TTL_SECONDS));
   deleteCookie(c, CSRF_COOKIE, { path: '/' });
+  return true;
 };
 
 export const endSession = async <E extends PageEnv>(c: Context<E>): Promise<void> => {

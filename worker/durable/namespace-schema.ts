@@ -105,4 +105,7 @@ export const namespaceMigrations = [
      INSERT INTO outbox (version, entry, user_id, access_level, created_at)
        SELECT version, 'request', OLD.user_id, 0, OLD.requested_at FROM meta;
    END;`,
+  // The version of the requester's users row that the stored names come from (0: as the token
+  // record had them), so a rename is applied only over older names.
+  `ALTER TABLE access_requests ADD COLUMN requester_version INTEGER NOT NULL DEFAULT 0;`,
 ];

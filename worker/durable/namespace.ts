@@ -16,7 +16,7 @@ import { clock, isoNow } from '../clock';
 import type { Visibility } from '../../shared/api-types';
 import type { Env } from '../env';
 import { problems } from '../errors';
-import { directory } from './directory';
+import { directory, type IndexReply } from './directory';
 import { migrate } from './migrations';
 import type { MembershipChange, NamespaceSnapshot, RequestChange } from './namespace-registry';
 import { namespaceMigrations } from './namespace-schema';
@@ -124,7 +124,7 @@ type OutboxRow = {
 };
 
 /** GitLab's answer when the last Owner of a group would go (`forbidden!` with a reason). */
-const lastOwner = () => ({ status: 403, body: { message: '403 Forbidden - A group must have at least one owner' } }) as const;
+const lastOwner = () => problems.forbidden('A group must have at least one owner');
 
 /**
  * One group or project: its members and access requests, in SQLite. Every rule that reads and
@@ -408,7 +408,7 @@ export class Namespace extends DurableObject<Env> {
     await this.ctx.storage.deleteAlarm();
   }
 
-  /** A user's pending request here disappears (they were blocked or deleted); false when there was none. */
+  /** A user's pending request here disappears (they were blocked, deactivated or deleted); false when there was none. */
   async removePendingRequestOf(userId: number): Promise<boolean> {
     if (!this.load()) return false;
     const removed = this.mutate(() => ok(this.sql.exec('DELETE FROM access_requests WHERE user_id = ? RETURNING user_id', userId).toArray().length > 0));
@@ -416,10 +416,23 @@ export class Namespace extends DurableObject<Env> {
     return removed.ok && removed.value;
   }
 
-  /** The names stored with a user's pending request follow a rename. */
-  async renameRequester(userId: number, names: Requester): Promise<void> {
+  /**
+   * A deleted user's membership and pending request here disappear, in one transaction. No
+   * last-Owner rule: the Directory refused to delete a group's only Owner.
+   */
+  async removeDeletedUser(userId: number): Promise<void> {
     if (!this.load()) return;
-    this.sql.exec('UPDATE access_requests SET username = ?, name = ? WHERE user_id = ?', names.username, names.name, userId);
+    this.mutate(() => {
+      this.forget([userId], [userId]);
+      return ok(null);
+    });
+    await this.push();
+  }
+
+  /** The names stored with a user's pending request follow a rename (`version`: of the users row; older never wins). */
+  async renameRequester(userId: number, names: Requester, version: number): Promise<void> {
+    if (!this.load()) return;
+    this.rename([{ userId, ...names, version }]);
   }
 
   // ---- the membership index: outbox pushed to the Directory ----
@@ -514,13 +527,21 @@ export class Namespace extends DurableObject<Env> {
       const requests: RequestChange[] = rows
         .filter((r) => r.entry === 'request')
         .map((r) => ({ userId: r.user_id, pending: r.access_level > 0, version: r.version }));
+      let reply: IndexReply;
       try {
-        await directory(this.env).applyMembershipChanges(namespaceId, members, requests);
+        reply = await directory(this.env).applyMembershipChanges(namespaceId, members, requests);
       } catch (e) {
         console.warn('membership push failed; the alarm will retry', namespaceId, e);
         return;
       }
-      this.sql.exec('DELETE FROM outbox WHERE version <= ?', rows[rows.length - 1].version);
+      this.ctx.storage.transactionSync(() => {
+        this.sql.exec('DELETE FROM outbox WHERE version <= ?', rows[rows.length - 1].version);
+        // A user changed while this was being made (deleted, blocked, renamed): correct it here
+        // too; the removals queue their own outbox rows, pushed by the next turn of this loop.
+        this.forget(reply.departed, reply.inactive);
+        this.rename(reply.requesters);
+      });
+      if (reply.departed.length > 0) this.nextExpiry = undefined;
       if (this.outboxSize() === 0) {
         this.scheduleAlarm();
         return;
@@ -529,6 +550,26 @@ export class Namespace extends DurableObject<Env> {
   }
 
   // ---- helpers ----
+
+  /** Removes these users' memberships and these users' pending requests (the triggers queue both). */
+  private forget(members: number[], requesters: number[]): void {
+    if (members.length > 0) this.sql.exec('DELETE FROM members WHERE user_id IN (SELECT value FROM json_each(?))', JSON.stringify(members));
+    if (requesters.length > 0) this.sql.exec('DELETE FROM access_requests WHERE user_id IN (SELECT value FROM json_each(?))', JSON.stringify(requesters));
+  }
+
+  /** Stores requesters' newer names; names from an older users row never replace newer ones. */
+  private rename(requesters: IndexReply['requesters']): void {
+    for (const r of requesters) {
+      this.sql.exec(
+        'UPDATE access_requests SET username = ?, name = ?, requester_version = ? WHERE user_id = ? AND requester_version < ?',
+        r.username,
+        r.name,
+        r.version,
+        r.userId,
+        r.version,
+      );
+    }
+  }
 
   /** Whether this object has state yet; records which namespace it is. */
   private load(): boolean {

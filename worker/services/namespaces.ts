@@ -124,22 +124,6 @@ export const removeAccessRequest = async (env: Env, target: Target, userId: numb
   settle(await objectOf(env, target).removeAccessRequest(target.ref, target.actor, userId));
 };
 
-/**
- * Every pending request of a user disappears (they were blocked or deleted), wherever the
- * requester index says they have one. Each removal is queued for the index by the object.
- */
-export const removePendingRequestsOf = async (env: Env, userId: number): Promise<number> => {
-  const where = await directory(env).pendingRequestsOf(userId);
-  const removed = await Promise.all(where.map((ns) => namespaceObject(env, ns.id).removePendingRequestOf(userId)));
-  return removed.filter(Boolean).length;
-};
-
-/** The names stored with a user's pending requests follow a rename. */
-export const renameRequester = async (env: Env, userId: number, names: { username: string; name: string }): Promise<void> => {
-  const where = await directory(env).pendingRequestsOf(userId);
-  await Promise.all(where.map((ns) => namespaceObject(env, ns.id).renameRequester(userId, names)));
-};
-
 // ---- members ----
 
 export interface MemberOf {
