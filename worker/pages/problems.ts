@@ -33,7 +33,7 @@ const sentence = (s: string) => {
 const fieldMessage = (key: string, message: string): Described => {
   const label = LABELS[key] ?? key;
   // "public is not allowed since …" reads as a whole sentence already.
-  const text = /^(is|does|cannot|has|must|should|can't)\b/.test(message) ? `${label} ${message}` : message;
+  const text = /^(is|does|cannot|has|must|should|can't|already)\b/.test(message) ? `${label} ${message}` : message;
   return { field: FIELDS[key] ?? key, message: sentence(text) };
 };
 

@@ -35,12 +35,15 @@ export const noticeOf = (html: string): string | null => {
 /** The errors shown beside fields (or forms) of a page. */
 export const fieldErrorsOf = (html: string): string[] => [...html.matchAll(/<p class="field-error"[^>]*>([\s\S]*?)<\/p>/g)].map((m) => textOf(m[1]));
 
-/** Submits a console form and follows its redirect (POST-redirect-GET), as a browser does. */
+/** Submits a console form and follows its redirects (POST-redirect-GET), as a browser does. */
 export const submit = async (browser: Browser, action: string, fields: Record<string, string>) => {
   const res = await browser.post(action, fields);
   if (res.status !== 303) return { res, page: null, html: await res.text() };
-  const location = res.headers.get('location');
-  if (!location) throw new Error(`303 without Location from ${action}`);
-  const page = await browser.get(location);
+  let page = res;
+  for (let hops = 0; page.status >= 300 && page.status < 400; hops++) {
+    const location = page.headers.get('location');
+    if (!location || hops > 3) throw new Error(`redirect without Location, or a loop, from ${action}`);
+    page = await browser.get(location);
+  }
   return { res, page, html: await page.text() };
 };
