@@ -86,7 +86,7 @@ describe('the dashboard', () => {
   it('sends a signed-out visitor to sign in', async () => {
     const res = await new Browser().get('/');
     expect(res.status).toBe(302);
-    expect(res.headers.get('location')).toBe('/users/sign_in?return_to=%2F');
+    expect(res.headers.get('location')).toBe('/users/sign_in');
   });
 });
 

@@ -40,7 +40,9 @@ export const requireViewer: MiddlewareHandler<ConsoleEnv> = async (c, next) => {
   if (!session) {
     const url = new URL(c.req.url);
     const back = c.req.method === 'GET' ? safeReturnTo(url.pathname + url.search) : '/';
-    return c.redirect(`/users/sign_in?return_to=${encodeURIComponent(back)}`, c.req.method === 'GET' ? 302 : 303);
+    // Back to `/` is where signing in leads anyway.
+    const signIn = back === '/' ? '/users/sign_in' : `/users/sign_in?return_to=${encodeURIComponent(back)}`;
+    return c.redirect(signIn, c.req.method === 'GET' ? 302 : 303);
   }
   c.set('viewer', { user: session.user, csrf: session.csrfToken, sessionIdHash: session.idHash });
   c.set('caller', callerOf(session.user));
