@@ -13,6 +13,10 @@ export interface DemoUser {
 
 export async function seedDemo(server: RunningServer): Promise<Record<'alice' | 'bob' | 'carol', DemoUser>> {
   const demo = (await seed(server.url, server.adminToken)) as { users: DemoUser[] };
-  const byName = Object.fromEntries(demo.users.map((u) => [u.username, u]));
-  return { alice: byName.alice, bob: byName.bob, carol: byName.carol };
+  const user = (username: string): DemoUser => {
+    const found = demo.users.find((u) => u.username === username);
+    if (!found) throw new Error(`the demo data has no ${username}`);
+    return found;
+  };
+  return { alice: user('alice'), bob: user('bob'), carol: user('carol') };
 }
