@@ -16,7 +16,8 @@ const SESSION_COOKIE = 'knock_session';
 const CSRF_COOKIE = 'knock_csrf';
 export const SESSION_TTL_SECONDS = 7 * 24 * 3600;
 
-const cookieOptions = (c: Context, maxAge?: number) => ({
+/** The flags of every cookie the pages set: HttpOnly, SameSite=Lax, path /, Secure on https, no Domain. */
+export const cookieOptions = (c: Context, maxAge?: number) => ({
   httpOnly: true,
   sameSite: 'Lax' as const,
   secure: new URL(c.req.url).protocol === 'https:',

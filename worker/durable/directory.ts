@@ -570,6 +570,11 @@ export class Directory extends DurableObject<Env> {
     this.sql.exec('DELETE FROM sessions WHERE id_hash = ?', idHash);
   }
 
+  /** Ends every browser session of a user ("sign out everywhere"); returns how many there were. */
+  deleteSessionsOf(userId: number): number {
+    return this.sql.exec('DELETE FROM sessions WHERE user_id = ? RETURNING id_hash', userId).toArray().length;
+  }
+
   // ---- groups and projects: path registry and membership index (see namespace-registry.ts) ----
 
   createNamespace(input: NewNamespace) {

@@ -1,5 +1,5 @@
 import { Hono, type Context, type MiddlewareHandler } from 'hono';
-import { hashPassword, verifyPassword, DUMMY_PASSWORD_HASH } from '../auth/crypto';
+import { verifyPassword, DUMMY_PASSWORD_HASH } from '../auth/crypto';
 import { csrfTokenFor, endSession, safeReturnTo, startSession } from '../auth/session';
 import { config } from '../config';
 import { directory, type UserRow } from '../durable/directory';
@@ -7,6 +7,7 @@ import type { Result } from '../durable/result';
 import type { PageEnv } from '../env';
 import { NewUserSchema } from '../api/users';
 import { describeIssue } from '../api/router';
+import { createAccount } from '../services/accounts';
 import { errorPage } from './error-page';
 import { formCsrf } from './form-csrf';
 import { CsrfField, ErrorNotice, Layout } from './layout';
@@ -128,12 +129,8 @@ export const accountPages = new Hono<PageEnv>()
     const again = (error: string, status: 400 | 409) =>
       c.html(<SignUpPage csrf={csrfTokenFor(c)} returnTo={returnTo} values={values} error={error} />, status);
     if (!parsed.success) return again(`The ${parsed.error.issues.map(describeIssue)[0]}.`, 400);
-    const created = await directory(c.env).createUser({
-      username: parsed.data.username,
-      name: parsed.data.name,
-      email: parsed.data.email ?? null,
-      passwordHash: await hashPassword(parsed.data.password),
-    });
+    // What an administrator may set is not for a sign-up form to choose.
+    const created = await createAccount(c.env, { ...parsed.data, admin: false });
     if (!created.ok) return again(String(created.problem.body.message), 409);
     if (!(await startSession(c, created.value))) return again('The account could not be signed in.', 409);
     return c.redirect(returnTo, 303);
