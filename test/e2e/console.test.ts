@@ -10,7 +10,7 @@ import AxeBuilder from '@axe-core/playwright';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { seedDemo, type DemoUser } from './support/demo';
-import { launchPlain } from './support/extension-browser';
+import { launchPlain } from './support/chromium';
 import { callApi, ROOT, startKnock, type RunningServer } from './support/knock-server';
 
 /** Set KNOCK_SCREENSHOTS=1 to refresh the README's screenshots of the console under docs/. */

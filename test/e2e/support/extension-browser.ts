@@ -6,9 +6,10 @@ import { execFileSync } from 'node:child_process';
 import { join } from 'node:path';
 import puppeteer, { type Browser, type Page } from 'puppeteer-core';
 import { expect, vi } from 'vitest';
+import { CHROMIUM } from './chromium';
 import { ROOT } from './knock-server';
 
-export const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
+export { CHROMIUM };
 export const FIREFOX = process.env.FIREFOX_PATH ?? '/usr/bin/firefox-esr';
 
 /** Pinned by the manifest `key` (extension/wxt.config.ts). */
