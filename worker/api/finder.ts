@@ -85,7 +85,7 @@ export const findNamespace = async (c: Context<ApiEnv>, kind: Kind, id: string |
       snapshot: record.snapshot,
       byPath: row === null && typeof ref === 'string',
     },
-    actor: { userId: caller.id, admin: caller.admin, inherited },
+    actor: { userId: caller.id, admin: caller.admin, inherited, username: caller.username, name: caller.name },
     row,
   };
 };

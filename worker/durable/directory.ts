@@ -2,6 +2,8 @@ import { DurableObject } from 'cloudflare:workers';
 import { clock, isoNow } from '../clock';
 import type { Env } from '../env';
 import { problems } from '../errors';
+import type { EventRecord, UserRef } from '../events/event';
+import { settingsEvents } from '../events/settings-events';
 import { directoryMigrations } from './directory-schema';
 import { migrate } from './migrations';
 import {
@@ -123,6 +125,9 @@ const toAccessToken = (r: RawAccessToken): AccessTokenRow => ({
 });
 
 const isUniqueViolation = (e: unknown): boolean => e instanceof Error && /UNIQUE constraint failed/.test(e.message);
+
+/** How long before settings events not yet in their namespace's log are handed over again. */
+const EVENT_RELAY_RETRY_MS = 10_000;
 
 /**
  * The directory: users, OAuth applications, browser sessions and sign-in throttling. One
@@ -335,8 +340,42 @@ export class Directory extends DurableObject<Env> {
     return namespaceById(this.sql, kind, id);
   }
 
-  updateNamespace(kind: 'group' | 'project', id: number, changes: NamespaceChanges) {
-    return this.ctx.storage.transactionSync(() => updateNamespace(this.sql, kind, id, changes));
+  /**
+   * Changes a group's or project's settings and, in the same transaction, records an audit event
+   * per changed attribute (`events`), kept here until the namespace's object has them
+   * (`ackNamespaceEvents`); the alarm hands over any the caller could not.
+   */
+  updateNamespace(kind: 'group' | 'project', id: number, changes: NamespaceChanges, author: UserRef | null = null) {
+    return this.ctx.storage.transactionSync(() => {
+      const before = namespaceById(this.sql, kind, id);
+      const result = updateNamespace(this.sql, kind, id, changes);
+      if (!result.ok) return result;
+      const events = before ? settingsEvents(before, result.value.row, author) : [];
+      for (const e of events) this.sql.exec('INSERT INTO namespace_events (uuid, namespace_id, record) VALUES (?, ?, ?)', e.uuid, id, JSON.stringify(e));
+      if (events.length > 0) void this.ctx.storage.setAlarm(clock.now() + EVENT_RELAY_RETRY_MS);
+      return ok({ ...result.value, events });
+    });
+  }
+
+  /** The namespace's object has these events now. */
+  ackNamespaceEvents(uuids: string[]): void {
+    this.sql.exec('DELETE FROM namespace_events WHERE uuid IN (SELECT value FROM json_each(?))', JSON.stringify(uuids));
+  }
+
+  /** Hands settings events over to their namespaces' objects when the caller could not. */
+  async alarm(): Promise<void> {
+    const rows = this.sql.exec<{ namespace_id: number; record: string }>('SELECT namespace_id, record FROM namespace_events ORDER BY rowid LIMIT 500').toArray();
+    const byNamespace = new Map<number, EventRecord[]>();
+    for (const r of rows) byNamespace.set(r.namespace_id, [...(byNamespace.get(r.namespace_id) ?? []), JSON.parse(r.record) as EventRecord]);
+    for (const [namespaceId, records] of byNamespace) {
+      try {
+        await this.env.NAMESPACES.getByName(String(namespaceId)).recordEvents(records);
+        this.ackNamespaceEvents(records.map((e) => e.uuid));
+      } catch (e) {
+        console.warn('settings events could not be handed to their namespace; the alarm will retry', namespaceId, e);
+      }
+    }
+    if (this.sql.exec('SELECT 1 FROM namespace_events LIMIT 1').toArray().length > 0) await this.ctx.storage.setAlarm(clock.now() + EVENT_RELAY_RETRY_MS);
   }
 
   deleteNamespace(kind: 'group' | 'project', id: number) {
