@@ -23,6 +23,7 @@ export async function startRuntime({ knock, baseline, peer, seeder, counter, per
     GRANTS: { className: 'Grants', useSQLite: true },
     NAMESPACES: { className: 'Namespace', useSQLite: true },
     CLIENT_HOLDERS: { className: 'ClientHolders', useSQLite: true },
+    AUDIT_LOG: { className: 'AuditLog', useSQLite: true },
   };
   const knockBindings = {
     ADMIN_TOKEN: adminToken,
