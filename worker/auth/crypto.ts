@@ -59,9 +59,18 @@ const hmacKey = (secret: string): Promise<CryptoKey> => {
 export const hmacSha256 = async (secret: string, value: string): Promise<ArrayBuffer> =>
   crypto.subtle.sign('HMAC', await hmacKey(secret), encoder.encode(value));
 
+const rawHmacKeys = new Map<string, Promise<CryptoKey>>();
 /** RFC 2104 HMAC-SHA-256 of `value` under a key given as bytes: 32 raw bytes. */
-export const hmacSha256WithKey = async (key: Uint8Array<ArrayBuffer>, value: string): Promise<ArrayBuffer> =>
-  crypto.subtle.sign('HMAC', await crypto.subtle.importKey('raw', key, { name: 'HMAC', hash: 'SHA-256' }, false, ['sign']), encoder.encode(value));
+export const hmacSha256WithKey = async (key: Uint8Array<ArrayBuffer>, value: string): Promise<ArrayBuffer> => {
+  const name = base64(key);
+  let imported = rawHmacKeys.get(name);
+  if (!imported) {
+    if (rawHmacKeys.size >= 256) rawHmacKeys.clear();
+    imported = crypto.subtle.importKey('raw', key, { name: 'HMAC', hash: 'SHA-256' }, false, ['sign']);
+    rawHmacKeys.set(name, imported);
+  }
+  return crypto.subtle.sign('HMAC', await imported, encoder.encode(value));
+};
 
 /** HMAC-SHA-256 of `value` under the deployment's token-hashing key, hex encoded. */
 export const keyedHash = async (secret: string, value: string): Promise<string> => hex(await hmacSha256(secret, value));

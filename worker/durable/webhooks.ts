@@ -101,6 +101,15 @@ interface Due {
   hook: HookRow;
 }
 
+/** One attempt made, to be recorded; `queued` when it was a delivery of the queue. */
+interface Sent {
+  hook: HookRow;
+  message: Message;
+  trigger: string;
+  queued: { id: number; attempts: number } | null;
+  result: AttemptResult;
+}
+
 export class Webhooks {
   private readonly sql: SqlStorage;
   /** Opened secrets, by their sealed text (sealing is fresh each time, so a new secret never matches an old entry). */
@@ -166,8 +175,12 @@ export class Webhooks {
     );
   }
 
-  /** Inside the caller's transaction. Editing a hook enables it again (GitLab's `enable!`). */
+  /**
+   * Inside the caller's transaction. Editing a hook enables it again (GitLab's `enable!`), and
+   * what waited for it is due at once: an edit is how an owner says the receiver is fixed.
+   */
   update(id: number, s: HookSettings, sealedToken: string | null): HookRow {
+    this.sql.exec('UPDATE deliveries SET next_attempt_at = MIN(next_attempt_at, ?) WHERE hook_id = ?', clock.now(), id);
     return toHook(
       this.sql
         .exec<RawHook>(
@@ -246,7 +259,8 @@ export class Webhooks {
 
   /**
    * The alarm's work: sends what is due, a window at a time per healthy hook and one at a time to
-   * a failing one, until nothing more is due or the pass has run long enough.
+   * a failing one, until nothing more is due or the pass has run long enough. Each window's
+   * outcomes are recorded in one transaction.
    */
   async run(events: EventLog, lookup: UserLookup): Promise<void> {
     const deadline = clock.now() + RUN_BUDGET_MS;
@@ -258,19 +272,22 @@ export class Webhooks {
         const record = events.get(seq);
         return record ? [{ seq, record }] : [];
       });
-      const records = new Map((await events.withNames(loaded, lookup)).map((l) => [l.seq, l.record]));
-      await Promise.all(
-        batch.map(async ({ delivery, hook }) => {
-          const record = records.get(delivery.event_seq);
-          if (!record) {
-            this.sql.exec('DELETE FROM deliveries WHERE id = ?', delivery.id);
-            return;
-          }
-          const trigger = hook.member_events && triggersOf(record.action).includes('member_events') ? 'member_events' : 'access_request_events';
-          const message = { id: record.uuid, body: JSON.stringify(hookPayload(record)) };
-          await this.send(hook, message, TRIGGER_NAMES[trigger], delivery);
+      // One body per event, the same for every hook and every retry.
+      const messages = new Map((await events.withNames(loaded, lookup)).map(({ seq, record }) => [seq, { record, body: JSON.stringify(hookPayload(record)) }]));
+      const sent = await Promise.all(
+        batch.map(async ({ delivery, hook }): Promise<Sent | null> => {
+          const event = messages.get(delivery.event_seq);
+          if (!event) return null;
+          const trigger = hook.member_events && triggersOf(event.record.action).includes('member_events') ? 'member_events' : 'access_request_events';
+          const message = { id: event.record.uuid, body: event.body };
+          return { hook, message, trigger: TRIGGER_NAMES[trigger], queued: delivery, result: await this.attemptTo(hook, message) };
         }),
       );
+      const gone = batch.filter((_, i) => sent[i] === null).map((b) => b.delivery.id);
+      this.storage.transactionSync(() => {
+        if (gone.length > 0) this.sql.exec('DELETE FROM deliveries WHERE id IN (SELECT value FROM json_each(?))', JSON.stringify(gone));
+        this.settle(sent.filter((x): x is Sent => x !== null));
+      });
     }
   }
 
@@ -295,46 +312,52 @@ export class Webhooks {
     return batch;
   }
 
-  /**
-   * One attempt to `hook`, logged, with GitLab's failure count updated. With `queued`, the
-   * delivery is settled: gone after a success or its last retry, else due again after the next
-   * step of the retry schedule. Without (a resend or a test), nothing is queued.
-   */
-  async send(hook: HookRow, message: Message, trigger: string, queued?: { id: number; attempts: number }): Promise<AttemptResult> {
-    const { allowLocalWebhooks, webhookRetrySchedule } = config(this.env);
+  /** One attempt to `hook` now, outside the queue (a resend or a test), logged like any other. */
+  async send(hook: HookRow, message: Message, trigger: string): Promise<AttemptResult> {
+    const result = await this.attemptTo(hook, message);
+    this.storage.transactionSync(() => this.settle([{ hook, message, trigger, queued: null, result }]));
+    return result;
+  }
+
+  private async attemptTo(hook: HookRow, message: Message): Promise<AttemptResult> {
     const signingSecret = await this.openSealed(this.purpose('signing', hook.uuid), hook.signing_secret);
-    const result =
-      signingSecret === null
-        ? notSent('The signing secret could not be opened (was TOKEN_HASH_KEY changed?)')
-        : await attempt(
-            { url: hook.url, uuid: hook.uuid, token: await this.openToken(hook), signingSecret, instance: hook.instance_url },
-            message,
-            allowLocalWebhooks,
-          );
+    if (signingSecret === null) return notSent('The signing secret could not be opened (was TOKEN_HASH_KEY changed?)');
+    const destination = { url: hook.url, uuid: hook.uuid, token: await this.openToken(hook), signingSecret, instance: hook.instance_url };
+    return attempt(destination, message, config(this.env).allowLocalWebhooks);
+  }
+
+  /**
+   * Inside a transaction: what attempts came to. Each hook's failure count follows its outcomes
+   * in order (GitLab's `enable!` and `backoff!`); a queued delivery is gone after a success or its
+   * last retry, else due again after the next step of the retry schedule; every attempt is logged.
+   */
+  private settle(sent: Sent[]): void {
     const now = clock.now();
-    const attemptNo = (queued?.attempts ?? 0) + 1;
-    this.storage.transactionSync(() => {
-      const current = this.get(hook.id);
-      if (!current) {
-        if (queued) this.sql.exec('DELETE FROM deliveries WHERE id = ?', queued.id);
-        return;
+    const schedule = config(this.env).webhookRetrySchedule;
+    const states = new Map<number, FailureState & { url: string }>();
+    const logs: unknown[] = [];
+    const done: number[] = [];
+    for (const { hook, message, trigger, queued, result } of sent) {
+      let state = states.get(hook.id);
+      if (!state) {
+        const current = this.get(hook.id);
+        if (!current) {
+          if (queued) done.push(queued.id);
+          continue;
+        }
+        state = { recent_failures: current.recent_failures, disabled_until: current.disabled_until, url: current.url };
       }
-      const state: FailureState = result.ok ? ENABLED : afterFailure(current, now);
-      this.sql.exec('UPDATE hooks SET recent_failures = ?, disabled_until = ? WHERE id = ?', state.recent_failures, state.disabled_until, hook.id);
-      let note = '';
-      if (queued) {
-        const lastTry = attemptNo > webhookRetrySchedule.length;
-        if (result.ok || lastTry) this.sql.exec('DELETE FROM deliveries WHERE id = ?', queued.id);
-        else this.sql.exec('UPDATE deliveries SET attempts = ?, next_attempt_at = ? WHERE id = ?', attemptNo, now + webhookRetrySchedule[attemptNo - 1] * 1000, queued.id);
-        if (!result.ok && lastTry) note = `; no more retries after ${attemptNo} attempts`;
-      }
-      this.sql.exec(
-        `INSERT INTO hook_logs (hook_id, event_uuid, trigger, url, attempt, request_headers, request_body, response_status, response_headers, response_body, duration_ms, error, created_at)
-         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+      states.set(hook.id, { ...(result.ok ? ENABLED : afterFailure(state, now)), url: state.url });
+      const attemptNo = (queued?.attempts ?? 0) + 1;
+      const lastTry = queued !== null && attemptNo > schedule.length;
+      if (queued && (result.ok || lastTry)) done.push(queued.id);
+      else if (queued) this.sql.exec('UPDATE deliveries SET attempts = ?, next_attempt_at = ? WHERE id = ?', attemptNo, now + schedule[attemptNo - 1] * 1000, queued.id);
+      const note = !result.ok && lastTry ? `; no more retries after ${attemptNo} attempts` : '';
+      logs.push([
         hook.id,
         message.id,
         trigger,
-        redactedUrl(current.url),
+        redactedUrl(state.url),
         attemptNo,
         JSON.stringify(result.requestHeaders),
         message.body,
@@ -344,9 +367,19 @@ export class Webhooks {
         result.durationMs,
         result.ok ? null : `${result.error ?? `HTTP ${result.status}`}${note}`,
         new Date(now).toISOString(),
+      ]);
+    }
+    for (const [id, state] of states) this.sql.exec('UPDATE hooks SET recent_failures = ?, disabled_until = ? WHERE id = ?', state.recent_failures, state.disabled_until, id);
+    if (done.length > 0) this.sql.exec('DELETE FROM deliveries WHERE id IN (SELECT value FROM json_each(?))', JSON.stringify(done));
+    if (logs.length > 0) {
+      // All of them in one statement: each element of the JSON array is one row's values.
+      this.sql.exec(
+        `INSERT INTO hook_logs (hook_id, event_uuid, trigger, url, attempt, request_headers, request_body, response_status, response_headers, response_body, duration_ms, error, created_at)
+         SELECT value ->> 0, value ->> 1, value ->> 2, value ->> 3, value ->> 4, value ->> 5, value ->> 6, value ->> 7, value ->> 8, value ->> 9, value ->> 10, value ->> 11, value ->> 12
+         FROM json_each(?)`,
+        JSON.stringify(logs),
       );
-    });
-    return result;
+    }
   }
 
   // ---- the delivery log ----

@@ -62,6 +62,9 @@ export interface AttemptResult {
 
 const readExcerpt = async (response: Response): Promise<string> => {
   if (!response.body) return '';
+  // A short answer of known length is read whole; anything else only up to the bound.
+  const length = Number(response.headers.get('content-length') ?? NaN);
+  if (length <= RESPONSE_EXCERPT_BYTES) return response.text();
   const reader = response.body.getReader();
   const chunks: Uint8Array[] = [];
   let size = 0;
