@@ -478,7 +478,7 @@ export class Namespace extends DurableObject<Env> {
     if (!before) return fail(problems.notFound('Hook'));
     const url = change.url ?? before.url;
     const token = change.token !== undefined ? change.token : url === before.url ? await this.hooks.openToken(before) : null;
-    const sealedToken = (await this.hooks.sealed(before.uuid, token, '')).token;
+    const sealedToken = await this.hooks.sealToken(before.uuid, token);
     return this.mutate(() => {
       const current = this.hooks.get(hookId);
       if (!current) return fail(problems.notFound('Hook'));

@@ -140,12 +140,14 @@ export class Webhooks {
     return this.sql.exec<{ n: number }>('SELECT COUNT(*) AS n FROM hooks').one().n;
   }
 
-  /** A hook's secrets sealed, before the transaction that stores them (sealing awaits). */
+  /** A hook's secret token sealed, before the transaction that stores it (sealing awaits). */
+  async sealToken(uuid: string, token: string | null): Promise<string | null> {
+    return token === null ? null : seal(this.env, this.purpose('token', uuid), token);
+  }
+
+  /** A new hook's secrets sealed. */
   async sealed(uuid: string, token: string | null, signingSecret: string): Promise<{ token: string | null; signing_secret: string }> {
-    return {
-      token: token === null ? null : await seal(this.env, this.purpose('token', uuid), token),
-      signing_secret: await seal(this.env, this.purpose('signing', uuid), signingSecret),
-    };
+    return { token: await this.sealToken(uuid, token), signing_secret: await seal(this.env, this.purpose('signing', uuid), signingSecret) };
   }
 
   newSecrets(): { uuid: string; signingSecret: string } {
@@ -223,17 +225,20 @@ export class Webhooks {
   /**
    * Inside the transaction that recorded the event: one delivery, due now, for each hook that
    * subscribes to it and existed when it happened (an event copied up from below later than it
-   * happened is not sent to a hook made in between).
+   * happened is not sent to a hook made in between). A disabled hook gets none until it is
+   * edited, as in GitLab; one that rests does, and they wait for the rest to end.
    */
   enqueue(eventSeq: number, e: Pick<EventRecord, 'action' | 'created_at'>): void {
     const triggers = triggersOf(e.action);
     if (triggers.length === 0) return;
     const subscribed = triggers.map((t) => `${t} = 1`).join(' OR ');
     this.sql.exec(
-      `INSERT INTO deliveries (hook_id, event_seq, next_attempt_at) SELECT id, ?, ? FROM hooks WHERE (${subscribed}) AND created_at <= ?`,
+      `INSERT INTO deliveries (hook_id, event_seq, next_attempt_at)
+       SELECT id, ?, ? FROM hooks WHERE (${subscribed}) AND created_at <= ? AND recent_failures <= ?`,
       eventSeq,
       clock.now(),
       e.created_at,
+      PERMANENTLY_DISABLED_FAILURE_THRESHOLD,
     );
   }
 
