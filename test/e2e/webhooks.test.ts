@@ -24,8 +24,12 @@ describe('webhooks against a real receiver', () => {
 
   it('delivers signed events, retries while the receiver is down, rests the hook, and catches up once it is edited', async () => {
     // Retries a second apart, so the schedule runs in seconds.
-    server = await startServer({ persistTo: state, vars: { ADMIN_TOKEN, TOKEN_HASH_KEY: 'webhooks-e2e-hash-key', WEBHOOK_RETRY_SCHEDULE: '1,1,1,1,1,1,1' } });
-    const url = server.url;
+    const running: { url: string; stop: () => Promise<void> } = await startServer({
+      persistTo: state,
+      vars: { ADMIN_TOKEN, TOKEN_HASH_KEY: 'webhooks-e2e-hash-key', WEBHOOK_RETRY_SCHEDULE: '1,1,1,1,1,1,1' },
+    });
+    server = running;
+    const url = running.url;
     const api = async <T>(token: string, method: string, path: string, expected: number, body?: unknown): Promise<T> => {
       const res = await fetch(`${url}/api/v4${path}`, {
         method,
@@ -57,7 +61,7 @@ describe('webhooks against a real receiver', () => {
     await api(alice.token, 'PUT', `${website}/access_requests/${bob.id}/approve?access_level=30`, 201);
     await eventually('the request and the approval', () => (receiver!.unique().length >= 2 ? true : undefined));
     expect(names()).toEqual([`user_access_request_to_project requested ${bob.id}`, `user_add_to_team approved ${bob.id}`]);
-    expect(receiver.received[1].json).toMatchObject({ project_path_with_namespace: 'acme/website', access_level: 'Developer', actor: { username: 'alice' } });
+    expect(receiver.received[1]?.json).toMatchObject({ project_path_with_namespace: 'acme/website', access_level: 'Developer', actor: { username: 'alice' } });
 
     // The receiver goes down; carol asks and alice denies her.
     await receiver.stop();

@@ -65,7 +65,10 @@ export class WebhookReceiver {
   /** The deliveries, one per `Idempotency-Key` (the first of each), as a receiver de-duplicates. */
   unique(): ReceivedDelivery[] {
     const seen = new Map<string, ReceivedDelivery>();
-    for (const d of this.received) if (!seen.has(d.headers['idempotency-key'])) seen.set(d.headers['idempotency-key'], d);
+    for (const d of this.received) {
+      const key = d.headers['idempotency-key'] ?? '';
+      if (!seen.has(key)) seen.set(key, d);
+    }
     return [...seen.values()];
   }
 }
