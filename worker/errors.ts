@@ -75,6 +75,8 @@ export const problems = {
   /** GitLab's shape for a parameter that failed validation: `{"error": "<param> is invalid"}`. */
   invalidParam: (error: string): Problem => ({ status: 400, body: { error } }),
   conflict: (message: string | FieldMessages): Problem => ({ status: 409, body: { message } }),
+  /** GitLab's answer when a request was understood but could not be carried out (a hook test that failed). */
+  unprocessable: (message: string): Problem => ({ status: 422, body: { message } }),
   payloadTooLarge: (): Problem => ({ status: 413, body: { error: '413 Payload Too Large' } }),
   unsupportedMediaType: (): Problem => ({
     status: 415,

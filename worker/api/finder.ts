@@ -24,7 +24,7 @@ export const parseNamespaceId = (id: string | number): number | string =>
  */
 export interface FinderContext {
   env: Env;
-  var: { caller: Pick<Caller, 'id' | 'admin'> };
+  var: { caller: Pick<Caller, 'id' | 'admin' | 'username' | 'name'> };
 }
 
 /** A group or project that exists, and what its Durable Object needs to judge the caller. */
@@ -93,7 +93,7 @@ export const findNamespace = async (c: FinderContext, kind: Kind, id: string | n
       snapshot: record.snapshot,
       byPath: row === null && typeof ref === 'string',
     },
-    actor: { userId: caller.id, admin: caller.admin, inherited },
+    actor: { userId: caller.id, admin: caller.admin, inherited, username: caller.username, name: caller.name },
     row,
   };
 };

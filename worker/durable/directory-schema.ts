@@ -106,4 +106,12 @@ export const directoryMigrations = [
      deleted_namespaces TEXT NOT NULL DEFAULT '[]'
    );
    CREATE INDEX sessions_user ON sessions (user_id);`,
+  // Audit events of settings changes (`PUT /groups/:id`), written in the transaction that makes
+  // the change and handed to the group's or project's own object, which keeps its audit log; a
+  // row stays until that object has it, and the Directory's alarm hands over what was left.
+  `CREATE TABLE namespace_events (
+     uuid TEXT PRIMARY KEY,
+     namespace_id INTEGER NOT NULL,
+     record TEXT NOT NULL
+   );`,
 ];

@@ -4,6 +4,8 @@ import type { Env } from '../env';
 import { OWNER } from '../../shared/access-levels';
 import { problems } from '../errors';
 import { accessTokenRecord, epochOf, putAccessToken, putRootRecord, revokeAccessTokens, rootRecord } from '../store/tokens';
+import type { EventRecord, UserRef } from '../events/event';
+import { settingsEvents } from '../events/settings-events';
 import { directoryMigrations } from './directory-schema';
 import { migrate } from './migrations';
 import {
@@ -167,6 +169,9 @@ const toAccessToken = (r: RawAccessToken): AccessTokenRow => ({
 });
 
 const isUniqueViolation = (e: unknown): boolean => e instanceof Error && /UNIQUE constraint failed/.test(e.message);
+
+/** How long before settings events not yet in their namespace's log are handed over again. */
+const EVENT_RELAY_RETRY_MS = 10_000;
 
 /**
  * The directory: users, OAuth applications, browser sessions and sign-in throttling. One
@@ -376,12 +381,23 @@ export class Directory extends DurableObject<Env> {
     return this.getUser(id) ?? { id, state: 'deleted', version: DELETED_VERSION };
   }
 
-  /** Retries the fan-outs that did not finish (the Worker or an object they called went away). */
+  /**
+   * One alarm, two kinds of unfinished work: user fan-outs that did not finish (the Worker or an
+   * object they called went away) and settings events not yet handed to their namespaces. Each
+   * pass runs both; the alarm is set again while either has work left.
+   */
   async alarm(): Promise<void> {
+    const [fanOutsLeft, eventsLeft] = await Promise.all([this.retryFanOuts(), this.relayNamespaceEvents()]);
+    const delays = [fanOutsLeft ? FAN_OUT_RETRY_MS : null, eventsLeft ? EVENT_RELAY_RETRY_MS : null].filter((d): d is number => d !== null);
+    if (delays.length > 0) await this.ctx.storage.setAlarm(clock.now() + Math.min(...delays));
+  }
+
+  /** Runs the fan-outs still waiting; true while some are left. */
+  private async retryFanOuts(): Promise<boolean> {
     const waiting = this.sql.exec<{ user_id: number }>('SELECT user_id FROM user_changes').toArray();
     const results = await Promise.allSettled(waiting.map((w) => this.propagate(w.user_id)));
     for (const r of results) if (r.status === 'rejected') console.warn('user fan-out failed; the alarm will retry', r.reason);
-    if (this.sql.exec('SELECT 1 FROM user_changes LIMIT 1').toArray().length > 0) await this.ctx.storage.setAlarm(clock.now() + FAN_OUT_RETRY_MS);
+    return this.sql.exec('SELECT 1 FROM user_changes LIMIT 1').toArray().length > 0;
   }
 
   /**
@@ -638,8 +654,42 @@ export class Directory extends DurableObject<Env> {
     return namespaceById(this.sql, kind, id);
   }
 
-  updateNamespace(kind: 'group' | 'project', id: number, changes: NamespaceChanges) {
-    return this.ctx.storage.transactionSync(() => updateNamespace(this.sql, kind, id, changes));
+  /**
+   * Changes a group's or project's settings and, in the same transaction, records an audit event
+   * per changed attribute (`events`), kept here until the namespace's object has them
+   * (`ackNamespaceEvents`); the alarm hands over any the caller could not.
+   */
+  updateNamespace(kind: 'group' | 'project', id: number, changes: NamespaceChanges, author: UserRef | null = null) {
+    return this.ctx.storage.transactionSync(() => {
+      const before = namespaceById(this.sql, kind, id);
+      const result = updateNamespace(this.sql, kind, id, changes);
+      if (!result.ok) return result;
+      const events = before ? settingsEvents(before, result.value.row, author) : [];
+      for (const e of events) this.sql.exec('INSERT INTO namespace_events (uuid, namespace_id, record) VALUES (?, ?, ?)', e.uuid, id, JSON.stringify(e));
+      if (events.length > 0) void this.ctx.storage.setAlarm(clock.now() + EVENT_RELAY_RETRY_MS);
+      return ok({ ...result.value, events });
+    });
+  }
+
+  /** The namespace's object has these events now. */
+  ackNamespaceEvents(uuids: string[]): void {
+    this.sql.exec('DELETE FROM namespace_events WHERE uuid IN (SELECT value FROM json_each(?))', JSON.stringify(uuids));
+  }
+
+  /** Hands settings events over to their namespaces' objects when the caller could not; true while some are left. */
+  private async relayNamespaceEvents(): Promise<boolean> {
+    const rows = this.sql.exec<{ namespace_id: number; record: string }>('SELECT namespace_id, record FROM namespace_events ORDER BY rowid LIMIT 500').toArray();
+    const byNamespace = new Map<number, EventRecord[]>();
+    for (const r of rows) byNamespace.set(r.namespace_id, [...(byNamespace.get(r.namespace_id) ?? []), JSON.parse(r.record) as EventRecord]);
+    for (const [namespaceId, records] of byNamespace) {
+      try {
+        await this.env.NAMESPACES.getByName(String(namespaceId)).recordEvents(records);
+        this.ackNamespaceEvents(records.map((e) => e.uuid));
+      } catch (e) {
+        console.warn('settings events could not be handed to their namespace; the alarm will retry', namespaceId, e);
+      }
+    }
+    return this.sql.exec('SELECT 1 FROM namespace_events LIMIT 1').toArray().length > 0;
   }
 
   deleteNamespace(kind: 'group' | 'project', id: number) {

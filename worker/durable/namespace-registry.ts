@@ -51,6 +51,8 @@ export interface NamespaceSnapshot {
   visibility: Visibility;
   request_access_enabled: boolean;
   full_path: string;
+  /** The name its events carry. */
+  name: string;
   version: number;
 }
 
@@ -58,6 +60,7 @@ export const snapshotOf = (row: NamespaceRow): NamespaceSnapshot => ({
   visibility: row.visibility,
   request_access_enabled: row.request_access_enabled,
   full_path: row.full_path,
+  name: row.name,
   version: row.version,
 });
 

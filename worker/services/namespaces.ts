@@ -30,12 +30,12 @@ export interface Window {
 }
 
 /** The value of a namespace object's answer; its error raised; `StaleTarget` when the caller's record was old. */
-const settle = <T>(result: NamespaceResult<T>): T => {
+export const settle = <T>(result: NamespaceResult<T>): T => {
   if ('stale' in result) throw new StaleTarget();
   return unwrap(result);
 };
 
-const objectOf = (env: Env, target: Target) => namespaceObject(env, target.ref.id);
+export const objectOf = (env: Env, target: Target) => namespaceObject(env, target.ref.id);
 
 /** Where the caller stands on a group or project; `404 … Not Found` when they may not see it. */
 export const standingOn = async (env: Env, target: Target): Promise<Standing> =>
@@ -82,8 +82,16 @@ export const updateNamespace = async (env: Env, kind: Kind, target: Target, chan
   const standing = await standingOn(env, target);
   const ownsPart = changes.path !== undefined || changes.visibility !== undefined;
   if (!mayEditSettings(kind, standing, ownsPart)) return raise(problems.forbidden());
-  const { row, changed } = unwrap(await directory(env).updateNamespace(kind.name, target.id, changes));
+  const { actor } = target;
+  const author = { id: actor.userId, username: actor.username ?? null, name: actor.name ?? null };
+  const { row, changed, events } = unwrap(await directory(env).updateNamespace(kind.name, target.id, changes, author));
   await Promise.all(changed.map((c) => namespaceObject(env, c.id).applySnapshot(c.snapshot)));
+  // The audit events were recorded with the change; the object's log takes them now (or the
+  // Directory's alarm hands them over later).
+  if (events.length > 0) {
+    await objectOf(env, target).recordEvents(events);
+    await directory(env).ackNamespaceEvents(events.map((e) => e.uuid));
+  }
   for (const c of changed) forgetRecord(c.id);
   rememberRecord(recordOf(row, target.ancestorIds));
   return row;
