@@ -19,6 +19,10 @@ export type TokenResponse = z.infer<typeof S.TokenResponseSchema>;
 export type PersonalAccessToken = z.infer<typeof S.PersonalAccessTokenSchema>;
 export type ImpersonationToken = z.infer<typeof S.ImpersonationTokenSchema>;
 export type Application = z.infer<typeof S.ApplicationSchema>;
+export type AuditEvent = z.infer<typeof S.AuditEventSchema>;
+export type GroupHook = z.infer<typeof S.GroupHookSchema>;
+export type ProjectHook = z.infer<typeof S.ProjectHookSchema>;
+export type HookEvent = z.infer<typeof S.HookEventSchema>;
 
 /** Error bodies: `{"message": ...}` on the API, `{"error", "error_description"}` from OAuth. */
 export interface ErrorBody {

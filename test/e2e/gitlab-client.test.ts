@@ -67,10 +67,9 @@ describe('a GitLab client library against Knock', () => {
     expect(projectMembers.map((m) => m.username)).toEqual(expect.arrayContaining(['olivia', 'bobby']));
   });
 
-  it('adds, edits and removes members, creates and uses a personal access token, and blocks a user', async () => {
+  it('adds, edits and removes members, and makes, uses, lists and revokes a personal access token', async () => {
     const owner = await userWithToken('ophelia');
     const bert = await userWithToken('bert');
-    const cleo = await userWithToken('cleo');
     const day = (days: number) => new Date(Date.now() + days * 86_400_000).toISOString().slice(0, 10);
     const group = await owner.api.Groups.create('Lifecycle', 'lifecycle', { visibility: 'public' });
     const project = await owner.api.Projects.create({ name: 'App', path: 'app', namespaceId: group.id, visibility: 'public' });
@@ -99,16 +98,39 @@ describe('a GitLab client library against Knock', () => {
     expect((await admin.PersonalAccessTokens.all({ userId: bert.user.id })).map((t) => t.id)).toContain(pat.id);
     await withPat.PersonalAccessTokens.remove({ tokenId: pat.id as number });
     await expect(withPat.Users.showCurrentUser()).rejects.toMatchObject({ cause: { response: { status: 401 } } });
+  });
 
-    // Blocking (GitLab's POST /users/:id/block): every token cleo holds stops working.
-    expect(await cleo.api.Users.showCurrentUser()).toMatchObject({ username: 'cleo' });
-    await admin.Users.block(cleo.user.id);
-    const refused = await cleo.api.Users.showCurrentUser().then(
-      () => 'still works',
-      (e: { cause?: { response?: { status?: number } } }) => e.cause?.response?.status,
-    );
-    expect(refused).toBeOneOf([401, 403]);
-    expect(await admin.Users.show(cleo.user.id)).toMatchObject({ state: 'blocked' });
+  it("edits, blocks, unblocks, deactivates, activates and deletes a user through gitbeaker's own calls", async () => {
+    const dora = await userWithToken('dora');
+    const pat = await admin.PersonalAccessTokens.create(dora.user.id, 'dora-script', ['read_api']);
+    const withPat = new Gitlab({ host: server.url, token: pat.token as string });
+    const edited = await admin.Users.edit(dora.user.id, { name: 'Dora Explorer', email: 'dora.explorer@example.com' });
+    expect(edited).toMatchObject({ id: dora.user.id, name: 'Dora Explorer', email: 'dora.explorer@example.com' });
+    // The token dora already holds shows the new profile.
+    expect(await dora.api.Users.showCurrentUser()).toMatchObject({ name: 'Dora Explorer' });
+
+    await admin.Users.block(dora.user.id);
+    expect(await admin.Users.show(dora.user.id)).toMatchObject({ state: 'blocked' });
+    await expect(dora.api.Users.showCurrentUser()).rejects.toMatchObject({ cause: { response: { status: 401 } } });
+    // Her personal access token too; it and her impersonation token are listed as revoked.
+    await expect(withPat.Users.showCurrentUser()).rejects.toMatchObject({ cause: { response: { status: 401 } } });
+    const listed = await admin.PersonalAccessTokens.all({ userId: dora.user.id });
+    expect(listed.map((t) => [t.id, t.revoked, t.active])).toEqual(expect.arrayContaining([[pat.id, true, false]]));
+    expect(listed.filter((t) => !t.revoked)).toEqual([]);
+    await admin.Users.unblock(dora.user.id);
+    expect(await admin.Users.show(dora.user.id)).toMatchObject({ state: 'active' });
+    // The tokens the block ended stay ended.
+    await expect(dora.api.Users.showCurrentUser()).rejects.toMatchObject({ cause: { response: { status: 401 } } });
+    await expect(withPat.Users.showCurrentUser()).rejects.toMatchObject({ cause: { response: { status: 401 } } });
+
+    await admin.Users.deactivate(dora.user.id);
+    expect(await admin.Users.show(dora.user.id)).toMatchObject({ state: 'deactivated' });
+    await expect(admin.Users.unblock(dora.user.id)).rejects.toMatchObject({ cause: { response: { status: 403 } } });
+    await admin.Users.activate(dora.user.id);
+    expect(await admin.Users.show(dora.user.id)).toMatchObject({ state: 'active' });
+
+    await admin.Users.remove(dora.user.id);
+    await expect(admin.Users.show(dora.user.id)).rejects.toMatchObject({ cause: { response: { status: 404 } } });
   });
 
   it('reports the errors GitLab clients expect', async () => {

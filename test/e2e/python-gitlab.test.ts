@@ -6,8 +6,9 @@ import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ROOT, startKnock, type RunningServer } from './support/knock-server';
 
-// Debian's python3-gitlab, as a Python user would run it: the system interpreter, not a pyenv one.
-const PYTHON = '/usr/bin/python3';
+// Debian's python3-gitlab, as a Python user would run it: the system interpreter, not a pyenv one
+// (or PYTHON).
+const PYTHON = process.env.PYTHON ?? '/usr/bin/python3';
 const SCRIPT = join(ROOT, 'test', 'e2e', 'support', 'python_gitlab_flow.py');
 
 describe('python-gitlab against Knock', () => {
@@ -22,7 +23,7 @@ describe('python-gitlab against Knock', () => {
     rmSync(state, { recursive: true, force: true });
   });
 
-  it('adds, edits and removes members, creates and uses a personal access token, and blocks a user', async () => {
+  it('adds, edits and removes members; makes and uses a personal access token; edits, blocks, unblocks, deactivates, activates and deletes a user', async () => {
     const { stdout } = await promisify(execFile)(PYTHON, [SCRIPT], {
       env: { ...process.env, KNOCK_URL: server.url, KNOCK_ADMIN_TOKEN: server.adminToken, NO_PROXY: '127.0.0.1,localhost', no_proxy: '127.0.0.1,localhost' },
       timeout: 90_000,
@@ -43,7 +44,23 @@ describe('python-gitlab against Knock', () => {
       own: { scopes: ['read_api'], user_id: seen.bob_id },
       after_revocation: 401,
     });
-    // Blocking is GitLab's POST /users/:id/block; a blocked user's tokens stop working.
-    expect(seen.block).toEqual({ before: 'carol', block: true, after: expect.toBeOneOf([401, 403]), state: 'blocked' });
+    // Carol's lifecycle: a block ends her impersonation token and her personal access token
+    // (401), and unblocking does not bring them back.
+    expect(seen.lifecycle).toEqual({
+      renamed: 'Carol Renamed',
+      pat_before: 'works',
+      block: true,
+      state: 'blocked',
+      block_again: null,
+      after_block: [401, 401],
+      listed_blocked: ['carol'],
+      pat_after_block: [{ revoked: true, active: false }],
+      unblock: true,
+      after_unblock: [401, 401],
+      deactivate: true,
+      deactivated_state: 'deactivated',
+      activate: true,
+      deleted: 404,
+    });
   });
 });

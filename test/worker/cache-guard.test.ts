@@ -10,21 +10,25 @@ import { call } from './support/http';
 /** Each cache or copy of something that can change, as docs/architecture.md names it. */
 const CACHES = {
   registry:
-    'Registry records (worker/api/registry-cache.ts, per isolate) and the settings and full path copied into each Namespace object: path, visibility, request_access_enabled, deletion',
+    'Registry records (worker/api/registry-cache.ts, per isolate) and the settings and full path copied into each Namespace object: path, visibility, request_access_enabled, deletion, a user\'s rename (their personal projects)',
   clients: 'Applications (worker/oauth/clients.ts, per isolate): deletion',
-  tokens: 'Token records in KV (worker/store/tokens.ts), read on every API call: revocation of OAuth, personal and impersonation tokens',
-  memberships: "The membership index (the Directory's memberships), fed by each Namespace object's outbox: member changes",
-  requesters: "The requester index (the Directory's pending_requests) and requesters' names copied into requests: requests made and gone",
-  users: 'User state (the grant authority\'s "user is active") and the profile copied into each token record: user edits, blocks, deletion',
+  tokens: 'Token records in KV (worker/store/tokens.ts), read on every API call: revocation of OAuth, personal and impersonation tokens, and of every token of a blocked, deactivated or deleted user',
+  memberships: "The membership index (the Directory's memberships), fed by each Namespace object's outbox: member changes, a user's deletion",
+  requesters: "The requester index (the Directory's pending_requests) and requesters' names copied into requests: requests made and gone, a user's rename, block or deletion",
+  users:
+    'The user in the grant authority (user_state in each Grants object) and the profile copied into each token record and root\'s caller record: user edits, blocks, deactivation, deletion',
+  sessions: "Browser sessions (the Directory's sessions): a password change, a block, deactivation or deletion ends them",
 } as const;
 type Cache = keyof typeof CACHES;
 
 /** An invalidation test: its file in test/worker, and its title as written there. */
 type Covered = readonly [file: string, title: string];
-type Effect = { caches: Partial<Record<Cache, readonly Covered[]>> } | { none: string };
+type Effect = { caches: Partial<Record<Cache, readonly Covered[]>> } | { none: string } | { through: string };
 
 const changes = (caches: Partial<Record<Cache, readonly Covered[]>>): Effect => ({ caches });
 const none = (why: string): Effect => ({ none: why });
+/** A console form that calls the same service as this /api/v4 route: that route's caches and tests are its own. */
+const through = (apiRoute: string): Effect => ({ through: apiRoute });
 
 const NOTHING_CACHED_YET = 'creates something new: every cache holds only what it found, and a miss asks the source';
 
@@ -38,8 +42,20 @@ const memberEdited: Covered = ['members.test.ts', 'edits level and expiry; the i
 const memberAdded: Covered = ['access-requests-inheritance.test.ts', "a group Owner manages the requests of the group's projects and subgroups"];
 const addedRequester: Covered = ['members.test.ts', 'adding a requester removes their pending request in the same step'];
 const approved: Covered = ['access-requests-concurrency.test.ts', 'follows approvals: the new member sees the project at their level'];
-const requesterIndex: Covered = ['namespace-settings.test.ts', 'follows approvals and withdrawals; renameRequester renames the stored names'];
-const requestIndexed: Covered = ['namespace-settings.test.ts', 'knows where a user waits; removePendingRequestsOf empties every owner list'];
+const requesterIndex: Covered = ['namespace-settings.test.ts', 'follows approvals and withdrawals; renaming the user (PUT /users/:id) renames the stored names'];
+const requestIndexed: Covered = ['namespace-settings.test.ts', 'knows where a user waits; blocking the user empties every owner list'];
+const blocked: Covered = ['user-lifecycle.test.ts', 'answers 201 true; every token, refresh token, code and session of the user ends at once; sign-in is refused with a reason'];
+const blockedRefresh: Covered = ['oauth-caches.test.ts', 'gets no new tokens from a refresh from the moment the block answers'];
+const blockByAlarm: Covered = ['user-lifecycle.test.ts', "is finished by the Directory's alarm: tokens end, refreshes and codes are refused, the request is gone"];
+const deactivated: Covered = ['user-lifecycle.test.ts', 'deactivating ends everything the user holds, as a block does; activating lets them sign in again'];
+const unblocked: Covered[] = [
+  ['user-lifecycle.test.ts', 'answers 201 true and lets the user sign in and get new tokens; the ended ones stay ended'],
+  ['oauth-caches.test.ts', 'is served again once unblocked, through a new authorization: the grants the block ended stay ended'],
+];
+const userDeleted: Covered = ['user-lifecycle.test.ts', 'answers 204; the user, their tokens, session, memberships, pending requests and personal projects are gone'];
+const renamedEverywhere: Covered = ['user-lifecycle.test.ts', 'shows a rename through every copy: OAuth and personal tokens, pending requests, members lists, the browser session'];
+const HOOKS_OWN_OBJECT = "hooks are kept and read in their group's or project's own object at each delivery; the opened signing key is remembered under its sealed value, which a new secret changes";
+const SENDS = 'sends a delivery now and logs it in the hook\'s object; nothing else keeps a copy';
 
 /**
  * Every route that changes something (POST, PUT, PATCH, DELETE), keyed by method and path as the
@@ -48,6 +64,29 @@ const requestIndexed: Covered = ['namespace-settings.test.ts', 'knows where a us
 const ROUTES: Record<string, Effect> = {
   // ---- /api/v4 ----
   'POST /api/v4/users': none(NOTHING_CACHED_YET),
+  'PUT /api/v4/users/{id}': changes({
+    users: [
+      renamedEverywhere,
+      ['user-lifecycle.test.ts', 'shows a rename of root through the admin token at once, and root stays the built-in administrator'],
+      ['user-lifecycle.test.ts', 'changes username, name, email and the administrator flag; answers the user with private fields'],
+    ],
+    tokens: [['personal-access-tokens.test.ts', 'is still itself: it shows the new name, /self answers it, and its use is recorded']],
+    requesters: [renamedEverywhere, requesterIndex],
+    registry: [['user-lifecycle.test.ts', "moves the user's personal namespace with the username: its projects answer at the new path, the old one is 404"]],
+    sessions: [['user-lifecycle.test.ts', 'a new password replaces the old one and ends the browser sessions']],
+  }),
+  'POST /api/v4/users/{id}/block': changes({ tokens: [blocked, blockByAlarm], users: [blocked, blockedRefresh, blockByAlarm], requesters: [requestIndexed, blocked], sessions: [blocked] }),
+  'POST /api/v4/users/{id}/deactivate': changes({ tokens: [deactivated], users: [deactivated], requesters: [deactivated], sessions: [deactivated] }),
+  'POST /api/v4/users/{id}/unblock': changes({ users: unblocked }),
+  'POST /api/v4/users/{id}/activate': changes({ users: [deactivated] }),
+  'DELETE /api/v4/users/{id}': changes({
+    tokens: [userDeleted],
+    users: [userDeleted],
+    sessions: [userDeleted],
+    memberships: [userDeleted],
+    requesters: [userDeleted],
+    registry: [userDeleted],
+  }),
   'POST /api/v4/users/{id}/impersonation_tokens': none('issues a token: its KV record is written before the token is shown'),
   'DELETE /api/v4/users/{id}/impersonation_tokens/{token_id}': changes({ tokens: [['impersonation-tokens.test.ts', 'can be revoked, and then stop working at once']] }),
   'POST /api/v4/users/{id}/personal_access_tokens': none('issues a token: its KV record is written before the token is shown'),
@@ -81,8 +120,30 @@ const ROUTES: Record<string, Effect> = {
       [`POST /api/v4/${kind}/{id}/access_requests`, changes({ requesters: [requestIndexed] })],
       [`PUT /api/v4/${kind}/{id}/access_requests/{user_id}/approve`, changes({ memberships: [approved], requesters: [requesterIndex] })],
       [`DELETE /api/v4/${kind}/{id}/access_requests/{user_id}`, changes({ requesters: [requesterIndex] })],
+      [`POST /api/v4/${kind}/{id}/hooks`, none(NOTHING_CACHED_YET)],
+      [`PUT /api/v4/${kind}/{id}/hooks/{hook_id}`, none(HOOKS_OWN_OBJECT)],
+      [`DELETE /api/v4/${kind}/{id}/hooks/{hook_id}`, none(HOOKS_OWN_OBJECT)],
+      [`POST /api/v4/${kind}/{id}/hooks/{hook_id}/test`, none(SENDS)],
+      [`POST /api/v4/${kind}/{id}/hooks/{hook_id}/test/{trigger}`, none(SENDS)],
+      [`POST /api/v4/${kind}/{id}/hooks/{hook_id}/events/{hook_event_id}/resend`, none(SENDS)],
+      // The console's forms on a group's or project's page.
+      [`POST /${kind}/{id}/-/settings`, through(`PUT /api/v4/${kind}/{id}`)],
+      [`POST /${kind}/{id}/-/members`, through(`POST /api/v4/${kind}/{id}/members`)],
+      [`POST /${kind}/{id}/-/members/{user_id}`, through(`PUT /api/v4/${kind}/{id}/members/{user_id}`)],
+      [`POST /${kind}/{id}/-/members/{user_id}/remove`, through(`DELETE /api/v4/${kind}/{id}/members/{user_id}`)],
+      [`POST /${kind}/{id}/-/access_requests`, through(`POST /api/v4/${kind}/{id}/access_requests`)],
+      [`POST /${kind}/{id}/-/access_requests/withdraw`, through(`DELETE /api/v4/${kind}/{id}/access_requests/{user_id}`)],
+      [`POST /${kind}/{id}/-/access_requests/{user_id}/approve`, through(`PUT /api/v4/${kind}/{id}/access_requests/{user_id}/approve`)],
+      [`POST /${kind}/{id}/-/access_requests/{user_id}/deny`, through(`DELETE /api/v4/${kind}/{id}/access_requests/{user_id}`)],
     ]),
   ),
+  // ---- the console's administration and account ----
+  'POST /admin/users': none(NOTHING_CACHED_YET),
+  'POST /admin/users/{id}/impersonation_tokens': through('POST /api/v4/users/{id}/impersonation_tokens'),
+  'POST /admin/users/{id}/impersonation_tokens/{token_id}/revoke': through('DELETE /api/v4/users/{id}/impersonation_tokens/{token_id}'),
+  'POST /admin/applications': through('POST /api/v4/applications'),
+  'POST /admin/applications/{id}/delete': through('DELETE /api/v4/applications/{id}'),
+  'POST /-/profile/sign_out_everywhere': none('ends sessions; sessions are read from the Directory on every page'),
   // ---- pages and the token service ----
   'POST /users/sign_in': none('starts a session; sessions are read from the Directory on every page'),
   'POST /users/sign_out': none('ends a session; sessions are read from the Directory on every page'),
@@ -119,15 +180,16 @@ const mutatingRoutes = async (): Promise<string[]> => {
   );
   const others = app.routes
     .filter((r) => MUTATING.includes(r.method) && !r.path.startsWith('/api/v4/'))
-    .map((r) => `${r.method} ${r.path.replace(/:(\w+)/g, '{$1}')}`);
+    .map((r) => `${r.method} ${r.path.replace(/:(\w+)(\{[^}]*\})?/g, '{$1}')}`);
   return [...new Set([...api, ...others])].sort();
 };
 
 const testSources = import.meta.glob<string>('./*.test.ts', { query: '?raw', import: 'default', eager: true });
 
+/** A test's title as written: quoted whole, or a template literal that starts with it and adds its trial count. */
 const isWritten = ([file, title]: Covered): boolean => {
   const source = testSources[`./${file}`];
-  return source !== undefined && [`'${title}'`, `"${title}"`, `\`${title}\``].some((quoted) => source.includes(quoted));
+  return source !== undefined && [`'${title}'`, `"${title}"`, `\`${title}\``, `\`${title} (\${`].some((quoted) => source.includes(quoted));
 };
 
 describe('every route that changes something names the caches it changes, or says it changes none', () => {
@@ -150,11 +212,16 @@ describe('every route that changes something names the caches it changes, or say
     expect(Object.keys(ROUTES).filter((r) => !live.has(r))).toEqual([]);
   });
 
-  it('names invalidation tests that exist, and a reason for every route that changes no cache', () => {
+  it('names invalidation tests that exist, a reason for every route that changes no cache, and the API route behind each console form', () => {
     const missing: string[] = [];
     for (const [route, effect] of Object.entries(ROUTES)) {
       if ('none' in effect) {
         expect(effect.none.length, route).toBeGreaterThan(5);
+        continue;
+      }
+      if ('through' in effect) {
+        const api = ROUTES[effect.through];
+        expect(api !== undefined && !('through' in api), `${route} goes through ${effect.through}, which must be an /api/v4 route mapped here`).toBe(true);
         continue;
       }
       const named = Object.entries(effect.caches);

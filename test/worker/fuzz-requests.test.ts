@@ -9,7 +9,8 @@ import { credentialsFor, registerApp, signedInBrowser, TOKEN_KINDS, type Credent
 /** Every route of the contract, with placeholders for ids and paths, and the methods it answers. */
 const ROUTES: [string, string[]][] = [
   ['/api/v4/version', ['GET']], ['/api/v4/user', ['GET']], ['/api/v4/users', ['GET', 'POST']], ['/api/v4/users/{uid}', ['GET']],
-  ['/api/v4/users/{uid}/impersonation_tokens', ['POST']], ['/api/v4/applications', ['GET', 'POST']], ['/api/v4/applications/{id}', ['DELETE']],
+  ['/api/v4/users/{uid}/impersonation_tokens', ['POST']], ['/api/v4/users/{victim}', ['PUT', 'DELETE']],
+  ...['block', 'unblock', 'deactivate', 'activate'].map((action): [string, string[]] => [`/api/v4/users/{victim}/${action}`, ['POST']]), ['/api/v4/applications', ['GET', 'POST']], ['/api/v4/applications/{id}', ['DELETE']],
   ['/api/v4/openapi.json', ['GET']], ['/api/v4/user/personal_access_tokens', ['POST']], ['/api/v4/users/{uid}/personal_access_tokens', ['POST']],
   ['/api/v4/personal_access_tokens', ['GET']], ['/api/v4/personal_access_tokens/self', ['GET', 'DELETE']], ['/api/v4/personal_access_tokens/{id}', ['GET', 'DELETE']],
   ...['groups', 'projects'].flatMap((kind): [string, string[]][] => [
@@ -33,8 +34,8 @@ const FIELDS = [
 
 const QUERY_NAMES = [
   'page', 'per_page', 'access_level', 'username', 'search', 'min_access_level', 'membership', 'client_id', 'redirect_uri', 'state',
-  'scope', 'response_type', 'code_challenge', 'code_challenge_method', 'return_to', 'expires_at', 'user_id', 'revoked', 'created_before',
-  'created_after', 'last_used_before', 'last_used_after', 'expires_before', 'expires_after',
+  'scope', 'response_type', 'code_challenge', 'code_challenge_method', 'return_to', 'expires_at', 'active', 'blocked', 'hard_delete',
+  'user_id', 'revoked', 'created_before', 'created_after', 'last_used_before', 'last_used_after', 'expires_before', 'expires_after',
 ];
 
 const METHODS = ['GET', 'POST', 'PUT', 'DELETE', 'PATCH', 'HEAD', 'OPTIONS'] as const;
@@ -48,6 +49,7 @@ interface Case {
   ns: string;
   uid: string;
   id: string;
+  victim: string;
   query: Record<string, string>;
   token: (typeof TOKEN_KINDS)[number];
   session: 'none' | 'signed-in' | 'garbage-cookie';
@@ -72,6 +74,9 @@ describe('fuzzing every route with hostile requests', () => {
    */
   const ownTokenIds = new Set<string>();
   let sacrificialTokenId = '';
+  /** Users the fuzzer may edit, block or delete (never the ones whose credentials it uses). */
+  const victims: string[] = [];
+  const spared: string[] = [];
 
   beforeAll(async () => {
     creds = await credentialsFor('fuzzer');
@@ -90,6 +95,8 @@ describe('fuzzing every route with hostile requests', () => {
     const requester = await createUser('fzreq');
     expect((await call(`/api/v4/projects/${project}/access_requests`, { method: 'POST', headers: requester.headers })).status).toBe(201);
     known.push(String(requester.id));
+    spared.push(String(creds.user.id), String(requester.id));
+    for (let i = 0; i < 4; i++) victims.push(String((await createUser('fzvic')).id));
     for (const user of [requester, creds.user]) {
       const pat = await call(`/api/v4/users/${user.id}/personal_access_tokens`, jsonBody({ name: 'fuzz', scopes: ['read_api'] }, ADMIN));
       expect(pat.status).toBe(201);
@@ -147,6 +154,7 @@ describe('fuzzing every route with hostile requests', () => {
       ns: hostileSegment(ids),
       uid: hostileSegment(ids),
       id: hostileSegment(ids),
+      victim: hostileSegment([fc.constantFrom(...victims)]).filter((v) => !spared.includes(v)),
       query: fc.oneof(
         fc.uniqueArray(fc.constantFrom(...QUERY_NAMES), { maxLength: 5 }),
         // An authorization request, mostly well-formed, so the fuzzing reaches consent and redirects.
@@ -180,7 +188,7 @@ describe('fuzzing every route with hostile requests', () => {
   const toRequest = (c: Case): { path: string; init: RequestInit } => {
     const query = new URLSearchParams(c.query).toString();
     const id = c.template.includes('personal_access_tokens/{id}') && ownTokenIds.has(c.id) ? sacrificialTokenId : c.id;
-    const path = c.template.replace('{ns}', c.ns).replace('{uid}', c.uid).replace('{id}', id) + (query ? `?${query}` : '');
+    const path = c.template.replace('{ns}', c.ns).replace('{uid}', c.uid).replace('{id}', id).replace('{victim}', c.victim) + (query ? `?${query}` : '');
     const headers: Record<string, string> = { ...creds.tokens[c.token] };
     if (c.session === 'signed-in') headers.Cookie = session.cookie;
     if (c.session === 'garbage-cookie') headers.Cookie = 'knock_session=forged; knock_csrf=forged-csrf-token-value-123';

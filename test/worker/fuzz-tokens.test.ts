@@ -30,6 +30,7 @@ type Op =
   | { op: 'replay code'; grant: number }
   | { op: 'revoke'; grant: number; token: 'latest access' | 'latest refresh' | 'older access' | 'older refresh' }
   | { op: 'revoke on page' }
+  | { op: 'block and unblock' }
   | { op: 'wait'; seconds: number };
 
 const ops: fc.Arbitrary<Op> = fc.oneof(
@@ -47,6 +48,7 @@ const ops: fc.Arbitrary<Op> = fc.oneof(
     weight: 1,
   },
   { arbitrary: fc.constant({ op: 'revoke on page' as const }), weight: 1 },
+  { arbitrary: fc.constant({ op: 'block and unblock' as const }), weight: 1 },
   { arbitrary: fc.record({ op: fc.constant('wait' as const), seconds: fc.constantFrom(5, 29, 31, 120) }), weight: 2 },
 );
 
@@ -154,6 +156,17 @@ describe('fuzzing the token service against a model of grants, rotation and revo
                 for (const grant of grants) grant.revoked = true;
                 break;
               }
+              case 'block and unblock': {
+                // A block ends every grant of the user, and unblocking brings none back; the
+                // browser session ended too, so the user signs in again.
+                for (const action of ['block', 'unblock']) {
+                  const res = await call(`/api/v4/users/${user.id}/${action}`, { method: 'POST', headers: ADMIN });
+                  expect(res.status, `${where}: ${action}`).toBe(201);
+                }
+                for (const grant of grants) grant.revoked = true;
+                expect((await browser.signIn(user)).status, where).toBe(303);
+                break;
+              }
               case 'wait':
                 offset += op.seconds;
                 break;
@@ -176,12 +189,13 @@ describe('fuzzing the token service against a model of grants, rotation and revo
 
 // Model-based fuzzing of personal access tokens: random creations (by the user with one of their
 // tokens, or by an administrator; any scopes; expiry dates valid or not), revocations (by id,
-// through `/self`, by the administrator), uses, listings and the clock moving on by hours to
-// months. After every step, each token works exactly when the model says, with exactly its scopes.
+// through `/self`, by the administrator), the user blocked and unblocked (which revokes every
+// live token), uses, listings and the clock moving on by hours to months. After every step, each token works exactly when the model says, with exactly its scopes.
 type PatOp =
   | { op: 'create'; via: number | 'admin'; scopes: string[]; days: number | null }
   | { op: 'revoke'; target: number; via: number | 'admin' | 'self' }
   | { op: 'list'; via: number | 'admin' }
+  | { op: 'block and unblock' }
   | { op: 'wait'; hours: number };
 
 const via = fc.oneof(fc.nat(), fc.constant('admin' as const));
@@ -197,6 +211,7 @@ const patOps: fc.Arbitrary<PatOp> = fc.oneof(
   },
   { arbitrary: fc.record({ op: fc.constant('revoke' as const), target: fc.nat(), via: fc.oneof(via, fc.constant('self' as const)) }), weight: 2 },
   { arbitrary: fc.record({ op: fc.constant('list' as const), via }), weight: 1 },
+  { arbitrary: fc.constant({ op: 'block and unblock' as const }), weight: 1 },
   { arbitrary: fc.record({ op: fc.constant('wait' as const), hours: fc.constantFrom(6, 24, 30 * 24, 200 * 24) }), weight: 2 },
 );
 
@@ -291,6 +306,14 @@ describe('fuzzing personal access tokens against a model of expiry, scopes and r
                   const listed = (await res.json()) as { id: number; active: boolean; revoked: boolean }[];
                   expect(listed, where).toEqual([...tokens].reverse().map((t) => expect.objectContaining({ id: t.id, active: alive(t), revoked: t.revoked })));
                 }
+                break;
+              }
+              case 'block and unblock': {
+                // A block revokes every live token of the user; unblocking brings none back.
+                for (const action of ['block', 'unblock']) {
+                  expect((await send('POST', `/users/${userId}/${action}`, ADMIN)).status, `${where}: ${action}`).toBe(201);
+                }
+                for (const t of tokens) if (alive(t)) t.revoked = true;
                 break;
               }
               case 'wait':

@@ -332,6 +332,27 @@ describe('last_used_at', () => {
   });
 });
 
+describe('a token whose user is renamed', () => {
+  it('is still itself: it shows the new name, /self answers it, and its use is recorded', async () => {
+    const user = await createUser('pren');
+    const personal = await create(user, { scopes: ['read_api'] });
+    const issued = await call(`/api/v4/users/${user.id}/impersonation_tokens`, jsonBody({ name: 'imp', scopes: ['read_api'] }, ADMIN));
+    expect(issued.status).toBe(201);
+    const impersonation = (await issued.json()) as NewPat;
+    const username = unique('pren');
+    expect((await call(`/api/v4/users/${user.id}`, jsonBody({ username }, ADMIN, 'PUT'))).status).toBe(200);
+    // The user fan-out rewrote each token's KV record with the new profile, keeping its row.
+    for (const made of [personal, impersonation]) {
+      expect(await (await get('/user', withToken(made.token))).json()).toMatchObject({ id: user.id, username });
+      const self = await get('/personal_access_tokens/self', withToken(made.token));
+      expect(self.status, await self.clone().text()).toBe(200);
+      expect(await self.json()).toMatchObject({ id: made.id, user_id: user.id });
+      const stored = async () => (await env.DIRECTORY.getByName('directory').getAccessToken(made.id))?.last_used_at;
+      await vi.waitFor(async () => expect(await stored()).not.toBeNull());
+    }
+  });
+});
+
 /**
  * Who may do what, computed here from GitLab's rules rather than from Knock's policy code: a
  * personal access token is seen and revoked by its user and by administrators; reading someone

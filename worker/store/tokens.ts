@@ -14,8 +14,12 @@ export interface AccessTokenRecord {
   clientId: string | null;
   /** The grant (authorization) the token was issued under, for revocation and introspection. */
   grantId: string | null;
-  /** The Directory's row of a personal access token or impersonation token; absent for OAuth tokens. */
-  tokenId?: number;
+  /**
+   * The Directory's row of a personal access token or impersonation token (for
+   * `/personal_access_tokens/self` and `last_used_at`); null for OAuth tokens, absent in records
+   * written before it existed.
+   */
+  tokenId?: number | null;
   /** Epoch seconds. */
   createdAt: number;
   expiresAt: number;
@@ -27,10 +31,13 @@ export interface AccessTokenRecord {
   userCreatedAt: string;
 }
 
+/** What a token's record says besides the user; `tokenId` must be given (null for OAuth tokens). */
+export type TokenFacts = Pick<AccessTokenRecord, 'scopes' | 'clientId' | 'grantId' | 'createdAt' | 'expiresAt'> & { tokenId: number | null };
+
 /** The record of a token issued to `user`: who they are, and what the token may do until when. */
 export const accessTokenRecord = (
   user: Pick<UserRow, 'id' | 'username' | 'name' | 'admin' | 'email' | 'created_at'>,
-  token: Pick<AccessTokenRecord, 'scopes' | 'clientId' | 'grantId' | 'tokenId' | 'createdAt' | 'expiresAt'>,
+  token: TokenFacts,
 ): AccessTokenRecord => ({
   userId: user.id,
   username: user.username,
@@ -113,6 +120,26 @@ export const revokeAccessTokens = async (env: Env, tokens: { hash: string; expir
     ),
   );
 };
+
+/**
+ * The caller behind ADMIN_TOKEN: the built-in administrator's profile, kept in KV like a token's
+ * record (under a fixed key, read only after the secret matched), so that a change to `root`
+ * reaches every isolate through the same one read. The Directory writes it (`ensureRoot`, and
+ * the fan-out of every change to that user).
+ */
+export const ROOT_CALLER_KEY = 'root';
+
+export const rootRecord = (user: Parameters<typeof accessTokenRecord>[0]): AccessTokenRecord =>
+  accessTokenRecord(user, { scopes: ['api'], clientId: null, grantId: null, tokenId: null, createdAt: epochOf(user.created_at), expiresAt: Number.MAX_SAFE_INTEGER });
+
+export const putRootRecord = async (env: Env, record: AccessTokenRecord): Promise<void> => {
+  await env.TOKENS.put(ROOT_CALLER_KEY, JSON.stringify(record));
+};
+
+export const lookupRootRecord = (env: Env): Promise<AccessTokenRecord | null> => env.TOKENS.get<AccessTokenRecord>(ROOT_CALLER_KEY, 'json');
+
+/** Epoch seconds of an ISO 8601 timestamp. */
+export const epochOf = (iso: string): number => Math.floor(Date.parse(iso) / 1000);
 
 export const lookupAccessToken = async (env: Env, token: string): Promise<TokenLookup> => {
   const record = await env.TOKENS.get<StoredToken>(kvKey(await hashSecret(env, token)), 'json');

@@ -97,18 +97,44 @@ attempt("personal_access_token", personal_access_token)
 seen["bob_id"] = bob.id
 
 
-# Blocking: carol's token works, then the administrator blocks her, then it does not.
-def block():
+# A user's lifecycle: carol, with her impersonation token and a personal access token, is edited
+# (her token shows the new name), blocked (both tokens stop working; blocking again answers
+# null), unblocked (the ended tokens stay ended), deactivated, activated and deleted.
+def lifecycle():
+    pat = carol.personal_access_tokens.create({"name": "carol-script", "scopes": ["read_api"]})
+    with_pat = gitlab.Gitlab(URL, private_token=pat.token)
+
+    def status(gl):
+        try:
+            gl.auth()
+            return "works"
+        except gitlab.exceptions.GitlabAuthenticationError as e:
+            return e.response_code
+
+    carol.name = "Carol Renamed"
+    carol.save()
     as_carol.auth()
-    out = {"before": as_carol.user.username, "block": carol.block()}
-    try:
-        as_carol.auth()
-        out["after"] = "still works"
-    except gitlab.exceptions.GitlabError as e:
-        out["after"] = e.response_code
+    out = {"renamed": as_carol.user.name, "pat_before": status(with_pat)}
+    out["block"] = carol.block()
     out["state"] = admin.users.get(carol.id).state
+    out["block_again"] = carol.block()
+    out["after_block"] = [status(as_carol), status(with_pat)]
+    out["listed_blocked"] = [u.username for u in admin.users.list(blocked=True)]
+    listed = [t for t in admin.personal_access_tokens.list(user_id=carol.id) if t.id == pat.id]
+    out["pat_after_block"] = [{"revoked": t.revoked, "active": t.active} for t in listed]
+    out["unblock"] = carol.unblock()
+    out["after_unblock"] = [status(as_carol), status(with_pat)]
+    out["deactivate"] = carol.deactivate()
+    out["deactivated_state"] = admin.users.get(carol.id).state
+    out["activate"] = carol.activate()
+    admin.users.delete(carol.id)
+    try:
+        admin.users.get(carol.id)
+        out["deleted"] = "still there"
+    except gitlab.exceptions.GitlabGetError as e:
+        out["deleted"] = e.response_code
     return out
 
 
-attempt("block", block)
+attempt("lifecycle", lifecycle)
 print(json.dumps(seen))
