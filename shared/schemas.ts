@@ -109,10 +109,10 @@ export const TokenResponseSchema = z
   .openapi('TokenResponse');
 
 /**
- * GitLab's `PersonalAccessToken` and `ImpersonationToken` entities: what lists show of a token.
- * `expires_at` is a date (the token stops at 00:00 UTC that day).
+ * GitLab's `PersonalAccessToken` entity: what lists show of a token. `expires_at` is a date (the
+ * token stops at 00:00 UTC that day); `last_used_at` is null until the token is first used.
  */
-export const AccessTokenSchema = z
+export const PersonalAccessTokenSchema = z
   .object({
     id: z.number().int(),
     name: z.string(),
@@ -120,14 +120,20 @@ export const AccessTokenSchema = z
     created_at: z.string(),
     scopes: z.array(z.string()),
     user_id: z.number().int(),
+    last_used_at: z.string().nullable(),
     active: z.boolean(),
     expires_at: z.string(),
-    impersonation: z.boolean(),
   })
-  .openapi('AccessToken');
+  .openapi('PersonalAccessToken');
 
-/** What creating a token answers: the only time the token itself is shown. */
-export const NewAccessTokenSchema = AccessTokenSchema.extend({ token: z.string() }).openapi('AccessTokenWithToken');
+/** What creating a personal access token answers: the only time the token itself is shown. */
+export const PersonalAccessTokenWithTokenSchema = PersonalAccessTokenSchema.extend({ token: z.string() }).openapi('PersonalAccessTokenWithToken');
+
+/** GitLab's `ImpersonationToken` entity: a personal access token that says it is an impersonation token. */
+export const ImpersonationTokenSchema = PersonalAccessTokenSchema.extend({ impersonation: z.boolean() }).openapi('ImpersonationToken');
+
+/** What creating an impersonation token answers: the only time the token itself is shown. */
+export const ImpersonationTokenWithTokenSchema = ImpersonationTokenSchema.extend({ token: z.string() }).openapi('ImpersonationTokenWithToken');
 
 /** GitLab's `Application` entity: an OAuth client registered on this server. */
 export const ApplicationSchema = z

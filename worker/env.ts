@@ -18,6 +18,8 @@ export interface Caller {
   scopes: string[];
   /** OAuth client the token was issued to; null for the bootstrap admin token. */
   clientId: string | null;
+  /** The personal access token or impersonation token presented (its id); null for OAuth tokens and the admin token. */
+  tokenId: number | null;
   /** The caller's profile as recorded with the token. */
   profile: { email: string | null; createdAt: string };
 }

@@ -51,14 +51,15 @@ export const problems = {
     body: { error: 'invalid_token', error_description: 'Token was revoked. You have to re-authorize from the user.' },
     headers: { 'WWW-Authenticate': 'Bearer realm="Knock", error="invalid_token", error_description="Token was revoked"' },
   }),
-  insufficientScope: (): Problem => ({
+  /** A call outside the token's scopes; `required` are the scopes that would allow it (RFC 6750 §3.1). */
+  insufficientScope: (required: readonly string[] = ['api']): Problem => ({
     status: 403,
     body: {
       error: 'insufficient_scope',
       error_description: 'The request requires higher privileges than provided by the access token.',
-      scope: 'api',
+      scope: required.join(' '),
     },
-    headers: { 'WWW-Authenticate': 'Bearer realm="Knock", error="insufficient_scope", scope="api"' },
+    headers: { 'WWW-Authenticate': `Bearer realm="Knock", error="insufficient_scope", scope="${required.join(' ')}"` },
   }),
   /** GitLab's `forbidden!(reason)`: `403 Forbidden`, or `403 Forbidden - <reason>`. */
   forbidden: (reason?: string): Problem => ({ status: 403, body: { message: reason ? `403 Forbidden - ${reason}` : '403 Forbidden' } }),

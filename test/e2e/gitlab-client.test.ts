@@ -67,8 +67,43 @@ describe('a GitLab client library against Knock', () => {
     expect(projectMembers.map((m) => m.username)).toEqual(expect.arrayContaining(['olivia', 'bobby']));
   });
 
+  it('adds, edits and removes members, and makes, uses, lists and revokes a personal access token', async () => {
+    const owner = await userWithToken('ophelia');
+    const bert = await userWithToken('bert');
+    const day = (days: number) => new Date(Date.now() + days * 86_400_000).toISOString().slice(0, 10);
+    const group = await owner.api.Groups.create('Lifecycle', 'lifecycle', { visibility: 'public' });
+    const project = await owner.api.Projects.create({ name: 'App', path: 'app', namespaceId: group.id, visibility: 'public' });
+
+    for (const [members, id] of [
+      [owner.api.GroupMembers, group.id],
+      [owner.api.ProjectMembers, project.id],
+    ] as const) {
+      const added = await members.add(id, 30, { userId: bert.user.id, expiresAt: day(30) });
+      expect(added).toMatchObject({ username: 'bert', access_level: 30, expires_at: day(30) });
+      expect(await members.edit(id, bert.user.id, 40, { expiresAt: day(60) })).toMatchObject({ access_level: 40, expires_at: day(60) });
+      expect(await members.show(id, bert.user.id)).toMatchObject({ access_level: 40, expires_at: day(60) });
+      await members.remove(id, bert.user.id);
+      expect((await members.all(id)).map((m) => m.username)).toEqual(['ophelia']);
+    }
+
+    // A personal access token, made by an administrator for bert; bert uses it, then revokes it.
+    const pat = await admin.PersonalAccessTokens.create(bert.user.id, 'gitbeaker-ci', ['api', 'read_user'], { expiresAt: day(30) });
+    expect(pat).toMatchObject({ name: 'gitbeaker-ci', scopes: ['api', 'read_user'], active: true, revoked: false, expires_at: day(30), user_id: bert.user.id });
+    const withPat = new Gitlab({ host: server.url, token: pat.token as string });
+    expect(await withPat.Users.showCurrentUser()).toMatchObject({ username: 'bert' });
+    const asBearer = new Gitlab({ host: server.url, oauthToken: pat.token as string });
+    expect(await asBearer.Users.showCurrentUser()).toMatchObject({ username: 'bert' });
+    expect(await withPat.PersonalAccessTokens.show()).toMatchObject({ id: pat.id, name: 'gitbeaker-ci' });
+    expect((await withPat.PersonalAccessTokens.all()).map((t) => t.id)).toEqual([pat.id]);
+    expect((await admin.PersonalAccessTokens.all({ userId: bert.user.id })).map((t) => t.id)).toContain(pat.id);
+    await withPat.PersonalAccessTokens.remove({ tokenId: pat.id as number });
+    await expect(withPat.Users.showCurrentUser()).rejects.toMatchObject({ cause: { response: { status: 401 } } });
+  });
+
   it("edits, blocks, unblocks, deactivates, activates and deletes a user through gitbeaker's own calls", async () => {
     const dora = await userWithToken('dora');
+    const pat = await admin.PersonalAccessTokens.create(dora.user.id, 'dora-script', ['read_api']);
+    const withPat = new Gitlab({ host: server.url, token: pat.token as string });
     const edited = await admin.Users.edit(dora.user.id, { name: 'Dora Explorer', email: 'dora.explorer@example.com' });
     expect(edited).toMatchObject({ id: dora.user.id, name: 'Dora Explorer', email: 'dora.explorer@example.com' });
     // The token dora already holds shows the new profile.
@@ -77,10 +112,16 @@ describe('a GitLab client library against Knock', () => {
     await admin.Users.block(dora.user.id);
     expect(await admin.Users.show(dora.user.id)).toMatchObject({ state: 'blocked' });
     await expect(dora.api.Users.showCurrentUser()).rejects.toMatchObject({ cause: { response: { status: 401 } } });
+    // Her personal access token too; it and her impersonation token are listed as revoked.
+    await expect(withPat.Users.showCurrentUser()).rejects.toMatchObject({ cause: { response: { status: 401 } } });
+    const listed = await admin.PersonalAccessTokens.all({ userId: dora.user.id });
+    expect(listed.map((t) => [t.id, t.revoked, t.active])).toEqual(expect.arrayContaining([[pat.id, true, false]]));
+    expect(listed.filter((t) => !t.revoked)).toEqual([]);
     await admin.Users.unblock(dora.user.id);
     expect(await admin.Users.show(dora.user.id)).toMatchObject({ state: 'active' });
-    // The token the block ended stays ended.
+    // The tokens the block ended stay ended.
     await expect(dora.api.Users.showCurrentUser()).rejects.toMatchObject({ cause: { response: { status: 401 } } });
+    await expect(withPat.Users.showCurrentUser()).rejects.toMatchObject({ cause: { response: { status: 401 } } });
 
     await admin.Users.deactivate(dora.user.id);
     expect(await admin.Users.show(dora.user.id)).toMatchObject({ state: 'deactivated' });

@@ -4,78 +4,62 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-// @ts-expect-error: plain ESM module without types
-import { startServer } from '../../worker/dev/server.mjs';
+import { ROOT, startKnock, type RunningServer } from './support/knock-server';
 
-// python-gitlab (Debian's python3-gitlab), unmodified, pointed at Knock: the script below is
-// python-gitlab's own API, nothing Knock-specific.
+// Debian's python3-gitlab, as a Python user would run it: the system interpreter, not a pyenv one
+// (or PYTHON).
 const PYTHON = process.env.PYTHON ?? '/usr/bin/python3';
-const ADMIN_TOKEN = 'python-gitlab-admin-token';
-
-const run = promisify(execFile);
-
-/** Runs a python-gitlab script with the server's URL and the admin token; returns what it printed as JSON. */
-const python = async (url: string, script: string): Promise<Record<string, unknown>> => {
-  const { stdout } = await run(PYTHON, ['-c', script], { env: { ...process.env, KNOCK_URL: url, ADMIN_TOKEN }, timeout: 60_000 });
-  return JSON.parse(stdout) as Record<string, unknown>;
-};
+const SCRIPT = join(ROOT, 'test', 'e2e', 'support', 'python_gitlab_flow.py');
 
 describe('python-gitlab against Knock', () => {
   const state = mkdtempSync(join(tmpdir(), 'knock-python-gitlab-'));
-  let server: { url: string; stop: () => Promise<void> };
+  let server: RunningServer;
 
   beforeAll(async () => {
-    server = await startServer({ persistTo: state, vars: { ADMIN_TOKEN, TOKEN_HASH_KEY: 'python-gitlab-hash-key' } });
+    server = await startKnock(state);
   });
   afterAll(async () => {
     await server?.stop();
     rmSync(state, { recursive: true, force: true });
   });
 
-  it('edits, blocks, unblocks, deactivates, activates and deletes a user; the blocked user\'s token stops working', async () => {
-    const out = await python(
-      server.url,
-      `
-import json, os, gitlab
-url, out = os.environ['KNOCK_URL'], {}
-gl = gitlab.Gitlab(url, private_token=os.environ['ADMIN_TOKEN'])
-user = gl.users.create({'username': 'pyuser', 'name': 'Py User', 'password': 'py-user-password', 'email': 'py@example.com'})
-token = user.impersonationtokens.create({'name': 'py', 'scopes': ['api']}).token
-mine = gitlab.Gitlab(url, private_token=token)
-user.name = 'Py Renamed'
-user.save()
-mine.auth()
-out['renamed'] = mine.user.name
-out['block'] = user.block()
-out['state'] = gl.users.get(user.id).state
-out['block_again'] = user.block()
-try:
-    mine.auth()
-    out['after_block'] = 'works'
-except gitlab.GitlabAuthenticationError as e:
-    out['after_block'] = e.response_code
-out['unblock'] = user.unblock()
-out['deactivate'] = user.deactivate()
-out['activate'] = user.activate()
-out['listed_blocked'] = [u.username for u in gl.users.list(blocked=True)]
-gl.users.delete(user.id)
-try:
-    gl.users.get(user.id)
-except gitlab.GitlabGetError as e:
-    out['deleted'] = e.response_code
-print(json.dumps(out))
-`,
-    );
-    expect(out).toEqual({
-      renamed: 'Py Renamed',
+  it('adds, edits and removes members; makes and uses a personal access token; edits, blocks, unblocks, deactivates, activates and deletes a user', async () => {
+    const { stdout } = await promisify(execFile)(PYTHON, [SCRIPT], {
+      env: { ...process.env, KNOCK_URL: server.url, KNOCK_ADMIN_TOKEN: server.adminToken, NO_PROXY: '127.0.0.1,localhost', no_proxy: '127.0.0.1,localhost' },
+      timeout: 90_000,
+    });
+    const seen = JSON.parse(stdout) as Record<string, unknown> & { dates: [string, string]; bob_id: number };
+    expect(seen.python_gitlab).toMatch(/^3\./);
+    const [in30, in60] = seen.dates;
+
+    for (const kind of ['group_members', 'project_members']) {
+      expect(seen[kind], kind).toEqual({ added: ['bob', 30, in30], edited: [40, in60], after_removal: ['alice'] });
+    }
+    expect(seen.personal_access_token).toEqual({
+      created: { name: 'py-ci', scopes: ['api', 'read_user'], active: true, revoked: false, expires_at: in30, user_id: seen.bob_id },
+      private_token_user: 'bob',
+      bearer_user: 'bob',
+      listed_by_admin: ['py-ci'],
+      listed_by_bob: expect.arrayContaining([true]),
+      own: { scopes: ['read_api'], user_id: seen.bob_id },
+      after_revocation: 401,
+    });
+    // Carol's lifecycle: a block ends her impersonation token and her personal access token
+    // (401), and unblocking does not bring them back.
+    expect(seen.lifecycle).toEqual({
+      renamed: 'Carol Renamed',
+      pat_before: 'works',
       block: true,
       state: 'blocked',
       block_again: null,
-      after_block: 401,
+      after_block: [401, 401],
+      listed_blocked: ['carol'],
+      pat_after_block: [{ revoked: true, active: false }],
       unblock: true,
+      after_unblock: [401, 401],
       deactivate: true,
+      deactivated_state: 'deactivated',
       activate: true,
-      listed_blocked: [],
       deleted: 404,
     });
   });

@@ -1,162 +1,236 @@
 /// <reference types="vite/client" />
+// The guard of "a cache is a promise about change" (docs/architecture.md, "Caches"): every route
+// that changes something must say which caches and copies hold what it changes, and name a test
+// that makes the change and reads it back through them; or say why it changes none. A new route
+// fails here until someone has thought about it.
 import { describe, expect, it } from 'vitest';
+import { app } from '../../worker/app';
 import { call } from './support/http';
 
+/** Each cache or copy of something that can change, as docs/architecture.md names it. */
+const CACHES = {
+  registry:
+    'Registry records (worker/api/registry-cache.ts, per isolate) and the settings and full path copied into each Namespace object: path, visibility, request_access_enabled, deletion, a user\'s rename (their personal projects)',
+  clients: 'Applications (worker/oauth/clients.ts, per isolate): deletion',
+  tokens: 'Token records in KV (worker/store/tokens.ts), read on every API call: revocation of OAuth, personal and impersonation tokens, and of every token of a blocked, deactivated or deleted user',
+  memberships: "The membership index (the Directory's memberships), fed by each Namespace object's outbox: member changes, a user's deletion",
+  requesters: "The requester index (the Directory's pending_requests) and requesters' names copied into requests: requests made and gone, a user's rename, block or deletion",
+  users:
+    'The user in the grant authority (user_state in each Grants object) and the profile copied into each token record and root\'s caller record: user edits, blocks, deactivation, deletion',
+  sessions: "Browser sessions (the Directory's sessions): a password change, a block, deactivation or deletion ends them",
+} as const;
+type Cache = keyof typeof CACHES;
+
+/** An invalidation test: its file in test/worker, and its title as written there. */
+type Covered = readonly [file: string, title: string];
+type Effect = { caches: Partial<Record<Cache, readonly Covered[]>> } | { none: string } | { through: string };
+
+const changes = (caches: Partial<Record<Cache, readonly Covered[]>>): Effect => ({ caches });
+const none = (why: string): Effect => ({ none: why });
+/** A console form that calls the same service as this /api/v4 route: that route's caches and tests are its own. */
+const through = (apiRoute: string): Effect => ({ through: apiRoute });
+
+const NOTHING_CACHED_YET = 'creates something new: every cache holds only what it found, and a miss asks the source';
+
+const renamed: Covered = ['namespace-settings.test.ts', 'keeps the id, frees the old path, moves everything below, and the old path answers 404 at once'];
+const elsewhere: Covered = ['namespace-settings.test.ts', "another isolate's cached path (an older version) is refused by the object and looked up again"];
+const projectMoved: Covered = ['namespace-settings.test.ts', "a project's new path is found at once, and its old path answers 404 also where an isolate still remembers it"];
+const madePrivate: Covered = ['namespace-settings.test.ts', 'making it private hides it from outsiders at once'];
+const requestsOff: Covered = ['namespace-settings.test.ts', 'turning requests off refuses new ones (403) and keeps pending ones listable and actionable'];
+const deleted: Covered = ['namespace-settings.test.ts', 'deletes with members and pending requests (202); the id and path answer 404; the path is free'];
+const memberEdited: Covered = ['members.test.ts', 'edits level and expiry; the index follows; removal too'];
+const memberAdded: Covered = ['access-requests-inheritance.test.ts', "a group Owner manages the requests of the group's projects and subgroups"];
+const addedRequester: Covered = ['members.test.ts', 'adding a requester removes their pending request in the same step'];
+const approved: Covered = ['access-requests-concurrency.test.ts', 'follows approvals: the new member sees the project at their level'];
+const requesterIndex: Covered = ['namespace-settings.test.ts', 'follows approvals and withdrawals; renaming the user (PUT /users/:id) renames the stored names'];
+const requestIndexed: Covered = ['namespace-settings.test.ts', 'knows where a user waits; blocking the user empties every owner list'];
+const blocked: Covered = ['user-lifecycle.test.ts', 'answers 201 true; every token, refresh token, code and session of the user ends at once; sign-in is refused with a reason'];
+const blockedRefresh: Covered = ['oauth-caches.test.ts', 'gets no new tokens from a refresh from the moment the block answers'];
+const blockByAlarm: Covered = ['user-lifecycle.test.ts', "is finished by the Directory's alarm: tokens end, refreshes and codes are refused, the request is gone"];
+const deactivated: Covered = ['user-lifecycle.test.ts', 'deactivating ends everything the user holds, as a block does; activating lets them sign in again'];
+const unblocked: Covered[] = [
+  ['user-lifecycle.test.ts', 'answers 201 true and lets the user sign in and get new tokens; the ended ones stay ended'],
+  ['oauth-caches.test.ts', 'is served again once unblocked, through a new authorization: the grants the block ended stay ended'],
+];
+const userDeleted: Covered = ['user-lifecycle.test.ts', 'answers 204; the user, their tokens, session, memberships, pending requests and personal projects are gone'];
+const renamedEverywhere: Covered = ['user-lifecycle.test.ts', 'shows a rename through every copy: OAuth and personal tokens, pending requests, members lists, the browser session'];
+const HOOKS_OWN_OBJECT = "hooks are kept and read in their group's or project's own object at each delivery; the opened signing key is remembered under its sealed value, which a new secret changes";
+const SENDS = 'sends a delivery now and logs it in the hook\'s object; nothing else keeps a copy';
+
 /**
- * Every write route of /api/v4, what it changes that something else keeps a copy of (the caches
- * and copies of docs/architecture.md#caches), and the tests that make that change and read it
- * back through the copy. A new write route fails this test until it is listed here, with its
- * invalidation test when it changes a copied thing.
+ * Every route that changes something (POST, PUT, PATCH, DELETE), keyed by method and path as the
+ * OpenAPI document writes it (for /api/v4) or as the Worker routes it (pages and OAuth).
  */
-type Copy =
-  | 'registry records and namespace objects'
-  | 'applications'
-  | 'token records in KV'
-  | 'the user in the grant authority'
-  | 'the root caller'
-  | "requesters' names"
-  | 'browser sessions'
-  | 'the membership index'
-  | 'the requester index';
-
-interface Write {
-  changes: Copy[];
-  /** `file › test title`: tests that change it and read it back through each copy. */
-  tests: string[];
-}
-
-/** Creating something new changes no copy: only existing things are copied. */
-const NEW: Write = { changes: [], tests: [] };
-
-const USER_CHANGE: Write = {
-  changes: ['token records in KV', 'the user in the grant authority', 'browser sessions', 'the requester index'],
-  tests: [
-    'user-lifecycle.test.ts › answers 201 true; every token, refresh token, code and session of the user ends at once; sign-in is refused with a reason',
-    'oauth-caches.test.ts › gets no new tokens from a refresh from the moment the block answers',
-    "user-lifecycle.test.ts › is finished by the Directory's alarm: tokens end, refreshes and codes are refused, the request is gone",
-  ],
-};
-
-const WRITES: Record<string, Write> = {
-  'POST /users': NEW,
-  'PUT /users/{id}': {
-    changes: ['token records in KV', 'the user in the grant authority', 'the root caller', "requesters' names", 'registry records and namespace objects', 'browser sessions'],
-    tests: [
-      'user-lifecycle.test.ts › shows a rename through every copy: OAuth and personal tokens, pending requests, members lists, the browser session',
-      'user-lifecycle.test.ts › shows a rename of root through the admin token at once, and root stays the built-in administrator',
-      "user-lifecycle.test.ts › moves the user's personal namespace with the username: its projects answer at the new path, the old one is 404",
-      'user-lifecycle.test.ts › changes username, name, email and the administrator flag; answers the user with private fields',
-      'user-lifecycle.test.ts › a new password replaces the old one and ends the browser sessions',
+const ROUTES: Record<string, Effect> = {
+  // ---- /api/v4 ----
+  'POST /api/v4/users': none(NOTHING_CACHED_YET),
+  'PUT /api/v4/users/{id}': changes({
+    users: [
+      renamedEverywhere,
+      ['user-lifecycle.test.ts', 'shows a rename of root through the admin token at once, and root stays the built-in administrator'],
+      ['user-lifecycle.test.ts', 'changes username, name, email and the administrator flag; answers the user with private fields'],
     ],
-  },
-  'POST /users/{id}/block': USER_CHANGE,
-  'POST /users/{id}/deactivate': {
-    ...USER_CHANGE,
-    tests: ['user-lifecycle.test.ts › deactivating ends everything the user holds, as a block does; activating lets them sign in again'],
-  },
-  'POST /users/{id}/unblock': {
-    changes: ['the user in the grant authority'],
-    tests: ['user-lifecycle.test.ts › answers 201 true and lets the user sign in and get new tokens; the ended ones stay ended'],
-  },
-  'POST /users/{id}/activate': {
-    changes: ['the user in the grant authority'],
-    tests: ['user-lifecycle.test.ts › deactivating ends everything the user holds, as a block does; activating lets them sign in again'],
-  },
-  'DELETE /users/{id}': {
-    changes: [...USER_CHANGE.changes, 'the membership index', 'registry records and namespace objects'],
-    tests: ['user-lifecycle.test.ts › answers 204; the user, their tokens, session, memberships, pending requests and personal projects are gone'],
-  },
-  'POST /users/{id}/impersonation_tokens': NEW,
-  'DELETE /users/{id}/impersonation_tokens/{token_id}': {
-    changes: ['token records in KV'],
-    tests: ['impersonation-tokens.test.ts › can be revoked, and then stop working at once'],
-  },
-  'POST /applications': NEW,
-  'DELETE /applications/{id}': {
-    changes: ['applications'],
-    tests: ['oauth-caches.test.ts › cannot redeem a code through an isolate that still remembers the application'],
-  },
+    tokens: [['personal-access-tokens.test.ts', 'is still itself: it shows the new name, /self answers it, and its use is recorded']],
+    requesters: [renamedEverywhere, requesterIndex],
+    registry: [['user-lifecycle.test.ts', "moves the user's personal namespace with the username: its projects answer at the new path, the old one is 404"]],
+    sessions: [['user-lifecycle.test.ts', 'a new password replaces the old one and ends the browser sessions']],
+  }),
+  'POST /api/v4/users/{id}/block': changes({ tokens: [blocked, blockByAlarm], users: [blocked, blockedRefresh, blockByAlarm], requesters: [requestIndexed, blocked], sessions: [blocked] }),
+  'POST /api/v4/users/{id}/deactivate': changes({ tokens: [deactivated], users: [deactivated], requesters: [deactivated], sessions: [deactivated] }),
+  'POST /api/v4/users/{id}/unblock': changes({ users: unblocked }),
+  'POST /api/v4/users/{id}/activate': changes({ users: [deactivated] }),
+  'DELETE /api/v4/users/{id}': changes({
+    tokens: [userDeleted],
+    users: [userDeleted],
+    sessions: [userDeleted],
+    memberships: [userDeleted],
+    requesters: [userDeleted],
+    registry: [userDeleted],
+  }),
+  'POST /api/v4/users/{id}/impersonation_tokens': none('issues a token: its KV record is written before the token is shown'),
+  'DELETE /api/v4/users/{id}/impersonation_tokens/{token_id}': changes({ tokens: [['impersonation-tokens.test.ts', 'can be revoked, and then stop working at once']] }),
+  'POST /api/v4/users/{id}/personal_access_tokens': none('issues a token: its KV record is written before the token is shown'),
+  'POST /api/v4/user/personal_access_tokens': none('issues a token: its KV record is written before the token is shown'),
+  'DELETE /api/v4/personal_access_tokens/{id}': changes({
+    tokens: [
+      ['personal-access-tokens.test.ts', 'is revoked by its user or an administrator, and the next request with it is 401'],
+      ['personal-access-tokens.test.ts', "is not the user's when it is an impersonation token: 401 to read, 400 to revoke, itself included"],
+    ],
+  }),
+  'DELETE /api/v4/personal_access_tokens/self': changes({ tokens: [['personal-access-tokens.test.ts', 'any scope may read and revoke the token it is (/personal_access_tokens/self)']] }),
+  'POST /api/v4/applications': none(NOTHING_CACHED_YET),
+  'DELETE /api/v4/applications/{id}': changes({
+    clients: [
+      ['oauth-caches.test.ts', 'cannot redeem a code through an isolate that still remembers the application'],
+      ['oauth-caches.test.ts', 'finds its grants ended when it refreshes through an isolate that still remembers it, and is unknown a minute later'],
+    ],
+    tokens: [['oauth-grants.test.ts', 'ends every grant made to it and every token issued under them']],
+  }),
+  'POST /api/v4/groups': none(`${NOTHING_CACHED_YET}; the creator's Owner row enters the membership index in the same Directory transaction as the path`),
+  'POST /api/v4/projects': none(`${NOTHING_CACHED_YET}; the creator's Owner row enters the membership index in the same Directory transaction as the path`),
+  'PUT /api/v4/groups/{id}': changes({ registry: [renamed, elsewhere, madePrivate, requestsOff] }),
+  'PUT /api/v4/projects/{id}': changes({ registry: [projectMoved, madePrivate, requestsOff] }),
+  'DELETE /api/v4/groups/{id}': changes({ registry: [deleted], memberships: [deleted], requesters: [deleted] }),
+  'DELETE /api/v4/projects/{id}': changes({ registry: [deleted], memberships: [deleted], requesters: [deleted] }),
   ...Object.fromEntries(
-    ['groups', 'projects'].flatMap((kind): [string, Write][] => [
-      [`POST /${kind}`, NEW],
-      [
-        `PUT /${kind}/{id}`,
-        {
-          changes: ['registry records and namespace objects'],
-          tests: [
-            "namespace-settings.test.ts › another isolate's cached path (an older version) is refused by the object and looked up again",
-            'namespace-settings.test.ts › making it private hides it from outsiders at once',
-          ],
-        },
-      ],
-      [
-        `DELETE /${kind}/{id}`,
-        {
-          changes: ['registry records and namespace objects', 'the membership index', 'the requester index'],
-          tests: ['namespace-settings.test.ts › deletes with members and pending requests (202); the id and path answer 404; the path is free'],
-        },
-      ],
-      [
-        `POST /${kind}/{id}/access_requests`,
-        { changes: ['the requester index'], tests: ['namespace-settings.test.ts › knows where a user waits; blocking the user empties every owner list'] },
-      ],
-      [
-        `PUT /${kind}/{id}/access_requests/{user_id}/approve`,
-        {
-          changes: ['the requester index', 'the membership index'],
-          tests: [
-            'namespace-settings.test.ts › follows approvals and withdrawals; renaming the user (PUT /users/:id) renames the stored names',
-            'races.test.ts › removing a member while their request is approved: the later one decides',
-          ],
-        },
-      ],
-      [
-        `DELETE /${kind}/{id}/access_requests/{user_id}`,
-        { changes: ['the requester index'], tests: ['namespace-settings.test.ts › follows approvals and withdrawals; renaming the user (PUT /users/:id) renames the stored names'] },
-      ],
-      [
-        `POST /${kind}/{id}/members`,
-        { changes: ['the membership index', 'the requester index'], tests: ['members.test.ts › adding a requester removes their pending request in the same step'] },
-      ],
-      [`PUT /${kind}/{id}/members/{user_id}`, { changes: ['the membership index'], tests: ['members.test.ts › edits level and expiry; the index follows; removal too'] }],
-      [`DELETE /${kind}/{id}/members/{user_id}`, { changes: ['the membership index'], tests: ['members.test.ts › edits level and expiry; the index follows; removal too'] }],
+    ['groups', 'projects'].flatMap((kind) => [
+      [`POST /api/v4/${kind}/{id}/members`, changes({ memberships: [memberAdded, memberEdited], requesters: [addedRequester] })],
+      [`PUT /api/v4/${kind}/{id}/members/{user_id}`, changes({ memberships: [memberEdited] })],
+      [`DELETE /api/v4/${kind}/{id}/members/{user_id}`, changes({ memberships: [memberEdited] })],
+      [`POST /api/v4/${kind}/{id}/access_requests`, changes({ requesters: [requestIndexed] })],
+      [`PUT /api/v4/${kind}/{id}/access_requests/{user_id}/approve`, changes({ memberships: [approved], requesters: [requesterIndex] })],
+      [`DELETE /api/v4/${kind}/{id}/access_requests/{user_id}`, changes({ requesters: [requesterIndex] })],
+      [`POST /api/v4/${kind}/{id}/hooks`, none(NOTHING_CACHED_YET)],
+      [`PUT /api/v4/${kind}/{id}/hooks/{hook_id}`, none(HOOKS_OWN_OBJECT)],
+      [`DELETE /api/v4/${kind}/{id}/hooks/{hook_id}`, none(HOOKS_OWN_OBJECT)],
+      [`POST /api/v4/${kind}/{id}/hooks/{hook_id}/test`, none(SENDS)],
+      [`POST /api/v4/${kind}/{id}/hooks/{hook_id}/test/{trigger}`, none(SENDS)],
+      [`POST /api/v4/${kind}/{id}/hooks/{hook_id}/events/{hook_event_id}/resend`, none(SENDS)],
+      // The console's forms on a group's or project's page.
+      [`POST /${kind}/{id}/-/settings`, through(`PUT /api/v4/${kind}/{id}`)],
+      [`POST /${kind}/{id}/-/members`, through(`POST /api/v4/${kind}/{id}/members`)],
+      [`POST /${kind}/{id}/-/members/{user_id}`, through(`PUT /api/v4/${kind}/{id}/members/{user_id}`)],
+      [`POST /${kind}/{id}/-/members/{user_id}/remove`, through(`DELETE /api/v4/${kind}/{id}/members/{user_id}`)],
+      [`POST /${kind}/{id}/-/access_requests`, through(`POST /api/v4/${kind}/{id}/access_requests`)],
+      [`POST /${kind}/{id}/-/access_requests/withdraw`, through(`DELETE /api/v4/${kind}/{id}/access_requests/{user_id}`)],
+      [`POST /${kind}/{id}/-/access_requests/{user_id}/approve`, through(`PUT /api/v4/${kind}/{id}/access_requests/{user_id}/approve`)],
+      [`POST /${kind}/{id}/-/access_requests/{user_id}/deny`, through(`DELETE /api/v4/${kind}/{id}/access_requests/{user_id}`)],
     ]),
   ),
+  // ---- the console's administration and account ----
+  'POST /admin/users': none(NOTHING_CACHED_YET),
+  'POST /admin/users/{id}/impersonation_tokens': through('POST /api/v4/users/{id}/impersonation_tokens'),
+  'POST /admin/users/{id}/impersonation_tokens/{token_id}/revoke': through('DELETE /api/v4/users/{id}/impersonation_tokens/{token_id}'),
+  'POST /admin/applications': through('POST /api/v4/applications'),
+  'POST /admin/applications/{id}/delete': through('DELETE /api/v4/applications/{id}'),
+  'POST /-/profile/sign_out_everywhere': none('ends sessions; sessions are read from the Directory on every page'),
+  // ---- pages and the token service ----
+  'POST /users/sign_in': none('starts a session; sessions are read from the Directory on every page'),
+  'POST /users/sign_out': none('ends a session; sessions are read from the Directory on every page'),
+  'POST /users/sign_up': none(NOTHING_CACHED_YET),
+  'POST /login/oauth/authorize': none('records consent and a code in the grant authority, which is read on every redemption'),
+  'POST /login/oauth/introspect': none('reads only'),
+  'POST /login/oauth/access_token': changes({
+    tokens: [
+      ['oauth-grants.test.ts', 'each refresh returns a new pair and ends the old pair'],
+      ['oauth-grants.test.ts', 'refuses a replayed code and revokes every token issued from it'],
+    ],
+  }),
+  'POST /login/oauth/revoke': changes({
+    tokens: [
+      ['oauth-revocation.test.ts', 'revoking the refresh token ends the grant and its access token'],
+      ['oauth-revocation.test.ts', 'revoking the access token ends the grant too, whatever the hint says'],
+    ],
+  }),
+  'POST /oauth/authorized_applications/revoke': changes({ tokens: [['oauth-flow.test.ts', 'shows the authorized applications and Revoke ends the grant, its tokens and the remembered consent']] }),
 };
 
-const testFiles = import.meta.glob<string>('./*.test.ts', { query: '?raw', import: 'default', eager: true });
+const MUTATING = ['POST', 'PUT', 'PATCH', 'DELETE'];
 
-const writeOperations = async (): Promise<string[]> => {
+/** The routes that change something: /api/v4 from its OpenAPI document, the rest from the Worker's router. */
+const mutatingRoutes = async (): Promise<string[]> => {
   const res = await call('/api/v4/openapi.json');
   expect(res.status).toBe(200);
   const doc = (await res.json()) as { paths: Record<string, Record<string, unknown>> };
-  return Object.entries(doc.paths).flatMap(([path, item]) =>
+  const api = Object.entries(doc.paths).flatMap(([path, item]) =>
     Object.keys(item)
-      .filter((m) => ['post', 'put', 'patch', 'delete'].includes(m))
-      .map((m) => `${m.toUpperCase()} ${path}`),
+      .map((m) => m.toUpperCase())
+      .filter((m) => MUTATING.includes(m))
+      .map((m) => `${m} /api/v4${path}`),
   );
+  const others = app.routes
+    .filter((r) => MUTATING.includes(r.method) && !r.path.startsWith('/api/v4/'))
+    .map((r) => `${r.method} ${r.path.replace(/:(\w+)(\{[^}]*\})?/g, '{$1}')}`);
+  return [...new Set([...api, ...others])].sort();
 };
 
-describe('every write route names the copies it changes and the tests that read them back', () => {
-  it('lists exactly the write operations of /api/v4/openapi.json', async () => {
-    const live = await writeOperations();
-    const missing = live.filter((op) => !(op in WRITES)).sort();
-    const extra = Object.keys(WRITES).filter((op) => !live.includes(op)).sort();
-    expect(
-      { missing, extra },
-      'test/worker/cache-guard.test.ts: list each new write route in WRITES with what it changes (docs/architecture.md#caches) and the test that reads the change back',
-    ).toEqual({ missing: [], extra: [] });
+const testSources = import.meta.glob<string>('./*.test.ts', { query: '?raw', import: 'default', eager: true });
+
+/** A test's title as written: quoted whole, or a template literal that starts with it and adds its trial count. */
+const isWritten = ([file, title]: Covered): boolean => {
+  const source = testSources[`./${file}`];
+  return source !== undefined && [`'${title}'`, `"${title}"`, `\`${title}\``, `\`${title} (\${`].some((quoted) => source.includes(quoted));
+};
+
+describe('every route that changes something names the caches it changes, or says it changes none', () => {
+  it('maps every POST, PUT, PATCH and DELETE route', async () => {
+    const live = await mutatingRoutes();
+    expect(live.length).toBeGreaterThan(20);
+    const unmapped = live.filter((r) => !(r in ROUTES));
+    const message = [
+      'These routes change something but test/worker/cache-guard.test.ts does not say what they do to the caches.',
+      'Add each to ROUTES: changes({ <cache>: [[file, title of a test that changes it and reads it back through the cache]] }), or none(why):',
+      ...unmapped.map((r) => `  ${r}`),
+      'Caches:',
+      ...Object.entries(CACHES).map(([name, what]) => `  ${name}: ${what}`),
+    ].join('\n');
+    expect(unmapped, message).toEqual([]);
   });
 
-  it('names, for every route that changes a copy, tests that exist', () => {
-    for (const [op, write] of Object.entries(WRITES)) {
-      if (write.changes.length > 0) expect(write.tests.length, `${op} changes ${write.changes.join(', ')} but names no test`).toBeGreaterThan(0);
-      for (const test of write.tests) {
-        const [file, title] = test.split(' › ');
-        const source = testFiles[`./${file}`];
-        expect(source, `${op}: no test file ${file}`).toBeDefined();
-        expect(source.includes(title), `${op}: no test "${title}" in ${file}`).toBe(true);
+  it('maps no route that no longer exists', async () => {
+    const live = new Set(await mutatingRoutes());
+    expect(Object.keys(ROUTES).filter((r) => !live.has(r))).toEqual([]);
+  });
+
+  it('names invalidation tests that exist, a reason for every route that changes no cache, and the API route behind each console form', () => {
+    const missing: string[] = [];
+    for (const [route, effect] of Object.entries(ROUTES)) {
+      if ('none' in effect) {
+        expect(effect.none.length, route).toBeGreaterThan(5);
+        continue;
+      }
+      if ('through' in effect) {
+        const api = ROUTES[effect.through];
+        expect(api !== undefined && !('through' in api), `${route} goes through ${effect.through}, which must be an /api/v4 route mapped here`).toBe(true);
+        continue;
+      }
+      const named = Object.entries(effect.caches);
+      expect(named.length, `${route} maps no cache: use none(why)`).toBeGreaterThan(0);
+      for (const [cache, tests] of named) {
+        expect(tests?.length, `${route} → ${cache}`).toBeGreaterThan(0);
+        for (const covered of tests ?? []) if (!isWritten(covered)) missing.push(`${route} → ${cache}: ${covered[0]} › ${covered[1]}`);
       }
     }
+    expect(missing, 'No test with this title in this file of test/worker').toEqual([]);
   });
 });

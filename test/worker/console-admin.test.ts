@@ -62,7 +62,7 @@ describe('administration', () => {
 
     const bad = await browser.post(`/admin/users/${target.id}/impersonation_tokens`, { authenticity_token: csrf, name: 'x', expires_at: '2020-01-01', scopes: 'api' });
     expect(bad.status).toBe(400);
-    expect(fieldErrorsOf(await bad.text())).toEqual(['Expiry date is invalid.']);
+    expect(fieldErrorsOf(await bad.text())).toEqual(['Expiry date cannot be a date in the past.']);
   });
 
   it('registers an application with its secret shown once, and deletes it after a confirmation', async () => {

@@ -110,6 +110,21 @@ describe('renaming a path', () => {
     expect((await as(owner).get(`/groups/${encodeURIComponent(newPath)}/members`)).status).toBe(200);
   });
 
+  it("a project's new path is found at once, and its old path answers 404 also where an isolate still remembers it", async () => {
+    const owner = await person('own');
+    const project = await createProject(owner, { namespace_id: (await createGroup(owner)).id });
+    expect((await as(owner).get(`/projects/${encodeURIComponent(project.full_path)}/access_requests`)).status).toBe(200);
+    const before = cachedRecord(project.id)!;
+    const newPath = unique('mv');
+    expect((await as(owner).put(`/projects/${project.id}`, { path: newPath })).status).toBe(200);
+    const moved = `${project.full_path.slice(0, project.full_path.lastIndexOf('/'))}/${newPath}`;
+    expect(await (await as(owner).get(`/projects/${encodeURIComponent(moved)}`)).json()).toMatchObject({ id: project.id, path_with_namespace: moved });
+    await expectError(await as(owner).get(`/projects/${encodeURIComponent(project.full_path)}/members`), 404, { message: '404 Project Not Found' });
+    forgetRecord(project.id);
+    rememberRecord(before);
+    await expectError(await as(owner).get(`/projects/${encodeURIComponent(project.full_path)}/access_requests`), 404, { message: '404 Project Not Found' });
+  });
+
   it('refuses a taken path, and lowering visibility below a child', async () => {
     const owner = await person('own');
     const [a, b] = await Promise.all([createGroup(owner), createGroup(owner)]);

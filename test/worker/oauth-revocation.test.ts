@@ -159,7 +159,7 @@ describe('authorization server metadata (RFC 8414)', () => {
       token_endpoint: `${ORIGIN}/login/oauth/access_token`,
       revocation_endpoint: `${ORIGIN}/login/oauth/revoke`,
       introspection_endpoint: `${ORIGIN}/login/oauth/introspect`,
-      scopes_supported: ['api', 'read_api'],
+      scopes_supported: ['api', 'read_api', 'read_user'],
       response_types_supported: ['code'],
       response_modes_supported: ['query'],
       grant_types_supported: ['authorization_code', 'refresh_token'],

@@ -81,6 +81,12 @@ describe('secrets at rest and in logs', () => {
       const issued = await call(`/api/v4/users/${id}/impersonation_tokens`, jsonBody({ name: 'vault', scopes: ['api'] }, ADMIN));
       expect(issued.status).toBe(201);
       secrets.set('impersonation token', ((await issued.json()) as { token: string }).token);
+      const personal = await call(`/api/v4/users/${id}/personal_access_tokens`, jsonBody({ name: 'vault', scopes: ['api'] }, ADMIN));
+      expect(personal.status).toBe(201);
+      const personalToken = ((await personal.json()) as { token: string }).token;
+      secrets.set('personal access token', personalToken);
+      // Used, so its last use is recorded, then revoked, so its tombstone is stored too.
+      expect((await call('/api/v4/personal_access_tokens/self', { method: 'DELETE', headers: { 'PRIVATE-TOKEN': personalToken } })).status).toBe(204);
     }
     const me = (await (await call('/api/v4/user', { headers: { Authorization: `Bearer ${rotated.access_token}` } })).json()) as { id: number };
     userIds.add(me.id);
@@ -115,6 +121,7 @@ describe('secrets at rest and in logs', () => {
         'ADMIN_TOKEN', 'TOKEN_HASH_KEY', 'password (admin API)', 'password (sign-up page)', 'wrong password', 'pre-sign-in CSRF cookie',
         'session cookie (sign-up)', 'session cookie (sign-in)', 'client secret', 'authorization code', 'PKCE verifier', 'access token (first)',
         'refresh token (first)', 'access token (rotated)', 'refresh token (rotated)', 'authorization code (replayed)', 'impersonation token',
+        'personal access token',
       ]),
     );
     for (const [name, value] of secrets) expect(value, name).toMatch(/.{16,}/);

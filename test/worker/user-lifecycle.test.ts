@@ -6,7 +6,7 @@ import { runDurableObjectAlarm, runInDurableObject } from 'cloudflare:test';
 import { beforeAll, describe, expect, it, vi } from 'vitest';
 import type { Directory } from '../../worker/durable/directory';
 import { snapshotOf } from '../../worker/durable/namespace-registry';
-import { issueAccessToken } from '../../worker/services/access-tokens';
+import { issueAccessToken, TOKEN_KINDS } from '../../worker/services/access-tokens';
 import { expectError } from './support/contract';
 import { Browser, call, issueToken, unique } from './support/http';
 import { admin, as, createGroup, createProject, startWorker } from './support/namespaces';
@@ -30,7 +30,7 @@ const holder = async (prefix: string) => {
   const { code } = await authorizeCode(browser, app);
   const impersonation = await issueToken(user.id, user.username, ['api']);
   const expiresAt = Math.floor(Date.now() / 1000) + 3600;
-  const personal = (await issueAccessToken(env, user, { name: 'script', scopes: ['api'], expiresAt, impersonation: false })).token;
+  const personal = (await issueAccessToken(env, user, TOKEN_KINDS.personal, { name: 'script', scopes: ['api'], expiresAt })).token;
   const owner = await makeOwner();
   const group = await createGroup(owner);
   expect((await call(`/api/v4/groups/${group.id}/access_requests`, { method: 'POST', headers: { 'PRIVATE-TOKEN': impersonation } })).status).toBe(201);

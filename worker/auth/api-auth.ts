@@ -2,6 +2,8 @@ import type { MiddlewareHandler } from 'hono';
 import type { ApiEnv, Caller, Env } from '../env';
 import { problems, raise } from '../errors';
 import { directory } from '../durable/directory';
+import { missingScopes } from '../oauth/scopes';
+import { recordTokenUse } from '../services/access-tokens';
 import { callerOf, lookupAccessToken, lookupRootRecord, rootRecord } from '../store/tokens';
 import { safeEqual } from './crypto';
 
@@ -20,11 +22,13 @@ export const presentedToken = (headers: Headers): string | null => {
  */
 const root = async (env: Env): Promise<Caller> => callerOf((await lookupRootRecord(env)) ?? rootRecord(await directory(env).ensureRoot()));
 
-const READ_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
+/** Where the API is mounted; scopes are judged on the path below it. */
+const API_PREFIX = '/api/v4';
 
 /**
- * Authenticates every /api/v4 call (GitLab: `PRIVATE-TOKEN` or `Authorization: Bearer`): one KV read per call.
- * `read_api` tokens may only read.
+ * Authenticates every /api/v4 call (GitLab: `PRIVATE-TOKEN` or `Authorization: Bearer`): one KV read per call, or the admin token.
+ * Then the token's scopes must allow the call (worker/oauth/scopes.ts), and the use of a personal
+ * or impersonation token is recorded after the response (`last_used_at`).
  */
 export const apiAuth: MiddlewareHandler<ApiEnv> = async (c, next) => {
   const token = presentedToken(c.req.raw.headers);
@@ -40,8 +44,11 @@ export const apiAuth: MiddlewareHandler<ApiEnv> = async (c, next) => {
     if (found.status === 'revoked') return raise(problems.tokenRevoked());
     caller = callerOf(found.record);
   }
-  if (!caller.scopes.includes('api') && !(caller.scopes.includes('read_api') && READ_METHODS.has(c.req.method))) {
-    return raise(caller.scopes.includes('read_api') ? problems.insufficientScope() : problems.forbidden());
+  const missing = missingScopes(caller.scopes, c.req.method, c.req.path.slice(API_PREFIX.length));
+  if (missing) return raise(problems.insufficientScope(missing));
+  if (caller.tokenId !== null) {
+    const write = recordTokenUse(c.env, caller.tokenId);
+    if (write) c.executionCtx.waitUntil(write);
   }
   c.set('caller', caller);
   await next();

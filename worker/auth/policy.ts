@@ -117,6 +117,14 @@ export const mayEditSettings = (kind: Kind, s: Standing, touchesPathOrVisibility
 export const mayDelete = (kind: Kind, s: Standing): boolean => effectiveLevel(s) >= kind.ownsSettings;
 
 /**
+ * A personal access token may be seen and revoked by its user and by administrators; an
+ * impersonation token only by administrators, although it acts as its user (GitLab's
+ * PersonalAccessTokenPolicy).
+ */
+export const mayManageToken = (caller: { id: number; admin: boolean }, token: { user_id: number; impersonation: boolean }): boolean =>
+  caller.admin || (token.user_id === caller.id && !token.impersonation);
+
+/**
  * Audit events and webhooks (GitLab's group and project audit events and webhooks APIs): a group's
  * Owners, a project's Maintainers and Owners.
  */

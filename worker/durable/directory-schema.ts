@@ -114,4 +114,7 @@ export const directoryMigrations = [
      namespace_id INTEGER NOT NULL,
      record TEXT NOT NULL
    );`,
+  // When a personal access token or impersonation token was last used (GitLab's `last_used_at`),
+  // written at most every 10 minutes per token and isolate.
+  `ALTER TABLE access_tokens ADD COLUMN last_used_at TEXT;`,
 ];

@@ -103,7 +103,49 @@ export interface AccessTokenRow {
   /** Epoch seconds. */
   expires_at: number;
   revoked: boolean;
+  last_used_at: string | null;
 }
+
+/**
+ * Which tokens a list shows (GitLab's personal access tokens finder): each field set narrows it.
+ * Times are ISO 8601 UTC; `expiresBefore`/`expiresAfter` and `now` are epoch seconds.
+ */
+export interface AccessTokenFilter {
+  userId?: number;
+  impersonation?: boolean;
+  /** `active`: neither revoked nor expired at `now`; `inactive`: either. */
+  state?: 'active' | 'inactive';
+  revoked?: boolean;
+  /** Part of the name, without regard to case. */
+  search?: string;
+  createdBefore?: string;
+  createdAfter?: string;
+  lastUsedBefore?: string;
+  lastUsedAfter?: string;
+  expiresBefore?: number;
+  expiresAfter?: number;
+  now: number;
+}
+
+/** The SQL condition of a filter; GitLab's bounds: `<=`/`>=` for creation and use, strict for expiry. */
+const accessTokenWhere = (f: AccessTokenFilter): { where: string; args: SqlStorageValue[] } => {
+  const clauses: [string, SqlStorageValue | undefined][] = [
+    ['user_id = ?', f.userId],
+    ['impersonation = ?', f.impersonation === undefined ? undefined : Number(f.impersonation)],
+    ['revoked = 0 AND expires_at > ?', f.state === 'active' ? f.now : undefined],
+    ['(revoked = 1 OR expires_at <= ?)', f.state === 'inactive' ? f.now : undefined],
+    ['revoked = ?', f.revoked === undefined ? undefined : Number(f.revoked)],
+    ['instr(lower(name), lower(?)) > 0', f.search],
+    ['created_at <= ?', f.createdBefore],
+    ['created_at >= ?', f.createdAfter],
+    ['last_used_at <= ?', f.lastUsedBefore],
+    ['last_used_at >= ?', f.lastUsedAfter],
+    ['expires_at < ?', f.expiresBefore],
+    ['expires_at > ?', f.expiresAfter],
+  ];
+  const used = clauses.filter((c): c is [string, SqlStorageValue] => c[1] !== undefined);
+  return { where: used.length ? used.map((c) => c[0]).join(' AND ') : '1', args: used.map((c) => c[1]) };
+};
 
 export interface NewAccessToken {
   userId: number;
@@ -159,7 +201,7 @@ const toApplication = (r: RawApplication): ApplicationRow => ({
   created_at: r.created_at,
 });
 
-const ACCESS_TOKEN_COLUMNS = 'id, user_id, name, scopes, impersonation, created_at, expires_at, revoked';
+const ACCESS_TOKEN_COLUMNS = 'id, user_id, name, scopes, impersonation, created_at, expires_at, revoked, last_used_at';
 type RawAccessToken = Omit<AccessTokenRow, 'scopes' | 'impersonation' | 'revoked'> & { scopes: string; impersonation: number; revoked: number };
 const toAccessToken = (r: RawAccessToken): AccessTokenRow => ({
   ...r,
@@ -727,20 +769,15 @@ export class Directory extends DurableObject<Env> {
           )
           .one(),
       );
-      const token = { scopes: row.scopes, clientId: null, grantId: null, createdAt: epochOf(row.created_at), expiresAt: row.expires_at };
+      const token = { scopes: row.scopes, clientId: null, grantId: null, tokenId: row.id, createdAt: epochOf(row.created_at), expiresAt: row.expires_at };
       await putAccessToken(this.env, input.tokenHash, accessTokenRecord(user, token));
       return ok(row);
     });
   }
 
-  /** A user's tokens of one kind, newest first; `active` filters by state at `now` (epoch seconds). */
-  listAccessTokens(
-    filter: { userId: number; impersonation: boolean; active?: boolean; now: number },
-    offset: number,
-    limit: number,
-  ): { total: number; tokens: AccessTokenRow[] } {
-    const where = 'user_id = ? AND impersonation = ?' + (filter.active === undefined ? '' : filter.active ? ' AND revoked = 0 AND expires_at > ?' : ' AND (revoked = 1 OR expires_at <= ?)');
-    const args = [filter.userId, filter.impersonation ? 1 : 0, ...(filter.active === undefined ? [] : [filter.now])];
+  /** Tokens that pass a filter, newest first. */
+  listAccessTokens(filter: AccessTokenFilter, offset: number, limit: number): { total: number; tokens: AccessTokenRow[] } {
+    const { where, args } = accessTokenWhere(filter);
     const total = this.sql.exec<{ n: number }>(`SELECT COUNT(*) AS n FROM access_tokens WHERE ${where}`, ...args).one().n;
     const tokens = this.sql
       .exec<RawAccessToken>(`SELECT ${ACCESS_TOKEN_COLUMNS} FROM access_tokens WHERE ${where} ORDER BY id DESC LIMIT ? OFFSET ?`, ...args, limit, offset)
@@ -753,6 +790,11 @@ export class Directory extends DurableObject<Env> {
   getAccessToken(id: number): (AccessTokenRow & { token_hash: string }) | null {
     const row = this.sql.exec<RawAccessToken & { token_hash: string }>(`SELECT ${ACCESS_TOKEN_COLUMNS}, token_hash FROM access_tokens WHERE id = ?`, id).toArray()[0];
     return row ? { ...toAccessToken(row), token_hash: row.token_hash } : null;
+  }
+
+  /** Records that a token was used at `at` (ISO 8601), unless a use at or after `since` is already recorded. */
+  touchAccessToken(id: number, at: string, since: string): void {
+    this.sql.exec('UPDATE access_tokens SET last_used_at = ? WHERE id = ? AND (last_used_at IS NULL OR last_used_at < ?)', at, id, since);
   }
 
   /**

@@ -17,6 +17,7 @@ import {
   putAccessToken,
   revokeAccessTokens,
   type AccessTokenRecord,
+  type TokenFacts,
 } from '../store/tokens';
 import { clientHoldersOf } from './client-holders';
 import { directory, type UserRow, type UserSnapshot } from './directory';
@@ -109,7 +110,7 @@ interface PreparedPair {
   refreshHash: string;
   refreshExpiresAt: number;
   /** What the access token's KV record says besides the user, whose profile is read in the transaction. */
-  token: Pick<AccessTokenRecord, 'scopes' | 'clientId' | 'grantId' | 'createdAt' | 'expiresAt'>;
+  token: TokenFacts;
 }
 
 type EndedToken = { hash: string; expiresAt: number };
@@ -498,7 +499,7 @@ export class Grants extends DurableObject<Env> {
               putAccessToken(
                 this.env,
                 t.access_hash,
-                accessTokenRecord(user, { scopes: scopeList(t.scopes), clientId: t.client_id, grantId: t.grant_id, createdAt: t.created_at, expiresAt: t.access_expires_at }),
+                accessTokenRecord(user, { scopes: scopeList(t.scopes), clientId: t.client_id, grantId: t.grant_id, tokenId: null, createdAt: t.created_at, expiresAt: t.access_expires_at }),
               ),
             ),
           );
@@ -598,7 +599,7 @@ export class Grants extends DurableObject<Env> {
       refreshHash,
       refreshExpiresAt: now + refreshTokenTtl,
       response: tokenResponse({ accessToken, refreshToken, expiresIn: accessTokenTtl, scope, createdAt: now }),
-      token: { scopes: scope.split(' '), clientId, grantId, createdAt: now, expiresAt: now + accessTokenTtl },
+      token: { scopes: scope.split(' '), clientId, grantId, tokenId: null, createdAt: now, expiresAt: now + accessTokenTtl },
     };
   }
 

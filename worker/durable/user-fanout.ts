@@ -72,7 +72,7 @@ const rewriteTokens = async (env: Env, user: UserRow, tokens: LiveToken[]): Prom
       putAccessToken(
         env,
         t.token_hash,
-        accessTokenRecord(user, { scopes: t.scopes, clientId: null, grantId: null, createdAt: epochOf(t.created_at), expiresAt: t.expires_at }),
+        accessTokenRecord(user, { scopes: t.scopes, clientId: null, grantId: null, tokenId: t.id, createdAt: epochOf(t.created_at), expiresAt: t.expires_at }),
       ),
     ),
     ...(user.builtin ? [putRootRecord(env, rootRecord(user))] : []),

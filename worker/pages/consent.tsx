@@ -1,11 +1,13 @@
 import type { Context } from 'hono';
 import type { UserRow } from '../durable/directory';
+import { isKnownScope, type Scope } from '../oauth/scopes';
 import { CsrfField, Layout } from './layout';
 
 /** What each scope lets an application do, in the user's words. */
-export const SCOPE_DESCRIPTIONS: Record<string, string> = {
+export const SCOPE_DESCRIPTIONS: Record<Scope, string> = {
   api: 'Act as you on the Knock API: see groups and projects, request access, approve and deny requests.',
   read_api: 'Read the Knock API as you: see groups, projects and access requests, without changing anything.',
+  read_user: 'Read your profile and the list of users, and nothing else.',
 };
 
 export interface ConsentProps {
@@ -29,7 +31,7 @@ const ConsentPage = (p: ConsentProps) => (
       <ul class="scopes">
         {p.scopes.map((s) => (
           <li>
-            <strong>{s}</strong>: {SCOPE_DESCRIPTIONS[s] ?? s}
+            <strong>{s}</strong>: {isKnownScope(s) ? SCOPE_DESCRIPTIONS[s] : s}
           </li>
         ))}
       </ul>

@@ -28,6 +28,7 @@ export const callerOf = (user: UserRow): Caller => ({
   admin: user.admin,
   scopes: ['api'],
   clientId: null,
+  tokenId: null,
   profile: { email: user.email, createdAt: user.created_at },
 });
 

@@ -14,6 +14,12 @@ export interface AccessTokenRecord {
   clientId: string | null;
   /** The grant (authorization) the token was issued under, for revocation and introspection. */
   grantId: string | null;
+  /**
+   * The Directory's row of a personal access token or impersonation token (for
+   * `/personal_access_tokens/self` and `last_used_at`); null for OAuth tokens, absent in records
+   * written before it existed.
+   */
+  tokenId?: number | null;
   /** Epoch seconds. */
   createdAt: number;
   expiresAt: number;
@@ -25,10 +31,13 @@ export interface AccessTokenRecord {
   userCreatedAt: string;
 }
 
+/** What a token's record says besides the user; `tokenId` must be given (null for OAuth tokens). */
+export type TokenFacts = Pick<AccessTokenRecord, 'scopes' | 'clientId' | 'grantId' | 'createdAt' | 'expiresAt'> & { tokenId: number | null };
+
 /** The record of a token issued to `user`: who they are, and what the token may do until when. */
 export const accessTokenRecord = (
   user: Pick<UserRow, 'id' | 'username' | 'name' | 'admin' | 'email' | 'created_at'>,
-  token: Pick<AccessTokenRecord, 'scopes' | 'clientId' | 'grantId' | 'createdAt' | 'expiresAt'>,
+  token: TokenFacts,
 ): AccessTokenRecord => ({
   userId: user.id,
   username: user.username,
@@ -121,7 +130,7 @@ export const revokeAccessTokens = async (env: Env, tokens: { hash: string; expir
 export const ROOT_CALLER_KEY = 'root';
 
 export const rootRecord = (user: Parameters<typeof accessTokenRecord>[0]): AccessTokenRecord =>
-  accessTokenRecord(user, { scopes: ['api'], clientId: null, grantId: null, createdAt: epochOf(user.created_at), expiresAt: Number.MAX_SAFE_INTEGER });
+  accessTokenRecord(user, { scopes: ['api'], clientId: null, grantId: null, tokenId: null, createdAt: epochOf(user.created_at), expiresAt: Number.MAX_SAFE_INTEGER });
 
 export const putRootRecord = async (env: Env, record: AccessTokenRecord): Promise<void> => {
   await env.TOKENS.put(ROOT_CALLER_KEY, JSON.stringify(record));
@@ -150,5 +159,6 @@ export const callerOf = (record: AccessTokenRecord): Caller => ({
   admin: record.admin,
   scopes: record.scopes,
   clientId: record.clientId,
+  tokenId: record.tokenId ?? null,
   profile: { email: record.email, createdAt: record.userCreatedAt },
 });

@@ -1,6 +1,6 @@
 import { Hono, type Context } from 'hono';
 import type { FC } from 'hono/jsx';
-import { NewImpersonationToken, issueImpersonationToken } from '../../api/impersonation-tokens';
+import { issueTokenFor, NewAccessTokenBody } from '../../api/access-tokens';
 import { NewUserSchema } from '../../api/users';
 import { directory, type UserRow } from '../../durable/directory';
 import { unwrap } from '../../durable/result';
@@ -285,8 +285,8 @@ export const adminUserPages = new Hono<ConsoleEnv>()
     const values = { name: formText(form, 'name'), expires_at: formText(form, 'expires_at') };
     const scopes = [form.scopes ?? []].flat().filter((s): s is string => typeof s === 'string');
     try {
-      const input = parseForm(NewImpersonationToken, { name: values.name, scopes, expires_at: values.expires_at || undefined });
-      const issued = await issueImpersonationToken(c.env, user.id, input);
+      const input = parseForm(NewAccessTokenBody, { name: values.name, scopes, expires_at: values.expires_at || undefined });
+      const issued = await issueTokenFor(c.env, user.id, tokens.TOKEN_KINDS.impersonation, input);
       // The token is shown on this answer only: never stored, never sent again.
       c.header('Cache-Control', 'no-store');
       return userPage(c, { c, user, flash: { notice: `Created the token ${issued.row.name}.` }, issued: { name: issued.row.name, token: issued.token } }, 201);
@@ -299,7 +299,7 @@ export const adminUserPages = new Hono<ConsoleEnv>()
   .post('/admin/users/:id{[0-9]+}/impersonation_tokens/:token_id{[0-9]+}/revoke', formCsrf(), async (c) => {
     const user = await userOf(c);
     return act(c, { form: NEW_TOKEN, returnTo: `/admin/users/${user.id}` }, async () => {
-      const token = await tokens.findAccessToken(c.env, user.id, Number(c.req.param('token_id')), true);
+      const token = await tokens.findAccessToken(c.env, user.id, Number(c.req.param('token_id')), tokens.TOKEN_KINDS.impersonation);
       await tokens.revokeAccessToken(c.env, token);
       return `Revoked the token ${token.name}. It stopped working at once.`;
     });
