@@ -19,8 +19,10 @@ export const EVENTS_TABLE_V1 = `
     forward INTEGER NOT NULL DEFAULT 0
   );
   CREATE INDEX events_created ON events (created_at, seq);
-  CREATE INDEX events_entity ON events (entity_type, entity_id, created_at);
   CREATE INDEX events_forward ON events (seq) WHERE forward = 1;`;
 
-/** The instance log's tables (see worker/durable/audit-log.ts). Append new migrations. */
-export const auditLogMigrations = [EVENTS_TABLE_V1];
+/**
+ * The instance log's tables (see worker/durable/audit-log.ts): the events, and the index by
+ * group or project behind `GET /audit_events?entity_type&entity_id`. Append new migrations.
+ */
+export const auditLogMigrations = [`${EVENTS_TABLE_V1}\n  CREATE INDEX events_entity ON events (entity_type, entity_id, created_at);`];

@@ -80,8 +80,9 @@ export class EventLog {
     return this.sql.exec<Row>('SELECT seq, record FROM events WHERE forward = 1 ORDER BY seq LIMIT ?', limit).toArray().map(toLogged);
   }
 
-  hasPendingForward(): boolean {
-    return this.sql.exec('SELECT 1 FROM events WHERE forward = 1 LIMIT 1').toArray().length > 0;
+  /** When the oldest event still to be copied up happened (ISO 8601), or null when none is. */
+  oldestPendingForward(): string | null {
+    return this.sql.exec<{ created_at: string }>('SELECT created_at FROM events WHERE forward = 1 ORDER BY seq LIMIT 1').toArray()[0]?.created_at ?? null;
   }
 
   markForwarded(seqs: number[]): void {

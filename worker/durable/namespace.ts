@@ -109,6 +109,11 @@ const PUSH_RETRY_MS = 10_000;
 const PUSH_BATCH = 100;
 /** Events copied to the ancestor groups and the instance log per call. */
 const FORWARD_BATCH = 100;
+/**
+ * Background work (copying events up, webhook deliveries) waits this long after it becomes due,
+ * so that a burst of changes is handled in one run of the alarm rather than one run each.
+ */
+const BACKGROUND_BATCH_MS = 250;
 
 /** Today's date in UTC (`YYYY-MM-DD`): a membership whose `expires_at` is today or earlier has ended. */
 export const todayUtc = (): string => new Date(clock.now()).toISOString().slice(0, 10);
@@ -167,6 +172,8 @@ export class Namespace extends DurableObject<Env> {
   private readonly hooks: Webhooks;
   /** Copying events up failed: not again before this time (epoch ms). */
   private forwardRetryAt = 0;
+  /** When the oldest event still to be copied up happened; null when none is, undefined until read. */
+  private forwardSince: string | null | undefined = undefined;
   private readonly lookup: UserLookup = (ids) => directory(this.env).getUsers(ids);
 
   constructor(ctx: DurableObjectState, env: Env) {
@@ -577,10 +584,7 @@ export class Namespace extends DurableObject<Env> {
   async recordEvents(records: EventRecord[]): Promise<void> {
     if (!this.load()) return;
     this.mutate(() => {
-      for (const r of records) {
-        const seq = this.log.append(r, true);
-        if (seq !== null) this.hooks.enqueue(seq, r);
-      }
+      for (const r of records) this.append(r);
       return ok(null);
     });
   }
@@ -698,8 +702,10 @@ export class Namespace extends DurableObject<Env> {
     const now = clock.now();
     const retry = this.outboxSize() > 0 ? now + PUSH_RETRY_MS : Infinity;
     const expiry = this.earliestExpiry();
-    const forward = this.log.hasPendingForward() ? Math.max(now, this.forwardRetryAt) : Infinity;
-    const delivery = this.hooks.nextDue() ?? Infinity;
+    this.forwardSince ??= this.log.oldestPendingForward();
+    const pending = this.forwardSince;
+    const forward = pending === null ? Infinity : Math.max(Date.parse(pending) + BACKGROUND_BATCH_MS, this.forwardRetryAt);
+    const delivery = (this.hooks.nextDue() ?? Infinity) + BACKGROUND_BATCH_MS;
     const due = Math.min(retry, expiry === null ? Infinity : startOfDay(expiry), forward, delivery);
     if (due === Infinity) void this.ctx.storage.deleteAlarm();
     else void this.ctx.storage.setAlarm(due);
@@ -778,9 +784,15 @@ export class Namespace extends DurableObject<Env> {
 
   /** Records an event of this group or project in the running transaction, and queues its deliveries. */
   private record(input: NewEvent, entity: EventEntity = this.entity()): void {
-    const e = newEvent(entity, input);
+    this.append(newEvent(entity, input));
+  }
+
+  /** Appends an event of this object's own, to be copied up, and queues its deliveries. */
+  private append(e: EventRecord): void {
     const seq = this.log.append(e, true);
-    if (seq !== null) this.hooks.enqueue(seq, e);
+    if (seq === null) return;
+    if (this.forwardSince === null) this.forwardSince = e.created_at;
+    this.hooks.enqueue(seq, e);
   }
 
   /** This group or project as its events describe it. */
@@ -795,12 +807,15 @@ export class Namespace extends DurableObject<Env> {
    * until every receiver has taken it.
    */
   private async forward(): Promise<void> {
-    if (!this.log.hasPendingForward() || clock.now() < this.forwardRetryAt) return;
+    if (clock.now() < this.forwardRetryAt) return;
     try {
       const ancestors = await this.ancestorGroups();
       for (;;) {
         const batch = this.log.pendingForward(FORWARD_BATCH);
-        if (batch.length === 0) return;
+        if (batch.length === 0) {
+          this.forwardSince = null;
+          return;
+        }
         const records = batch.map((b) => b.record);
         await Promise.all([auditLog(this.env).receiveEvents(records), ...ancestors.map((id) => namespaceObject(this.env, id).receiveEvents(records))]);
         this.log.markForwarded(batch.map((b) => b.seq));

@@ -114,6 +114,8 @@ export class Webhooks {
   private readonly sql: SqlStorage;
   /** Opened secrets, by their sealed text (sealing is fresh each time, so a new secret never matches an old entry). */
   private readonly opened = new Map<string, string>();
+  /** Whether the object has any hook; undefined until read. Most objects have none. */
+  private hasHooks: boolean | undefined = undefined;
 
   constructor(
     private readonly storage: DurableObjectStorage,
@@ -140,6 +142,11 @@ export class Webhooks {
     return this.sql.exec<{ n: number }>('SELECT COUNT(*) AS n FROM hooks').one().n;
   }
 
+  private anyHooks(): boolean {
+    this.hasHooks ??= this.count() > 0;
+    return this.hasHooks;
+  }
+
   /** A hook's secret token sealed, before the transaction that stores it (sealing awaits). */
   async sealToken(uuid: string, token: string | null): Promise<string | null> {
     return token === null ? null : seal(this.env, this.purpose('token', uuid), token);
@@ -156,6 +163,7 @@ export class Webhooks {
 
   /** Inside the caller's transaction. */
   insert(uuid: string, s: HookSettings, sealed: { token: string | null; signing_secret: string }, instanceUrl: string): HookRow {
+    this.hasHooks = undefined;
     return toHook(
       this.sql
         .exec<RawHook>(
@@ -203,6 +211,7 @@ export class Webhooks {
 
   /** Inside the caller's transaction: the hook, its queue and its log. */
   remove(id: number): void {
+    this.hasHooks = undefined;
     this.sql.exec('DELETE FROM deliveries WHERE hook_id = ?', id);
     this.sql.exec('DELETE FROM hook_logs WHERE hook_id = ?', id);
     this.sql.exec('DELETE FROM hooks WHERE id = ?', id);
@@ -210,6 +219,7 @@ export class Webhooks {
 
   /** Inside the caller's transaction. */
   removeAll(): void {
+    this.hasHooks = undefined;
     this.sql.exec('DELETE FROM deliveries');
     this.sql.exec('DELETE FROM hook_logs');
     this.sql.exec('DELETE FROM hooks');
@@ -230,7 +240,7 @@ export class Webhooks {
    */
   enqueue(eventSeq: number, e: Pick<EventRecord, 'action' | 'created_at'>): void {
     const triggers = triggersOf(e.action);
-    if (triggers.length === 0) return;
+    if (triggers.length === 0 || !this.anyHooks()) return;
     const subscribed = triggers.map((t) => `${t} = 1`).join(' OR ');
     this.sql.exec(
       `INSERT INTO deliveries (hook_id, event_seq, next_attempt_at)
@@ -247,6 +257,7 @@ export class Webhooks {
    * of each hook that is not disabled, no sooner than the end of a hook's rest.
    */
   nextDue(): number | null {
+    if (!this.anyHooks()) return null;
     return this.sql
       .exec<{ due: number | null }>(
         `SELECT MIN(due) AS due FROM (
