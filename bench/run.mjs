@@ -312,7 +312,7 @@ try {
     const approveTargets = await prepared('approve', async () => {
       need(owner.token, `owner not available: ${owner.error}`);
       // Two measurements (steady and saturated), each with its warm-up.
-      const pending = 2 * (APPROVALS + WARM_POOL) + SLACK;
+      const pending = 2 * (APPROVALS + WARM_POOL) + 3 * SLACK;
       const target = async (name, hooks) => {
         const p = await hookedProject(name, pending, hooks);
         await probe(`${urls.knock}${p.approvePath(p.pool.pop())}`, { method: 'PUT', headers: bearer(owner.token) }, 201);
