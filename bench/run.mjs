@@ -312,7 +312,7 @@ try {
     const approveTargets = await prepared('approve', async () => {
       need(owner.token, `owner not available: ${owner.error}`);
       // Two measurements (steady and saturated), each with its warm-up.
-      const pending = 2 * (APPROVALS + WARM_POOL) + SLACK;
+      const pending = 2 * (APPROVALS + WARM_POOL) + 3 * SLACK;
       const target = async (name, hooks) => {
         const p = await hookedProject(name, pending, hooks);
         await probe(`${urls.knock}${p.approvePath(p.pool.pop())}`, { method: 'PUT', headers: bearer(owner.token) }, 201);
@@ -327,7 +327,15 @@ try {
         return Number(members.headers.get('x-total')) - 1;
       };
       const drained = async () => void (await deliveredUnder('approve-hooks', HOOKS * (await hookedApprovals())));
-      const steady = await measurePair(approveTargets.plain.target, approveTargets.hooked.target, { amount: APPROVALS, warmupAmount: WARM_POOL, rate: APPROVE_RATE, between: drained });
+      // Six rounds rather than three: at a steady rate each chunk takes seconds, and the machine's
+      // drift is averaged over more alternations.
+      const steady = await measurePair(approveTargets.plain.target, approveTargets.hooked.target, {
+        amount: APPROVALS,
+        warmupAmount: WARM_POOL,
+        rate: APPROVE_RATE,
+        rounds: 2 * ROUNDS,
+        between: drained,
+      });
       record('approve', steady.a);
       record('approve_hooks', steady.b);
       const saturated = await measurePair(approveTargets.plain.target, approveTargets.hooked.target, { amount: APPROVALS, warmupAmount: WARM_POOL, between: drained });

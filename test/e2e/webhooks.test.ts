@@ -50,21 +50,22 @@ describe('webhooks against a real receiver', () => {
     const project = await api<{ id: number }>(alice.token, 'POST', '/projects', 201, { name: 'Website', path: 'website', namespace_id: 'acme', visibility: 'public' });
     const website = `/projects/${project.id}`;
 
-    receiver = new WebhookReceiver(await freePort());
-    await receiver.start();
-    const hook = await api<{ id: number; signing_token: string }>(alice.token, 'POST', `${website}/hooks`, 201, { url: receiver.url, token: 'e2e-token' });
+    const rx = new WebhookReceiver(await freePort());
+    receiver = rx;
+    await rx.start();
+    const hook = await api<{ id: number; signing_token: string }>(alice.token, 'POST', `${website}/hooks`, 201, { url: rx.url, token: 'e2e-token' });
     const hookState = () => api<{ alert_status: string }>(alice.token, 'GET', `${website}/hooks/${hook.id}`, 200);
-    const names = () => receiver!.unique().map((d) => `${d.json.event_name} ${d.json.action} ${d.json.user_id}`);
+    const names = () => rx.unique().map((d) => `${d.json.event_name} ${d.json.action} ${d.json.user_id}`);
 
     // bob asks to join acme/website and alice approves him.
     await api(bob.token, 'POST', `${website}/access_requests`, 201);
     await api(alice.token, 'PUT', `${website}/access_requests/${bob.id}/approve?access_level=30`, 201);
-    await eventually('the request and the approval', () => (receiver!.unique().length >= 2 ? true : undefined));
+    await eventually('the request and the approval', () => (rx.unique().length >= 2 ? true : undefined));
     expect(names()).toEqual([`user_access_request_to_project requested ${bob.id}`, `user_add_to_team approved ${bob.id}`]);
-    expect(receiver.received[1]?.json).toMatchObject({ project_path_with_namespace: 'acme/website', access_level: 'Developer', actor: { username: 'alice' } });
+    expect(rx.received[1]?.json).toMatchObject({ project_path_with_namespace: 'acme/website', access_level: 'Developer', actor: { username: 'alice' } });
 
     // The receiver goes down; carol asks and alice denies her.
-    await receiver.stop();
+    await rx.stop();
     await api(carol.token, 'POST', `${website}/access_requests`, 201);
     await api(alice.token, 'DELETE', `${website}/access_requests/${carol.id}`, 204);
     // Four failed attempts in a row rest the hook (GitLab's auto-disabling).
@@ -73,11 +74,11 @@ describe('webhooks against a real receiver', () => {
     expect(failures.filter((e) => e.response_status === 'internal error').length).toBeGreaterThanOrEqual(4);
 
     // Back up; editing the hook enables it again, and what waited is delivered.
-    await receiver.start();
+    await rx.start();
     expect(await api<{ alert_status: string }>(alice.token, 'PUT', `${website}/hooks/${hook.id}`, 200, { name: 'Website access' })).toMatchObject({
       alert_status: 'executable',
     });
-    await eventually('the denial', () => (receiver!.unique().length >= 4 ? true : undefined));
+    await eventually('the denial', () => (rx.unique().length >= 4 ? true : undefined));
     expect(names()).toEqual([
       `user_access_request_to_project requested ${bob.id}`,
       `user_add_to_team approved ${bob.id}`,
@@ -86,7 +87,7 @@ describe('webhooks against a real receiver', () => {
     ]);
 
     // Every delivery verifies, and carries GitLab's token.
-    expect(receiver.verifiedDeliveries(hook.signing_token, 'e2e-token').length).toBeGreaterThanOrEqual(4);
+    expect(rx.verifiedDeliveries(hook.signing_token, 'e2e-token').length).toBeGreaterThanOrEqual(4);
     // The audit log shows each change with its author.
     const audit = await api<{ author_id: number; details: { action: string; target_id: number; event_id: string } }[]>(alice.token, 'GET', `${website}/audit_events`, 200);
     const changes = audit.filter((e) => ['requested', 'approved', 'denied'].includes(e.details.action));
@@ -96,6 +97,6 @@ describe('webhooks against a real receiver', () => {
       ['approved', alice.id, bob.id],
       ['requested', bob.id, bob.id],
     ]);
-    expect(changes.map((e) => e.details.event_id).reverse()).toEqual(receiver.unique().map((d) => d.headers['webhook-id']));
+    expect(changes.map((e) => e.details.event_id).reverse()).toEqual(rx.unique().map((d) => d.headers['webhook-id']));
   });
 });

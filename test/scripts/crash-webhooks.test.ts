@@ -49,15 +49,16 @@ describe('webhooks across a crash', () => {
       return { status: res.status, body: text ? JSON.parse(text) : null };
     };
 
-    receiver = new WebhookReceiver(await freePort());
-    await receiver.start();
+    const rx = new WebhookReceiver(await freePort());
+    receiver = rx;
+    await rx.start();
     const owner = await api('POST', '/users', ADMIN_TOKEN, { username: 'owner', name: 'Owner', password: 'owner-password' });
     const ownerToken = (await api('POST', `/users/${owner.body.id}/impersonation_tokens`, ADMIN_TOKEN, { name: 'owner', scopes: ['api'] })).body.token;
     const group = (await api('POST', '/groups', ownerToken, { name: 'Crash', path: 'crash', visibility: 'public' })).body;
     const project = (await api('POST', '/projects', ownerToken, { name: 'Site', path: 'site', namespace_id: group.id, visibility: 'public' })).body;
     const secrets = new Map<string, string>();
     for (const [name, path] of [['project', `/projects/${project.id}`], ['group', `/groups/${group.id}`]]) {
-      const hook = await api('POST', `${path}/hooks`, ownerToken, { url: receiver.urlFor(name), token: 'crash-token' });
+      const hook = await api('POST', `${path}/hooks`, ownerToken, { url: rx.urlFor(name), token: 'crash-token' });
       expect(hook.status).toBe(201);
       secrets.set(`/${name}`, hook.body.signing_token);
     }
@@ -96,8 +97,10 @@ describe('webhooks across a crash', () => {
       await eventually('approvals before the kill', () => (acked.approved.size >= approvedBefore + 4 + 3 * cycle ? true : undefined), 60_000);
       // The crash: SIGKILL to wrangler, workerd and everything else in the server's process group.
       up = false;
-      const exited = new Promise<void>((r) => (server!.child.exitCode !== null || server!.child.signalCode !== null ? r() : server!.child.once('exit', r)));
-      process.kill(-server!.pid, 'SIGKILL');
+      const running = server;
+      if (!running) throw new Error('the server is not running');
+      const exited = new Promise<void>((r) => (running.child.exitCode !== null || running.child.signalCode !== null ? r() : running.child.once('exit', r)));
+      process.kill(-running.pid, 'SIGKILL');
       await exited;
       await load;
       await start();
@@ -111,17 +114,17 @@ describe('webhooks across a crash', () => {
     await eventually(
       'every acknowledged change at both hooks',
       () => {
-        const got = new Set(receiver!.received.map((d) => `${d.path} ${d.json.event_name} ${d.json.action} ${d.json.user_id}`));
+        const got = new Set(rx.received.map((d) => `${d.path} ${d.json.event_name} ${d.json.action} ${d.json.user_id}`));
         return expected.every((e) => got.has(e)) ? true : undefined;
       },
       90_000,
     );
     // Signed, and with GitLab's token: each hook's deliveries verify with that hook's secret.
-    for (const [path, secret] of secrets) expect(receiver.verifiedDeliveries(secret, 'crash-token', path).length).toBeGreaterThan(0);
+    for (const [path, secret] of secrets) expect(rx.verifiedDeliveries(secret, 'crash-token', path).length).toBeGreaterThan(0);
 
     // After de-duplication by Idempotency-Key, each change was delivered with one event id per hook.
     const idsOf = new Map<string, Set<string>>();
-    for (const d of receiver.received) {
+    for (const d of rx.received) {
       const change = `${d.path} ${d.json.event_name} ${d.json.user_id}`;
       idsOf.set(change, (idsOf.get(change) ?? new Set()).add(d.headers['idempotency-key']));
     }
@@ -129,12 +132,12 @@ describe('webhooks across a crash', () => {
 
     // Nothing invented: whoever was announced as approved is a member; whoever asked, asked.
     const members = new Set<number>(((await api('GET', `/projects/${project.id}/members?per_page=100`, ownerToken)).body as { id: number }[]).map((m) => m.id));
-    for (const d of receiver.received) {
+    for (const d of rx.received) {
       const id = Number(d.json.user_id);
       if (d.json.action === 'approved') expect(members.has(id), `user ${id} announced as approved is a member`).toBe(true);
       expect(users.some((u) => u.id === id), `user ${id} is one of the requesters`).toBe(true);
     }
-    const duplicates = receiver.received.length - new Set(receiver.received.map((d) => `${d.path} ${d.headers['idempotency-key']}`)).size;
+    const duplicates = rx.received.length - new Set(rx.received.map((d) => `${d.path} ${d.headers['idempotency-key']}`)).size;
     console.log(
       `crash-webhooks: ${CYCLES} SIGKILL cycles, ${acked.requested.size + acked.approved.size} acknowledged changes delivered to 2 hooks, ` +
         `${inFlightAtKills} in flight at the kills, ${duplicates} repeated deliveries (same id)`,

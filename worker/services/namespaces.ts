@@ -86,11 +86,15 @@ export const updateNamespace = async (env: Env, kind: Kind, target: Target, chan
   const author = { id: actor.userId, username: actor.username ?? null, name: actor.name ?? null };
   const { row, changed, events } = unwrap(await directory(env).updateNamespace(kind.name, target.id, changes, author));
   await Promise.all(changed.map((c) => namespaceObject(env, c.id).applySnapshot(c.snapshot)));
-  // The audit events were recorded with the change; the object's log takes them now (or the
-  // Directory's alarm hands them over later).
+  // The audit events were recorded with the change; the object's log takes them now, or, if it
+  // cannot, the Directory's alarm hands them over later. The change is made either way.
   if (events.length > 0) {
-    await objectOf(env, target).recordEvents(events);
-    await directory(env).ackNamespaceEvents(events.map((e) => e.uuid));
+    try {
+      await objectOf(env, target).recordEvents(events);
+      await directory(env).ackNamespaceEvents(events.map((e) => e.uuid));
+    } catch (e) {
+      console.warn('settings events stay with the Directory until its alarm hands them over', target.id, e);
+    }
   }
   for (const c of changed) forgetRecord(c.id);
   rememberRecord(recordOf(row, target.ancestorIds));
