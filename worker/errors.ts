@@ -93,7 +93,7 @@ export const problems = {
     headers: { 'Cache-Control': 'no-store', Pragma: 'no-cache', ...headers },
   }),
   /**
-   * A secret the deployment needs was never set (`wrangler secret put`, or .dev.vars locally):
+   * A secret the deployment needs has not been set (`wrangler secret put`, or .dev.vars locally):
    * 503 (RFC 9110 §15.6.4), as the service cannot work until an operator sets it.
    */
   missingSecret: (name: string): Problem => ({

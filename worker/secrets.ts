@@ -20,7 +20,7 @@ export const missingSecrets = (env: Env): string[] => REQUIRED_SECRETS.filter((n
 
 /**
  * Answers 503 naming the first missing secret, before any route can fail half-way with a 500
- * (a deployment where `wrangler secret put` was never run, or a .dev.vars without the key).
+ * (a deployment where `wrangler secret put` has not been run, or a .dev.vars without the key).
  */
 export const requireSecrets: MiddlewareHandler<BaseEnv> = async (c, next) => {
   const [missing] = missingSecrets(c.env);

@@ -434,7 +434,7 @@ export class Grants extends DurableObject<Env> {
     await this.syncTokens();
   }
 
-  /** The stored user, or the Directory's answer (stored) when this object was never told. */
+  /** The stored user, or the Directory's answer (stored) when this object has not been told. */
   private async user(userId: number): Promise<UserSnapshot> {
     const stored = this.storedUser();
     if (stored) return stored;
