@@ -8,20 +8,12 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-// @ts-expect-error: plain ESM module without types
-import { freePort, startServer } from '../../worker/dev/server.mjs';
+import { apiClient, freePort, startServer, type Server } from './support/crash-server';
 
 const CYCLES = Number(process.env.CRASH_CYCLES) || 4;
 const VIRTUAL_USERS = 8;
 const ADMIN_TOKEN = `crash-admin-${process.pid}`;
 const VARS = { ADMIN_TOKEN, TOKEN_HASH_KEY: 'crash-restart-hash-key' };
-
-interface Server {
-  url: string;
-  pid: number;
-  child: { once: (event: string, cb: () => void) => void; exitCode: number | null; signalCode: string | null };
-  stop: (signal?: string) => Promise<void>;
-}
 
 type State = 'none' | 'pending' | 'member';
 /** One user's story on one group or project, as the client saw it. */
@@ -48,19 +40,10 @@ describe('crash and restart under load', () => {
 
   it(`keeps every acknowledged write across ${CYCLES} SIGKILLs, and nothing half-written`, async () => {
     const port = await freePort();
-    const start = async () => (server = (await startServer({ port, persistTo: join(dir, 'state'), vars: VARS })) as Server);
+    const start = async () => (server = await startServer({ port, persistTo: join(dir, 'state'), vars: VARS }));
     let url = (await start()).url;
 
-    const api = async (method: string, path: string, token: string, body?: unknown) => {
-      const res = await fetch(`${url}/api/v4${path}`, {
-        method,
-        headers: { 'PRIVATE-TOKEN': token, ...(body ? { 'Content-Type': 'application/json' } : {}) },
-        body: body ? JSON.stringify(body) : undefined,
-        signal: AbortSignal.timeout(15_000),
-      });
-      const text = await res.text();
-      return { status: res.status, body: text ? JSON.parse(text) : null };
-    };
+    const api = apiClient(() => url);
 
     // The stage: an owner with a group and a project in it.
     const owner = await api('POST', '/users', ADMIN_TOKEN, { username: 'owner', name: 'Owner', password: 'owner-password' });

@@ -8,21 +8,13 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-// @ts-expect-error: plain ESM module without types
-import { freePort, startServer } from '../../worker/dev/server.mjs';
+import { apiClient, freePort, startServer, type Server } from './support/crash-server';
 import { eventually, WebhookReceiver } from '../e2e/support/webhook-receiver';
 
 const CYCLES = Number(process.env.CRASH_CYCLES) || 3;
 const PER_CYCLE = 24;
 const ADMIN_TOKEN = `crash-webhooks-admin-${process.pid}`;
 const VARS = { ADMIN_TOKEN, TOKEN_HASH_KEY: 'crash-webhooks-hash-key', WEBHOOK_RETRY_SCHEDULE: '1,1,1,1,1,1,1' };
-
-interface Server {
-  url: string;
-  pid: number;
-  child: { once: (event: string, cb: () => void) => void; exitCode: number | null; signalCode: string | null };
-  stop: (signal?: string) => Promise<void>;
-}
 
 describe('webhooks across a crash', () => {
   const dir = mkdtempSync(join(tmpdir(), 'knock-crash-webhooks-'));
@@ -36,18 +28,9 @@ describe('webhooks across a crash', () => {
 
   it(`delivers every acknowledged change across ${CYCLES} SIGKILLs, each with one event id`, async () => {
     const port = await freePort();
-    const start = async () => (server = (await startServer({ port, persistTo: join(dir, 'state'), vars: VARS })) as Server);
+    const start = async () => (server = await startServer({ port, persistTo: join(dir, 'state'), vars: VARS }));
     const url = (await start()).url;
-    const api = async (method: string, path: string, token: string, body?: unknown) => {
-      const res = await fetch(`${url}/api/v4${path}`, {
-        method,
-        headers: { 'PRIVATE-TOKEN': token, ...(body ? { 'Content-Type': 'application/json' } : {}) },
-        body: body ? JSON.stringify(body) : undefined,
-        signal: AbortSignal.timeout(15_000),
-      });
-      const text = await res.text();
-      return { status: res.status, body: text ? JSON.parse(text) : null };
-    };
+    const api = apiClient(() => url);
 
     const rx = new WebhookReceiver(await freePort());
     receiver = rx;
