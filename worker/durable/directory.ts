@@ -1,12 +1,13 @@
 import { DurableObject } from 'cloudflare:workers';
-import { clock, isoNow } from '../clock';
+import { clock, isoNow, todayUtc } from '../clock';
 import type { Env } from '../env';
 import { problems } from '../errors';
 import { directoryMigrations } from './directory-schema';
+import { inboxPage, inboxVersion, OUTCOME_DAYS, requesterRenamed, requestsOf, type InboxFilter, type InboxPage, type InboxReader, type OwnRequestRow } from './inbox-index';
 import { migrate } from './migrations';
 import {
+  ancestorIdsOf,
   applyMembershipChanges,
-  applyRequestChanges,
   createNamespace,
   deleteNamespace,
   ensureUserNamespace,
@@ -311,10 +312,7 @@ export class Directory extends DurableObject<Env> {
 
   /** Called by a namespace's Durable Object with the member (and pending-request) changes of its outbox. */
   applyMembershipChanges(namespaceId: number, changes: MembershipChange[], requests: RequestChange[] = []): void {
-    this.ctx.storage.transactionSync(() => {
-      applyMembershipChanges(this.sql, namespaceId, changes);
-      applyRequestChanges(this.sql, namespaceId, requests);
-    });
+    this.ctx.storage.transactionSync(() => applyMembershipChanges(this.sql, namespaceId, changes, requests));
   }
 
   membershipOf(namespaceId: number, userId: number) {
@@ -346,6 +344,45 @@ export class Directory extends DurableObject<Env> {
   /** Where a user has pending access requests (the requester index). */
   pendingRequestsOf(userId: number) {
     return pendingRequestsOf(this.sql, userId);
+  }
+
+  // ---- the owners' inbox and the requesters' view (see inbox-index.ts) ----
+
+  /**
+   * A page of the reader's inbox with its version; only the version when that is still
+   * `knownVersion` (the client's ETag), so an unchanged poll reads one row.
+   */
+  inbox(
+    reader: InboxReader,
+    filter: InboxFilter,
+    offset: number,
+    limit: number,
+    knownVersion: number | 'any' | null,
+  ): { version: number; page: InboxPage | null } {
+    return this.ctx.storage.transactionSync(() => {
+      const today = todayUtc();
+      const version = inboxVersion(this.sql, reader, today);
+      if (version === knownVersion || knownVersion === 'any') return { version, page: null };
+      return { version, page: inboxPage(this.sql, reader, filter, offset, limit, today) };
+    });
+  }
+
+  /**
+   * A requester's pending requests and those that ended in the last OUTCOME_DAYS (an approval with
+   * an expiry: until OUTCOME_DAYS after it), oldest first. A private group or project shows only
+   * while they can see it (a member, directly or inherited, or an administrator).
+   */
+  ownRequests(userId: number, admin: boolean, offset: number, limit: number): { total: number; items: OwnRequestRow[] } {
+    const since = new Date(clock.now() - OUTCOME_DAYS * 24 * 3600 * 1000).toISOString();
+    const visible = requestsOf(this.sql, userId, since, since.slice(0, 10)).filter(
+      (r) => admin || r.visibility !== 'private' || highestLevelIn(this.sql, userId, [r.namespace_id, ...ancestorIdsOf(this.sql, r.namespace_id)]) > 0,
+    );
+    return { total: visible.length, items: visible.slice(offset, offset + limit) };
+  }
+
+  /** A requester was renamed: the inboxes listing their requests get a new version. */
+  requesterRenamed(userId: number): void {
+    this.ctx.storage.transactionSync(() => requesterRenamed(this.sql, userId));
   }
 
   // ---- personal access tokens and impersonation tokens ----

@@ -12,13 +12,13 @@ import {
   type Kind,
   type Standing,
 } from '../auth/policy';
-import { clock, isoNow } from '../clock';
+import { clock, isoNow, todayUtc } from '../clock';
 import type { Visibility } from '../../shared/api-types';
 import type { Env } from '../env';
 import { problems } from '../errors';
 import { directory } from './directory';
 import { migrate } from './migrations';
-import type { MembershipChange, NamespaceSnapshot, RequestChange } from './namespace-registry';
+import type { MembershipChange, NamespaceSnapshot, RequestChange, RequestOutcome } from './namespace-registry';
 import { namespaceMigrations } from './namespace-schema';
 import { fail, ok, type Result } from './result';
 
@@ -99,8 +99,6 @@ const MEMBER_COLUMNS = 'user_id, access_level, created_at, created_by, expires_a
 const PUSH_RETRY_MS = 10_000;
 const PUSH_BATCH = 100;
 
-/** Today's date in UTC (`YYYY-MM-DD`): a membership whose `expires_at` is today or earlier has ended. */
-export const todayUtc = (): string => new Date(clock.now()).toISOString().slice(0, 10);
 /** When a membership expiring on `date` ends: 00:00 UTC that day. */
 const startOfDay = (date: string): number => Date.parse(`${date}T00:00:00Z`);
 
@@ -121,7 +119,16 @@ type OutboxRow = {
   created_at: string;
   created_by: number | null;
   expires_at: string | null;
+  outcome: RequestOutcome | null;
+  granted_level: number | null;
+  decided_at: string | null;
 };
+
+/** How a pending request ends, written on its row just before it is deleted (see namespace-schema.ts). */
+type Closing =
+  | { outcome: 'approved'; by: number; level: number; expiresAt: string | null }
+  | { outcome: 'denied' | 'withdrawn'; by: number }
+  | { outcome: 'removed' };
 
 /** GitLab's answer when the last Owner of a group would go (`forbidden!` with a reason). */
 const lastOwner = () => ({ status: 403, body: { message: '403 Forbidden - A group must have at least one owner' } }) as const;
@@ -142,6 +149,8 @@ export class Namespace extends DurableObject<Env> {
     super(ctx, env);
     this.sql = ctx.storage.sql;
     migrate(ctx.storage, namespaceMigrations);
+    // Rows a migration queued have no alarm yet: deliver them soon (the alarm sets the next one).
+    if (this.outboxSize() > 0) void ctx.storage.setAlarm(clock.now());
   }
 
   // ---- access requests ----
@@ -208,7 +217,7 @@ export class Namespace extends DurableObject<Env> {
       const request = this.pendingRequest(userId);
       if (!request) return fail(problems.notFound());
       if (!mayManageRequests(kind, standing) || !mayGrantLevel(kind, standing, accessLevel)) return fail(problems.forbidden());
-      this.sql.exec('DELETE FROM access_requests WHERE user_id = ?', userId);
+      this.closeRequest(userId, { outcome: 'approved', by: actor.userId, level: accessLevel, expiresAt });
       const member = this.sql
         .exec<MemberRow>(
           `INSERT INTO members (user_id, access_level, created_at, created_by, expires_at) VALUES (?, ?, ?, ?, ?)
@@ -239,7 +248,7 @@ export class Namespace extends DurableObject<Env> {
       if (!maySee(here.value.visibility, standing)) return fail(kind.notFound());
       if (!this.pendingRequest(userId)) return fail(problems.notFound());
       if (!permitted(standing)) return fail(problems.forbidden());
-      this.sql.exec('DELETE FROM access_requests WHERE user_id = ?', userId);
+      this.closeRequest(userId, { outcome: withdrawing ? 'withdrawn' : 'denied', by: actor.userId });
       return ok(null);
     });
     await this.push();
@@ -291,7 +300,8 @@ export class Namespace extends DurableObject<Env> {
       if (!user) return fail(problems.notFound('User'));
       if (this.member(userId)) return fail(problems.conflict('Member already exists'));
       if (!mayGrantLevel(kind, standing, accessLevel)) return fail(problems.forbidden());
-      this.sql.exec('DELETE FROM access_requests WHERE user_id = ?', userId);
+      // Being added answers a pending request as an approval would.
+      this.closeRequest(userId, { outcome: 'approved', by: actor.userId, level: accessLevel, expiresAt });
       return ok(
         this.sql
           .exec<MemberRow>(
@@ -411,7 +421,7 @@ export class Namespace extends DurableObject<Env> {
   /** A user's pending request here disappears (they were blocked or deleted); false when there was none. */
   async removePendingRequestOf(userId: number): Promise<boolean> {
     if (!this.load()) return false;
-    const removed = this.mutate(() => ok(this.sql.exec('DELETE FROM access_requests WHERE user_id = ? RETURNING user_id', userId).toArray().length > 0));
+    const removed = this.mutate(() => ok(this.closeRequest(userId, { outcome: 'removed' })));
     await this.push();
     return removed.ok && removed.value;
   }
@@ -496,7 +506,8 @@ export class Namespace extends DurableObject<Env> {
     for (;;) {
       const rows = this.sql
         .exec<OutboxRow>(
-          'SELECT version, entry, user_id, access_level, created_at, created_by, expires_at FROM outbox ORDER BY version LIMIT ?',
+          `SELECT version, entry, user_id, access_level, created_at, created_by, expires_at, outcome, granted_level, decided_at
+           FROM outbox ORDER BY version LIMIT ?`,
           PUSH_BATCH,
         )
         .toArray();
@@ -513,7 +524,18 @@ export class Namespace extends DurableObject<Env> {
         }));
       const requests: RequestChange[] = rows
         .filter((r) => r.entry === 'request')
-        .map((r) => ({ userId: r.user_id, pending: r.access_level > 0, version: r.version }));
+        .map((r) => ({
+          userId: r.user_id,
+          pending: r.access_level > 0,
+          version: r.version,
+          requestedAt: r.created_at,
+          // Rows queued before outcomes were recorded say nothing of why the request went.
+          outcome: r.access_level > 0 ? null : (r.outcome ?? 'removed'),
+          grantedLevel: r.granted_level,
+          expiresAt: r.expires_at,
+          decidedBy: r.created_by,
+          decidedAt: r.decided_at,
+        }));
       try {
         await directory(this.env).applyMembershipChanges(namespaceId, members, requests);
       } catch (e) {
@@ -639,6 +661,24 @@ export class Namespace extends DurableObject<Env> {
     return (
       this.sql.exec<AccessRequestRow>(`SELECT ${REQUEST_COLUMNS} FROM access_requests WHERE user_id = ?`, userId).toArray()[0] ?? null
     );
+  }
+
+  /**
+   * Deletes a user's pending request, first writing on its row how it ended, so the delete
+   * trigger's outbox row carries the outcome (same transaction). Returns whether there was one.
+   */
+  private closeRequest(userId: number, closing: Closing): boolean {
+    const granted = closing.outcome === 'approved' ? closing : null;
+    this.sql.exec(
+      'UPDATE access_requests SET outcome = ?, granted_level = ?, granted_expires_at = ?, decided_by = ?, decided_at = ? WHERE user_id = ?',
+      closing.outcome,
+      granted?.level ?? null,
+      granted?.expiresAt ?? null,
+      'by' in closing ? closing.by : null,
+      isoNow(),
+      userId,
+    );
+    return this.sql.exec('DELETE FROM access_requests WHERE user_id = ? RETURNING user_id', userId).toArray().length > 0;
   }
 
   private counts(): { members: number; requests: number } {

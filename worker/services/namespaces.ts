@@ -138,6 +138,8 @@ export const removePendingRequestsOf = async (env: Env, userId: number): Promise
 export const renameRequester = async (env: Env, userId: number, names: { username: string; name: string }): Promise<void> => {
   const where = await directory(env).pendingRequestsOf(userId);
   await Promise.all(where.map((ns) => namespaceObject(env, ns.id).renameRequester(userId, names)));
+  // The owners' inboxes read names from the users table; their ETags must change with them.
+  await directory(env).requesterRenamed(userId);
 };
 
 // ---- members ----
