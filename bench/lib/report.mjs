@@ -44,6 +44,21 @@ export function renderTable(results) {
   } else {
     lines.push(`Scale — not available: ${sc.reason}`);
   }
+  const ib = results.inbox;
+  if (ib?.available) {
+    const r = ib.ratios;
+    lines.push(
+      `Inbox — owner of ${ib.sources.toLocaleString('en-US')} groups and projects, ${ib.pending} pending: p50 inbox ${fmt(ib.p50.inbox, 2)} ms, one list ${fmt(ib.p50.list, 2)} ms (${ratio(r.inboxToList)}), 304 poll ${fmt(ib.p50.notModified, 2)} ms vs GET /user ${fmt(ib.p50.user, 2)} ms (${ratio(r.notModifiedToUser)})`,
+    );
+    lines.push(
+      `        whole poll, one client: old way ${ib.polls.old.requests} requests, p50 ${fmt(ib.polls.old.p50, 1)} ms; inbox 1 request, p50 ${fmt(ib.polls.inbox.p50, 2)} ms (${fmt(r.oldWayToInbox, 0)}× faster)`,
+    );
+    lines.push(
+      `        inbox p50 at ${ib.scale.small.toLocaleString('en-US')} managed projects ${fmt(ib.scale.p50Small, 2)} ms, at ${ib.scale.large.toLocaleString('en-US')} ${fmt(ib.scale.p50Large, 2)} ms (${ratio(r.largeToSmall)})`,
+    );
+  } else if (ib && ib.reason !== 'not run') {
+    lines.push(`Inbox — not available: ${ib.reason}`);
+  }
   const pp = results.popup;
   if (pp.available) {
     lines.push(`Popup JavaScript, gzipped: ${(pp.bytes / 1000).toFixed(2)} kB in ${pp.files.length} file(s) (goal ≤${pp.goal.target / 1000} kB ${pp.goal.verdict})`);
