@@ -434,7 +434,7 @@ try {
 }
 
 // ---- popup size
-if (results.popup.reason === 'not run') {
+if (results.popup.reason === 'not run' && runs('core')) {
   const size = popupSize();
   results.popup = size
     ? { available: true, ...size, goal: { op: '<=', target: 30000, verdict: verdict(size.bytes, '<=', 30000) } }

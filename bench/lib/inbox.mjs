@@ -34,7 +34,8 @@ export async function seedOwner(seeder, { prefix, groups = 0, perGroup = 0, flat
   sources.push(...own.map((id) => ({ kind: 'project', id })));
   const pending = [];
   for (const [i, requester] of requesters.entries()) {
-    const source = sources[Math.floor((i * sources.length) / requesters.length)];
+    // Spread evenly, shifted by one more each time, so a stride of whole groups still hits both kinds.
+    const source = sources[(Math.floor((i * sources.length) / requesters.length) + i) % sources.length];
     await seedAccessRequests(seeder, source.id, owner.id, [requester.id], source.kind);
     pending.push(source);
   }

@@ -41,7 +41,7 @@ export function renderTable(results) {
     lines.push(`Scale — list page of 20, p50 latency by pending requests in one project: ${cells.join(', ')}`);
     const [first, last] = [sc.points[0], sc.points[sc.points.length - 1]];
     lines.push(`        ${last.pending.toLocaleString('en-US')} vs ${first.pending.toLocaleString('en-US')}: ${ratio(sc.ratio)} (goal ≤${sc.goal.target}× ${sc.goal.verdict})`);
-  } else {
+  } else if (sc.reason !== 'not run') {
     lines.push(`Scale — not available: ${sc.reason}`);
   }
   const ib = results.inbox;
@@ -62,7 +62,7 @@ export function renderTable(results) {
   const pp = results.popup;
   if (pp.available) {
     lines.push(`Popup JavaScript, gzipped: ${(pp.bytes / 1000).toFixed(2)} kB in ${pp.files.length} file(s) (goal ≤${pp.goal.target / 1000} kB ${pp.goal.verdict})`);
-  } else {
+  } else if (pp.reason !== 'not run') {
     lines.push(`Popup JavaScript — not available: ${pp.reason}`);
   }
   return lines.join('\n');
