@@ -9,9 +9,10 @@ import { buildBenchWorker, buildKnock } from './lib/build.mjs';
 import { refreshChains } from './lib/chains.mjs';
 import { call } from './lib/http.mjs';
 import { inboxPoll, measurePolls, oldWayPoll, seedOwner } from './lib/inbox.mjs';
-import { CONNECTIONS, DURATION_S, ROUNDS, WARMUP_S, measureAmount, measureGroup } from './lib/load.mjs';
+import { CONNECTIONS, DURATION_S, ROUNDS, WARMUP_S, measureAmount, measureGroup, measurePair } from './lib/load.mjs';
 import { BENCH, ROOT } from './lib/paths.mjs';
 import { buildExtension, popupSize } from './lib/popup-size.mjs';
+import { startReceiver } from './lib/receiver.mjs';
 import { renderSvg, renderTable, verdict } from './lib/report.mjs';
 import { freshStateDir, startRuntime } from './lib/runtime.mjs';
 import * as setup from './lib/setup.mjs';
@@ -21,6 +22,11 @@ const log = (msg) => console.error(`[bench ${((Date.now() - started) / 1000).toF
 const SCALE = (process.env.BENCH_SCALE ?? '10,10000,100000').split(',').map(Number);
 const CYCLES = Number(process.env.BENCH_CYCLES ?? 900);
 const CODES = Number(process.env.BENCH_CODES ?? 1800);
+const APPROVALS = Number(process.env.BENCH_APPROVALS ?? 600);
+/** Approvals per second in the webhook comparison: steady, well below what one project's object takes. */
+const APPROVE_RATE = Number(process.env.BENCH_APPROVE_RATE ?? 25);
+/** Webhooks attached to the project of the `approve_hooks` scenario. */
+const HOOKS = 3;
 const WARM_POOL = 100;
 /** `BENCH_ONLY=inbox` runs only the inbox scenarios; `core` only the others; default both. */
 const ONLY = (process.env.BENCH_ONLY ?? 'all').split(',');
@@ -58,6 +64,7 @@ const results = {
   scale: { available: false, reason: 'not run' },
   inbox: { available: false, reason: 'not run' },
   popup: { available: false, reason: 'not run' },
+  webhooks: { available: false, reason: 'not run' },
   goals: [],
 };
 const byId = new Map();
@@ -130,6 +137,10 @@ if (runs('core')) {
   row('peer_api', 'peer: token-checked API call');
   row('list', 'list access requests (page of 20)', { baseline: 'baseline_kv' });
   row('cycle', 'request + approve (fresh user, owner)', { baseline: 'baseline_kv', note: 'req/s = cycles/s, 2 calls each; latency per call' });
+  row('approve', `approve a pending request at ${APPROVE_RATE}/s, no webhooks`, {
+    note: 'measured beside the next row in alternating chunks, at a steady rate (latency at equal load); the saturated comparison is printed below the table',
+  });
+  row('approve_hooks', `approve a pending request at ${APPROVE_RATE}/s, ${HOOKS} webhooks`);
   row('code_exchange', 'code exchange', { baseline: 'baseline_kv' });
   row('refresh', 'refresh (rotating, chain per connection)', { baseline: 'baseline_kv', peer: 'peer_refresh' });
   row('peer_refresh', 'peer: refresh (rotating, chain per conn.)');
@@ -363,6 +374,82 @@ try {
       record('cycle', { ...m, rps: m.rps / 2, baselineRps: m.companion.rps });
     }
 
+    // ---- approve with webhooks attached and without; how fast one project's object delivers
+    log(`approve, with ${HOOKS} webhooks and without; webhook deliveries`);
+    const receiver = await startReceiver();
+    /** A project of the owner's with `pending` seeded requests, then `hooks` webhooks to the receiver under `/name/`. */
+    const hookedProject = async (name, pending, hooks) => {
+      const projectId = await setup.createProject(urls.knock, owner.token, name);
+      const users = await setup.seedUsers(urls.seeder, name, 0, pending);
+      await setup.seedAccessRequests(urls.seeder, projectId, owner.id, users.map((u) => u.id));
+      // Hooks after the requests: they get the approvals' events, not the requests'.
+      const hookIds = [];
+      for (let i = 0; i < hooks; i++) {
+        const { json } = await call(`${urls.knock}/api/v4/projects/${projectId}/hooks`, { method: 'POST', token: owner.token, body: { url: `${receiver.url}/${name}/${i}` }, expect: 201 });
+        hookIds.push(json.id);
+      }
+      return { projectId, pool: users.map((u) => u.id), hookIds, approvePath: (id) => `/api/v4/projects/${projectId}/access_requests/${id}/approve` };
+    };
+    /** Waits until `count` deliveries under `/name/` succeeded (or three minutes passed). */
+    const deliveredUnder = async (name, count) => {
+      const deadline = Date.now() + 180_000;
+      for (;;) {
+        const arrived = await receiver.delivered(name);
+        if (arrived.length >= count || Date.now() > deadline) return arrived;
+        await new Promise((r) => setTimeout(r, 50));
+      }
+    };
+    try {
+      const approveTargets = await prepared('approve', async () => {
+        need(owner.token, `owner not available: ${owner.error}`);
+        // Two measurements (steady and saturated), each with its warm-up.
+        const pending = 2 * (APPROVALS + WARM_POOL) + SLACK;
+        const target = async (name, hooks) => {
+          const p = await hookedProject(name, pending, hooks);
+          await probe(`${urls.knock}${p.approvePath(p.pool.pop())}`, { method: 'PUT', headers: bearer(owner.token) }, 201);
+          return { ...p, target: { url: urls.knock, method: 'PUT', headers: bearer(owner.token), requests: [{ setupRequest: (req) => ({ ...req, path: p.approvePath(take(p.pool, 0)) }) }] } };
+        };
+        return { plain: await target('approve-plain', 0), hooked: await target('approve-hooks', HOOKS) };
+      });
+      if (approveTargets) {
+        // The hooked project's deliveries are done before the next chunk, so they land on neither.
+        const hookedApprovals = async () => {
+          const members = await call(`${urls.knock}/api/v4/projects/${approveTargets.hooked.projectId}/members?per_page=1`, { token: owner.token, expect: 200 });
+          return Number(members.headers.get('x-total')) - 1;
+        };
+        const drained = async () => void (await deliveredUnder('approve-hooks', HOOKS * (await hookedApprovals())));
+        const steady = await measurePair(approveTargets.plain.target, approveTargets.hooked.target, { amount: APPROVALS, warmupAmount: WARM_POOL, rate: APPROVE_RATE, between: drained });
+        record('approve', steady.a);
+        record('approve_hooks', steady.b);
+        const saturated = await measurePair(approveTargets.plain.target, approveTargets.hooked.target, { amount: APPROVALS, warmupAmount: WARM_POOL, between: drained });
+        results.webhooksSaturated = { plainRps: saturated.a.rps, hookedRps: saturated.b.rps, plainP50: saturated.a.p50, hookedP50: saturated.b.p50 };
+        log(`  saturated: approve ${saturated.a.rps.toFixed(0)} req/s (p50 ${saturated.a.p50.toFixed(1)} ms) without webhooks, ${saturated.b.rps.toFixed(0)} req/s (p50 ${saturated.b.p50.toFixed(1)} ms) with ${HOOKS}`);
+      }
+
+      // Deliveries per second from one project's object: a backlog builds while the receiver
+      // refuses (the hooks fail and rest), then the receiver comes back, the hooks are edited
+      // (which makes what waited due at once), and the backlog is timed until it is drained.
+      const BACKLOG = Number(process.env.BENCH_BACKLOG ?? 400);
+      need(owner.token, `owner not available: ${owner.error}`);
+      const drain = await hookedProject('drain', BACKLOG, HOOKS);
+      await receiver.fail(['drain']);
+      await setup.inPool(drain.pool, CONNECTIONS, (id) => call(`${urls.knock}${drain.approvePath(id)}`, { method: 'PUT', token: owner.token, expect: 201 }));
+      await receiver.fail([]);
+      const t0 = performance.timeOrigin + performance.now();
+      for (const hookId of drain.hookIds) {
+        await call(`${urls.knock}/api/v4/projects/${drain.projectId}/hooks/${hookId}`, { method: 'PUT', token: owner.token, body: { name: 'back up' }, expect: 200 });
+      }
+      const expected = HOOKS * BACKLOG;
+      const arrived = await deliveredUnder('drain', expected);
+      const seconds = (arrived[arrived.length - 1] - t0) / 1000;
+      results.webhooks = { available: arrived.length >= expected, reason: arrived.length >= expected ? undefined : `only ${arrived.length} of ${expected} delivered`, hooks: HOOKS, backlog: expected, delivered: arrived.length, seconds, perSecond: arrived.length / seconds };
+      log(`  webhooks: a backlog of ${expected} deliveries (${HOOKS} hooks) drained in ${seconds.toFixed(1)} s: ${results.webhooks.perSecond.toFixed(0)} deliveries/s`);
+    } catch (e) {
+      results.webhooks = { available: false, reason: firstLine(e) };
+    } finally {
+      await receiver.close();
+    }
+
     // ---- code exchange: codes minted beforehand through the remembered-consent redirect (302)
     log('code exchange');
     const exchangeTarget = await prepared('code_exchange', async () => {
@@ -470,6 +557,8 @@ if (runs('core')) {
   goal('Refresh ÷ peer refresh (req/s)', byId.get('refresh').ratioToPeer, '>=', 1.0);
   goal(`List p50, ${SCALE.at(-1).toLocaleString('en-US')} ÷ ${SCALE[0].toLocaleString('en-US')} pending`, results.scale.available ? results.scale.ratio : NaN, '<=', 1.5);
   goal('Popup JS gzipped ÷ 30 kB', results.popup.available ? results.popup.bytes / 30000 : NaN, '<=', 1.0);
+  const [approve, approveHooks] = [byId.get('approve'), byId.get('approve_hooks')];
+  goal(`Approve p50, ${HOOKS} webhooks ÷ none`, approve.available && approveHooks.available ? approveHooks.p50 / approve.p50 : NaN, '<=', 1.1);
 }
 if (runs('inbox')) {
   const ib = results.inbox;

@@ -18,10 +18,12 @@ const GECKO_ID = 'knock-extension@knock.dev';
 const FIREFOX_SETTINGS = {
   gecko: {
     id: GECKO_ID,
-    strict_min_version: '128.0',
-    // Nothing is sent anywhere but to the Knock server the user chose.
+    // The first versions that know `data_collection_permissions` (140 is an ESR).
+    strict_min_version: '140.0',
+    // Nothing is sent anywhere but to the Knock servers the user chose.
     data_collection_permissions: { required: ['none'] },
   },
+  gecko_android: { strict_min_version: '142.0' },
 };
 
 export default defineConfig({
@@ -41,9 +43,11 @@ export default defineConfig({
     description: 'Approve and deny access requests from the toolbar.',
     version: VERSION,
     permissions: ['storage', 'alarms', 'notifications', 'identity'],
-    // A local development server is allowed from the start; any other server is asked for at
-    // run time, from the options page, when its URL is saved.
-    host_permissions: ['http://127.0.0.1/*', 'http://localhost/*'],
+    // A server on this machine is allowed from the start, on any port: a match pattern without a
+    // port matches every port (Chromium and Firefox; Firefox accepts no port in a pattern, so
+    // `http://127.0.0.1:*/*` would grant nothing there). Any other server is asked for at run time,
+    // from the options page, when it is added (lib/server-url.ts, `hostPattern`).
+    host_permissions: ['http://127.0.0.1/*', 'http://localhost/*', 'http://[::1]/*'],
     optional_host_permissions: ['https://*/*', 'http://*/*'],
     ...(browser === 'firefox' ? { browser_specific_settings: FIREFOX_SETTINGS } : { key: CHROMIUM_PUBLIC_KEY }),
   }),

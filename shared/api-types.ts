@@ -22,6 +22,10 @@ export type TokenResponse = z.infer<typeof S.TokenResponseSchema>;
 export type AccessToken = z.infer<typeof S.AccessTokenSchema>;
 export type NewAccessToken = z.infer<typeof S.NewAccessTokenSchema>;
 export type Application = z.infer<typeof S.ApplicationSchema>;
+export type AuditEvent = z.infer<typeof S.AuditEventSchema>;
+export type GroupHook = z.infer<typeof S.GroupHookSchema>;
+export type ProjectHook = z.infer<typeof S.ProjectHookSchema>;
+export type HookEvent = z.infer<typeof S.HookEventSchema>;
 
 /** Error bodies: `{"message": ...}` on the API, `{"error", "error_description"}` from OAuth. */
 export interface ErrorBody {

@@ -180,3 +180,91 @@ export const ApplicationSchema = z
 
 /** What registering answers: the only time the secret is shown (null for a public client). */
 export const NewApplicationResponseSchema = ApplicationSchema.extend({ secret: z.string().nullable() }).openapi('ApplicationWithSecret');
+
+/**
+ * The `details` of an audit event (GitLab's audit events API): who and what, and the change in
+ * GitLab's words (`add`/`as` for a new member, `change`/`from`/`to`, `remove`, or a
+ * `custom_message`), plus Knock's `action` and `event_id` (the event's `webhook-id`).
+ */
+export const AuditEventDetailsSchema = z
+  .object({
+    author_name: z.string(),
+    target_id: z.union([z.number().int(), z.string()]),
+    target_type: z.string(),
+    target_details: z.string(),
+    entity_path: z.string(),
+    custom_message: z.string().optional(),
+    add: z.string().optional(),
+    as: z.string().optional(),
+    change: z.string().optional(),
+    from: z.string().optional(),
+    to: z.string().optional(),
+    remove: z.string().optional(),
+    expiry_from: z.string().nullable().optional(),
+    expiry_to: z.string().nullable().optional(),
+    action: z.string(),
+    event_id: z.string(),
+  })
+  .openapi('AuditEventDetails');
+
+/** GitLab's `AuditEvent`; `author_id` is -1 for what Knock itself did (an expiry). */
+export const AuditEventSchema = z
+  .object({
+    id: z.number().int(),
+    author_id: z.number().int(),
+    entity_id: z.number().int(),
+    entity_type: z.enum(['Group', 'Project']),
+    event_name: z.string(),
+    details: AuditEventDetailsSchema,
+    created_at: z.string(),
+  })
+  .openapi('AuditEvent');
+
+const hookFields = {
+  id: z.number().int(),
+  url: z.string(),
+  name: z.string(),
+  description: z.string(),
+  created_at: z.string(),
+  member_events: z.boolean(),
+  /** Knock: access requests made, withdrawn, denied (GitLab sends these with member events). */
+  access_request_events: z.boolean(),
+  enable_ssl_verification: z.boolean(),
+  alert_status: z.enum(['executable', 'temporarily_disabled', 'disabled']),
+  disabled_until: z.string().nullable(),
+};
+
+/** GitLab's group hook (`GroupHook`), with the fields Knock has. */
+export const GroupHookSchema = z.object({ ...hookFields, group_id: z.number().int() }).openapi('GroupHook');
+/** GitLab's project hook (`ProjectHook`), with the fields Knock has. */
+export const ProjectHookSchema = z.object({ ...hookFields, project_id: z.number().int() }).openapi('ProjectHook');
+
+/** What creating a hook answers: the only time its Standard Webhooks signing secret is shown. */
+export const NewGroupHookSchema = GroupHookSchema.extend({ signing_token: z.string() }).openapi('GroupHookWithSigningToken');
+export const NewProjectHookSchema = ProjectHookSchema.extend({ signing_token: z.string() }).openapi('ProjectHookWithSigningToken');
+
+/**
+ * One delivery attempt (GitLab's `WebHookLog`, "hook events"): the request as sent (the secret
+ * token redacted), the response's status, headers and first 2 KB, and the duration in seconds;
+ * Knock adds the event's id, the attempt number, and why it failed.
+ */
+export const HookEventSchema = z
+  .object({
+    id: z.number().int(),
+    url: z.string(),
+    trigger: z.string(),
+    request_headers: z.record(z.string(), z.string()),
+    request_data: z.record(z.string(), z.unknown()),
+    response_headers: z.record(z.string(), z.string()),
+    response_body: z.string(),
+    execution_duration: z.number(),
+    response_status: z.string(),
+    event_id: z.string(),
+    attempt: z.number().int(),
+    internal_error_message: z.string().nullable(),
+    created_at: z.string(),
+  })
+  .openapi('HookEvent');
+
+/** What resending a hook event answers (GitLab's shape): the new attempt's status, null if none came. */
+export const HookResendSchema = z.object({ response_status: z.number().int().nullable() }).openapi('HookResend');

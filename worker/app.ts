@@ -12,6 +12,7 @@ import { authorizeRoutes } from './oauth/authorize';
 import { oauthRoutes } from './oauth/routes';
 import { accountPages } from './pages/accounts';
 import { authorizedApplicationsPages } from './pages/authorized-applications';
+import { CONSOLE_PATHS, consolePages } from './pages/console';
 import { homePages } from './pages/home';
 import { requireSecrets } from './secrets';
 
@@ -21,7 +22,7 @@ export const MAX_BODY_BYTES = 1024 * 1024;
  * Paths served as HTML pages: they get the browser session and origin-checked forms. Each page
  * form's POST route also checks the form's session-bound token with formCsrf (pages/form-csrf.ts).
  */
-const PAGE_PATHS = ['/', '/users/*', '/oauth/*', '/login/oauth/authorize'];
+const PAGE_PATHS = [...new Set([...CONSOLE_PATHS, '/users/*', '/oauth/*', '/login/oauth/authorize'])];
 
 export const app = new Hono<BaseEnv>();
 
@@ -52,6 +53,7 @@ pages.route('/', homePages);
 pages.route('/', accountPages);
 pages.route('/', authorizeRoutes);
 pages.route('/', authorizedApplicationsPages);
+pages.route('/', consolePages);
 
 app.route('/api/v4', api);
 app.route('/', pages);

@@ -5,6 +5,15 @@ const seconds = (value: string | undefined, fallback: number): number => {
   return Number.isInteger(n) && n > 0 ? n : fallback;
 };
 
+/** Standard Webhooks' retry schedule after the first attempt: 5 s, 5 min, 30 min, 2 h, 5 h, 10 h, 10 h. */
+const RETRY_SCHEDULE_SECONDS = [5, 300, 1800, 7200, 18000, 36000, 36000];
+
+/** A comma-separated list of whole seconds (`WEBHOOK_RETRY_SCHEDULE`), or the default when it is not one. */
+const retrySchedule = (value: string | undefined): number[] => {
+  const parts = (value ?? '').split(',').map((p) => Number(p.trim()));
+  return value && parts.length > 0 && parts.every((n) => Number.isInteger(n) && n >= 0) ? parts : RETRY_SCHEDULE_SECONDS;
+};
+
 /** Lifetimes and switches from wrangler.toml `[vars]`, with their defaults when unset or invalid. */
 export const config = (env: Env) => ({
   accessTokenTtl: seconds(env.ACCESS_TOKEN_TTL_SECONDS, 8 * 3600),
@@ -12,6 +21,10 @@ export const config = (env: Env) => ({
   refreshTokenTtl: seconds(env.REFRESH_TOKEN_TTL_SECONDS, 30 * 24 * 3600),
   signupEnabled: env.SIGNUP_ENABLED !== 'false',
   extensionRedirectUris: (env.EXTENSION_REDIRECT_URIS ?? '').split(/\s+/).filter(Boolean),
+  /** Webhooks may go to loopback, private and link-local addresses (local development only). */
+  allowLocalWebhooks: env.ALLOW_LOCAL_WEBHOOKS === 'true',
+  /** Seconds to wait before each retry of a webhook delivery; its length is the number of retries. */
+  webhookRetrySchedule: retrySchedule(env.WEBHOOK_RETRY_SCHEDULE),
 });
 
 /** The public origin: PUBLIC_URL when configured, else the origin the request came to. */

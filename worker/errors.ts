@@ -60,7 +60,10 @@ export const problems = {
     },
     headers: { 'WWW-Authenticate': 'Bearer realm="Knock", error="insufficient_scope", scope="api"' },
   }),
-  forbidden: (): Problem => ({ status: 403, body: { message: '403 Forbidden' } }),
+  /** GitLab's `forbidden!(reason)`: `403 Forbidden`, or `403 Forbidden - <reason>`. */
+  forbidden: (reason?: string): Problem => ({ status: 403, body: { message: reason ? `403 Forbidden - ${reason}` : '403 Forbidden' } }),
+  /** GitLab's `render_api_error!(message, status)`: the message as it is, with its status. */
+  refused: (status: 403 | 409 | 422, message: string): Problem => ({ status, body: { message } }),
   notFound: (what?: string): Problem => ({ status: 404, body: { message: what ? `404 ${what} Not Found` : '404 Not found' } }),
   routeNotFound: (): Problem => ({ status: 404, body: { error: '404 Not Found' } }),
   methodNotAllowed: (allow: string[]): Problem => ({
@@ -72,6 +75,8 @@ export const problems = {
   /** GitLab's shape for a parameter that failed validation: `{"error": "<param> is invalid"}`. */
   invalidParam: (error: string): Problem => ({ status: 400, body: { error } }),
   conflict: (message: string | FieldMessages): Problem => ({ status: 409, body: { message } }),
+  /** GitLab's answer when a request was understood but could not be carried out (a hook test that failed). */
+  unprocessable: (message: string): Problem => ({ status: 422, body: { message } }),
   payloadTooLarge: (): Problem => ({ status: 413, body: { error: '413 Payload Too Large' } }),
   unsupportedMediaType: (): Problem => ({
     status: 415,
@@ -95,6 +100,8 @@ export const problems = {
     body: { message: `503 Service Unavailable: the secret ${name} is not configured (wrangler secret put ${name})` },
     headers: { 'Cache-Control': 'no-store' },
   }),
+  /** The service could not finish now and will on its own; the client may retry (RFC 9110 §15.6.4). */
+  unavailable: (message: string): Problem => ({ status: 503, body: { message: `503 Service Unavailable: ${message}` }, headers: { 'Retry-After': '10' } }),
   tooManyRequests: (retryAfter: number): Problem => ({
     status: 429,
     body: { message: 'Retry later' },

@@ -1,5 +1,6 @@
 import { app } from './app';
 
+export { AuditLog } from './durable/audit-log';
 export { ClientHolders } from './durable/client-holders';
 export { Directory } from './durable/directory';
 export { Grants } from './durable/grants';

@@ -52,6 +52,7 @@ export default {
       GRANTS: countNamespace(env.GRANTS, 'Grants', counts) as Env['GRANTS'],
       NAMESPACES: countNamespace(env.NAMESPACES, 'Namespace', counts) as Env['NAMESPACES'],
       CLIENT_HOLDERS: countNamespace(env.CLIENT_HOLDERS, 'ClientHolders', counts) as Env['CLIENT_HOLDERS'],
+      AUDIT_LOG: countNamespace(env.AUDIT_LOG, 'AuditLog', counts) as Env['AUDIT_LOG'],
     };
     const response = await app.fetch(request, counted, ctx);
     const headers = new Headers(response.headers);

@@ -92,3 +92,23 @@ export async function measureAmount(target, { amount, warmupAmount, companion, d
   }
   return { ...summarize(runs), companion: companion ? summarize(companionRuns) : null };
 }
+
+/**
+ * Two scenarios that consume pools, compared with each other: the same number of requests each,
+ * in `rounds` chunks that alternate which goes first, so both see the same drift. `rate` (req/s,
+ * over all connections) sends at a steady pace instead of as fast as answers come; `between`
+ * runs after each chunk (to let background work finish, say).
+ */
+export async function measurePair(a, b, { amount, warmupAmount, rounds = ROUNDS, rate, between }) {
+  const limits = (n) => ({ amount: n, ...(rate ? { overallRate: rate } : {}) });
+  if (warmupAmount) for (const t of [a, b]) await runOnce(t, limits(warmupAmount));
+  const runs = { a: [], b: [] };
+  for (let r = 0; r < rounds; r++) {
+    const chunk = Math.floor(amount / rounds) + (r < amount % rounds ? 1 : 0);
+    for (const key of r % 2 ? ['b', 'a'] : ['a', 'b']) {
+      runs[key].push(await runOnce(key === 'a' ? a : b, limits(chunk)));
+      await between?.();
+    }
+  }
+  return { a: summarize(runs.a), b: summarize(runs.b) };
+}

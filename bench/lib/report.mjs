@@ -59,6 +59,18 @@ export function renderTable(results) {
   } else if (ib && ib.reason !== 'not run') {
     lines.push(`Inbox — not available: ${ib.reason}`);
   }
+  const sat = results.webhooksSaturated;
+  if (sat) {
+    lines.push(
+      `Approve as fast as answers come: ${fmt(sat.plainRps)} req/s (p50 ${fmt(sat.plainP50, 1)} ms) without webhooks, ${fmt(sat.hookedRps)} req/s (p50 ${fmt(sat.hookedP50, 1)} ms) with them — each delivery is an HTTP request made by the same workerd`,
+    );
+  }
+  const wh = results.webhooks;
+  if (wh?.available) {
+    lines.push(`Webhooks — one project's object, ${wh.hooks} hooks on a local receiver: a backlog of ${wh.backlog} deliveries drained in ${fmt(wh.seconds, 1)} s, ${fmt(wh.perSecond)} deliveries/s`);
+  } else if (wh && wh.reason !== 'not run') {
+    lines.push(`Webhooks — not available: ${wh.reason}`);
+  }
   const pp = results.popup;
   if (pp.available) {
     lines.push(`Popup JavaScript, gzipped: ${(pp.bytes / 1000).toFixed(2)} kB in ${pp.files.length} file(s) (goal ≤${pp.goal.target / 1000} kB ${pp.goal.verdict})`);

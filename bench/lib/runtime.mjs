@@ -23,6 +23,7 @@ export async function startRuntime({ knock, baseline, peer, seeder, counter, per
     GRANTS: { className: 'Grants', useSQLite: true },
     NAMESPACES: { className: 'Namespace', useSQLite: true },
     CLIENT_HOLDERS: { className: 'ClientHolders', useSQLite: true },
+    AUDIT_LOG: { className: 'AuditLog', useSQLite: true },
   };
   const knockBindings = {
     ADMIN_TOKEN: adminToken,
@@ -32,6 +33,8 @@ export async function startRuntime({ knock, baseline, peer, seeder, counter, per
     REFRESH_TOKEN_TTL_SECONDS: '2592000',
     SIGNUP_ENABLED: 'true',
     EXTENSION_REDIRECT_URIS: 'https://odhclnlgfnipbpcdeojbgcidnleblgjk.chromiumapp.org/',
+    // The webhook receiver is the bench process, on 127.0.0.1.
+    ALLOW_LOCAL_WEBHOOKS: 'true',
   };
   // Workers that share Knock's state: its Durable Objects (by script name) and KV namespace.
   const sharedDurableObjects = Object.fromEntries(Object.entries(durableObjects).map(([k, v]) => [k, { ...v, scriptName: 'knock' }]));

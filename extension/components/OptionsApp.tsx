@@ -1,11 +1,13 @@
 import { useState } from 'preact/hooks';
-import { normalizeServerUrl, originPattern } from '../lib/server-url';
+import { hostPattern, normalizeServerUrl, serverName } from '../lib/server-url';
 import {
-  accountItem,
+  accountsItem,
+  inboxItem,
   MIN_POLL_MINUTES,
-  serverUrlItem,
+  serversItem,
   settingsItem,
   type Account,
+  type ServerInbox,
   type Settings,
 } from '../lib/stored-values';
 import { useStoredValue } from '../lib/use-stored-value';
@@ -22,17 +24,25 @@ function Feedback({ message }: { message: Message }) {
   );
 }
 
-function ServerSection({ saved, account, actions }: { saved: string; account: Account | null; actions: OptionsActions }) {
-  const [draft, setDraft] = useState(saved);
-  const [message, setMessage] = useState<Message>(null);
-  // Show the saved address again whenever it changes (here or in another window).
-  const [shown, setShown] = useState(saved);
-  if (shown !== saved) {
-    setShown(saved);
-    setDraft(saved);
-  }
+/** What a refused host permission leaves: the server listed, and this sentence saying what to do. */
+const refusedText = (serverUrl: string) =>
+  `Your browser did not let Knock reach ${serverName(serverUrl)}. Click “Allow access” next to it and allow it when the browser asks.`;
 
-  function save(event: Event) {
+/**
+ * Asks for the host permission (the browser prompts only for a host not yet allowed; the click
+ * must still be under way, so this is called first), then tells the background.
+ */
+async function allowAndAdd(actions: OptionsActions, serverUrl: string): Promise<boolean> {
+  const granted = await actions.requestHostPermission(hostPattern(serverUrl)).catch(() => false);
+  const { reachable } = await actions.addServer(serverUrl);
+  return granted && reachable;
+}
+
+function AddServerForm({ actions }: { actions: OptionsActions }) {
+  const [draft, setDraft] = useState('');
+  const [message, setMessage] = useState<Message>(null);
+
+  function add(event: Event) {
     event.preventDefault();
     let serverUrl: string;
     try {
@@ -41,63 +51,64 @@ function ServerSection({ saved, account, actions }: { saved: string; account: Ac
       setMessage({ ok: false, text: errorMessage(error) });
       return;
     }
-    // Asked straight away: browsers only show the prompt while the click is being handled.
-    actions
-      .requestHostPermission(originPattern(serverUrl))
-      .then(async (granted) => {
-        if (!granted) {
-          setMessage({ ok: false, text: `Knock needs permission to reach ${serverUrl}. Nothing was saved.` });
-          return;
-        }
-        if (account && serverUrl !== saved) await actions.signOut();
-        await serverUrlItem.setValue(serverUrl);
-        setDraft(serverUrl);
-        setMessage({ ok: true, text: `Saved. Knock will talk to ${serverUrl}.` });
+    allowAndAdd(actions, serverUrl)
+      .then((reachable) => {
+        setDraft('');
+        setMessage(
+          reachable
+            ? { ok: true, text: `Added ${serverName(serverUrl)}. Sign in to it below.` }
+            : { ok: false, text: refusedText(serverUrl) },
+        );
       })
       .catch((error: unknown) => setMessage({ ok: false, text: errorMessage(error) }));
   }
 
   return (
-    <section aria-labelledby="server-heading">
-      <h2 id="server-heading">Server</h2>
-      <form onSubmit={save}>
-        <label class="field">
-          Server URL
-          <input
-            type="url"
-            name="serverUrl"
-            placeholder="https://knock.example.com"
-            value={draft}
-            onInput={(event) => setDraft(event.currentTarget.value)}
-            required
-          />
-        </label>
-        <button type="submit">Save</button>
-      </form>
+    <form class="add-server" onSubmit={add}>
+      <label class="field">
+        Server URL
+        <input
+          type="url"
+          name="serverUrl"
+          placeholder="https://knock.example.com"
+          value={draft}
+          onInput={(event) => setDraft(event.currentTarget.value)}
+          required
+        />
+      </label>
+      <button type="submit">Add server</button>
+      <p class="hint">
+        Knock may reach servers on 127.0.0.1 and localhost from the start. For any other server, your browser asks
+        you once to let Knock reach it.
+      </p>
       <Feedback message={message} />
-    </section>
+    </form>
   );
 }
 
-function AccountSection({
+function ServerItem({
   serverUrl,
   account,
+  inbox,
   actions,
-  redirectUri,
 }: {
   serverUrl: string;
-  account: Account | null;
+  account: Account | undefined;
+  inbox: ServerInbox | undefined;
   actions: OptionsActions;
-  redirectUri: string;
 }) {
+  const name = serverName(serverUrl);
   const [busy, setBusy] = useState(false);
   const [message, setMessage] = useState<Message>(null);
+  const [pasting, setPasting] = useState(false);
+  const [token, setToken] = useState('');
 
-  async function run(work: () => Promise<unknown>) {
+  async function run(work: () => Promise<unknown>, done?: string) {
     setBusy(true);
     setMessage(null);
     try {
       await work();
+      if (done) setMessage({ ok: true, text: done });
     } catch (error) {
       setMessage({ ok: false, text: errorMessage(error) });
     } finally {
@@ -105,31 +116,112 @@ function AccountSection({
     }
   }
 
+  const problem = inbox?.problem;
   return (
-    <section aria-labelledby="account-heading">
-      <h2 id="account-heading">Account</h2>
-      {account ? (
-        <>
-          <p class="signed-in">
-            Signed in as {account.name} (@{account.username}) on {account.serverUrl}.
-          </p>
-          <button type="button" disabled={busy} onClick={() => void run(() => actions.signOut())}>
+    <li class="server" aria-label={name}>
+      <p class="server-url">
+        <strong>{serverUrl}</strong>
+      </p>
+      <p class={account ? 'signed-in' : 'signed-out'}>
+        {account
+          ? `Signed in as ${account.name} (@${account.username})${account.via === 'personal-access-token' ? ' with a personal access token' : ''}.`
+          : 'Not signed in.'}
+      </p>
+      {problem && (
+        <p class="error" role="alert">
+          {problem.message}
+        </p>
+      )}
+      <div class="actions">
+        {problem?.kind === 'no-permission' && (
+          <button
+            type="button"
+            disabled={busy}
+            onClick={() =>
+              void run(async () => {
+                if (!(await allowAndAdd(actions, serverUrl))) throw new Error(refusedText(serverUrl));
+              }, `Knock may reach ${name} now.`)
+            }
+          >
+            Allow access
+          </button>
+        )}
+        {account ? (
+          <button type="button" aria-label={`Sign out of ${name}`} disabled={busy} onClick={() => void run(() => actions.signOut(serverUrl))}>
             Sign out
           </button>
-        </>
-      ) : (
-        <>
-          <p>{serverUrl ? `Not signed in to ${serverUrl}.` : 'Save a server URL first.'}</p>
-          <button type="button" disabled={busy || !serverUrl} onClick={() => void run(() => actions.signIn())}>
-            {busy ? 'Signing in…' : 'Sign in'}
+        ) : (
+          <>
+            <button type="button" aria-label={`Sign in to ${name}`} disabled={busy} onClick={() => void run(() => actions.signIn(serverUrl))}>
+              {busy ? 'Signing in…' : 'Sign in'}
+            </button>
+            <button
+              type="button"
+              aria-label={`Use a personal access token for ${name}`}
+              aria-expanded={pasting}
+              disabled={busy}
+              onClick={() => setPasting(!pasting)}
+            >
+              Use a personal access token
+            </button>
+          </>
+        )}
+        <button type="button" class="remove" aria-label={`Remove ${name}`} disabled={busy} onClick={() => void run(() => actions.removeServer(serverUrl))}>
+          Remove
+        </button>
+      </div>
+      {pasting && !account && (
+        <form
+          class="token-form"
+          onSubmit={(event) => {
+            event.preventDefault();
+            void run(async () => {
+              await actions.usePersonalAccessToken({ serverUrl, token });
+              setToken('');
+              setPasting(false);
+            });
+          }}
+        >
+          <label class="field">
+            Personal access token for {name}
+            <input
+              type="password"
+              name="token"
+              autoComplete="off"
+              value={token}
+              onInput={(event) => setToken(event.currentTarget.value)}
+              required
+            />
+          </label>
+          <button type="submit" disabled={busy}>
+            Use token
           </button>
-        </>
+          <p class="hint">A token with the api scope, from the server's own pages. Knock keeps it until you sign out.</p>
+        </form>
       )}
       <Feedback message={message} />
-      <p class="hint">
-        Knock sends you back to this browser at <code>{redirectUri}</code>; the server must list it in{' '}
-        <code>EXTENSION_REDIRECT_URIS</code>.
-      </p>
+    </li>
+  );
+}
+
+function ServersSection({ actions }: { actions: OptionsActions }) {
+  const servers = useStoredValue(serversItem);
+  const accounts = useStoredValue(accountsItem);
+  const inbox = useStoredValue(inboxItem);
+  if (servers === undefined || accounts === undefined || inbox === undefined) return <section aria-busy="true" />;
+  return (
+    <section aria-labelledby="servers-heading">
+      <h2 id="servers-heading">Servers</h2>
+      {servers.length === 0 ? (
+        <p>No server yet. Add the address of your Knock server below.</p>
+      ) : (
+        <ul class="servers">
+          {servers.map((serverUrl) => (
+            <ServerItem key={serverUrl} serverUrl={serverUrl} account={accounts[serverUrl]} inbox={inbox[serverUrl]} actions={actions} />
+          ))}
+        </ul>
+      )}
+      <AddServerForm actions={actions} />
     </section>
   );
 }
@@ -140,8 +232,9 @@ function updateSettings(change: Partial<Settings>): void {
   settingsWrites = settingsWrites.then(async () => settingsItem.setValue({ ...(await settingsItem.getValue()), ...change }));
 }
 
-function NotificationSection({ settings }: { settings: Settings }) {
-  const update = updateSettings;
+function NotificationSection() {
+  const settings = useStoredValue(settingsItem);
+  if (settings === undefined) return <section aria-busy="true" />;
   return (
     <section aria-labelledby="polling-heading">
       <h2 id="polling-heading">Checking for requests</h2>
@@ -156,7 +249,7 @@ function NotificationSection({ settings }: { settings: Settings }) {
           value={settings.pollMinutes}
           onChange={(event) => {
             const minutes = Math.round(Number(event.currentTarget.value));
-            if (Number.isFinite(minutes) && minutes >= MIN_POLL_MINUTES) update({ pollMinutes: Math.min(minutes, 1440) });
+            if (Number.isFinite(minutes) && minutes >= MIN_POLL_MINUTES) updateSettings({ pollMinutes: Math.min(minutes, 1440) });
           }}
         />
       </label>
@@ -165,7 +258,7 @@ function NotificationSection({ settings }: { settings: Settings }) {
           type="checkbox"
           name="notificationsEnabled"
           checked={settings.notificationsEnabled}
-          onChange={(event) => update({ notificationsEnabled: event.currentTarget.checked })}
+          onChange={(event) => updateSettings({ notificationsEnabled: event.currentTarget.checked })}
         />
         Show a notification for each new request
       </label>
@@ -174,16 +267,15 @@ function NotificationSection({ settings }: { settings: Settings }) {
 }
 
 export function OptionsApp({ actions, redirectUri }: { actions: OptionsActions; redirectUri: string }) {
-  const serverUrl = useStoredValue(serverUrlItem);
-  const account = useStoredValue(accountItem);
-  const settings = useStoredValue(settingsItem);
-  if (serverUrl === undefined || account === undefined || settings === undefined) return <main aria-busy="true" />;
   return (
     <main class="options">
       <h1>Knock options</h1>
-      <ServerSection saved={serverUrl} account={account} actions={actions} />
-      <AccountSection serverUrl={serverUrl} account={account} actions={actions} redirectUri={redirectUri} />
-      <NotificationSection settings={settings} />
+      <ServersSection actions={actions} />
+      <NotificationSection />
+      <p class="hint">
+        Signing in sends you back to this browser at <code>{redirectUri}</code>; each server must list it in{' '}
+        <code>EXTENSION_REDIRECT_URIS</code>.
+      </p>
     </main>
   );
 }

@@ -1,10 +1,9 @@
 import { useState } from 'preact/hooks';
-import { accountItem, serverUrlItem } from '../lib/stored-values';
+import { accountsItem, serversItem } from '../lib/stored-values';
 import { useStoredValue } from '../lib/use-stored-value';
 import { PendingRequestsView } from './PendingRequestsView';
 import type { PopupActions } from './popup-actions';
 import { RequestAccessForm } from './RequestAccessForm';
-import { SignedOutNotice } from './SignedOutNotice';
 
 type View = 'pending' | 'request-access';
 
@@ -14,33 +13,44 @@ const VIEWS: { id: View; label: string }[] = [
 ];
 
 export function PopupApp({ actions, now = Date.now() }: { actions: PopupActions; now?: number }) {
-  const account = useStoredValue(accountItem);
-  const serverUrl = useStoredValue(serverUrlItem);
+  const servers = useStoredValue(serversItem);
+  const accounts = useStoredValue(accountsItem);
   const [view, setView] = useState<View>('pending');
 
-  if (account === undefined || serverUrl === undefined) return <main class="popup" aria-busy="true" />;
+  if (servers === undefined || accounts === undefined) return <main class="popup" aria-busy="true" />;
+  const signedIn = servers.flatMap((serverUrl) => accounts[serverUrl] ?? []);
 
   return (
     <main class="popup">
       <header>
         <h1>Knock</h1>
-        {account && <span class="account">@{account.username}</span>}
         <button type="button" class="link" onClick={() => void actions.openOptions()}>
           Options
         </button>
       </header>
-      {!account ? (
-        <SignedOutNotice serverUrl={serverUrl} actions={actions} />
+      {servers.length === 0 ? (
+        <div class="signed-out">
+          <p>Add your Knock server in the options to get started.</p>
+          <button type="button" onClick={() => void actions.openOptions()}>
+            Open options
+          </button>
+        </div>
       ) : (
         <>
-          <nav class="views" aria-label="Views">
-            {VIEWS.map(({ id, label }) => (
-              <button key={id} type="button" aria-pressed={view === id} onClick={() => setView(id)}>
-                {label}
-              </button>
-            ))}
-          </nav>
-          {view === 'pending' ? <PendingRequestsView actions={actions} now={now} /> : <RequestAccessForm actions={actions} />}
+          {signedIn.length > 0 && (
+            <nav class="views" aria-label="Views">
+              {VIEWS.map(({ id, label }) => (
+                <button key={id} type="button" aria-pressed={view === id} onClick={() => setView(id)}>
+                  {label}
+                </button>
+              ))}
+            </nav>
+          )}
+          {view === 'request-access' && signedIn.length > 0 ? (
+            <RequestAccessForm actions={actions} accounts={signedIn} />
+          ) : (
+            <PendingRequestsView actions={actions} servers={servers} accounts={accounts} now={now} />
+          )}
         </>
       )}
     </main>

@@ -1,11 +1,16 @@
 import { useState } from 'preact/hooks';
 import type { NamespaceKind } from '../../shared/access-levels';
+import { serverName } from '../lib/server-url';
+import type { Account } from '../lib/stored-values';
 import { errorMessage, type PopupActions } from './popup-actions';
 
 type Outcome = { ok: true; text: string } | { ok: false; text: string } | null;
 
-/** Any signed-in user may ask for access to a group or project by its path. */
-export function RequestAccessForm({ actions }: { actions: Pick<PopupActions, 'requestAccess'> }) {
+/** Any signed-in user may ask for access to a group or project by its path, on a server they are signed in to. */
+export function RequestAccessForm({ actions, accounts }: { actions: Pick<PopupActions, 'requestAccess'>; accounts: Account[] }) {
+  const [chosenServer, setServer] = useState('');
+  // The chosen server while still signed in there, else the first one.
+  const serverUrl = (accounts.find((account) => account.serverUrl === chosenServer) ?? accounts[0])?.serverUrl ?? '';
   const [kind, setKind] = useState<NamespaceKind>('project');
   const [path, setPath] = useState('');
   const [sending, setSending] = useState(false);
@@ -21,7 +26,7 @@ export function RequestAccessForm({ actions }: { actions: Pick<PopupActions, 're
     setSending(true);
     setOutcome(null);
     try {
-      await actions.requestAccess({ kind, path: target });
+      await actions.requestAccess({ serverUrl, kind, path: target });
       setOutcome({ ok: true, text: `Access requested to ${kind} ${target}. Its owners will see your request.` });
       setPath('');
     } catch (error) {
@@ -33,6 +38,18 @@ export function RequestAccessForm({ actions }: { actions: Pick<PopupActions, 're
 
   return (
     <form class="request-access" onSubmit={submit}>
+      {accounts.length > 1 && (
+        <label class="field">
+          Server
+          <select name="server" value={serverUrl} onChange={(event) => setServer(event.currentTarget.value)}>
+            {accounts.map((account) => (
+              <option key={account.serverUrl} value={account.serverUrl}>
+                {serverName(account.serverUrl)} (@{account.username})
+              </option>
+            ))}
+          </select>
+        </label>
+      )}
       <fieldset>
         <legend>Request access to</legend>
         {(['project', 'group'] as const).map((option) => (

@@ -8,8 +8,11 @@ export type PopupActions = Pick<Commands, 'refreshInbox' | 'approve' | 'deny' | 
   openOptions(): Promise<void> | void;
 };
 
-export type OptionsActions = Pick<Commands, 'signIn' | 'signOut'> & {
-  /** Asks the user to let the extension reach `pattern`; true when allowed. */
+export type OptionsActions = Pick<Commands, 'addServer' | 'removeServer' | 'signIn' | 'usePersonalAccessToken' | 'signOut'> & {
+  /**
+   * Asks the browser to let the extension reach `pattern`; true when allowed. Resolves at once,
+   * without a prompt, when it already may. Must be called while a click is being handled.
+   */
   requestHostPermission(pattern: string): Promise<boolean>;
 };
 

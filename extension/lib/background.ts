@@ -3,19 +3,28 @@
 import { refreshInbox } from './inbox';
 import type { Commands } from './messaging';
 import { approve, deny, requestAccess } from './request-actions';
-import { signIn } from './sign-in';
+import { addServer, removeServer } from './servers';
+import { signIn, usePersonalAccessToken } from './sign-in';
 import { signOut } from './tokens';
 
+/** After a sign-in, the lists are fetched at once (their outcome is stored, not returned). */
+const thenRefresh = () => void refreshInbox().catch(() => undefined);
+
 export const backgroundCommands: Commands = {
-  async signIn() {
-    const account = await signIn();
-    void refreshInbox().catch(() => undefined);
+  addServer,
+  removeServer,
+  async signIn(serverUrl) {
+    const account = await signIn(serverUrl);
+    thenRefresh();
+    return account;
+  },
+  async usePersonalAccessToken({ serverUrl, token }) {
+    const account = await usePersonalAccessToken(serverUrl, token);
+    thenRefresh();
     return account;
   },
   signOut,
-  async refreshInbox() {
-    await refreshInbox();
-  },
+  refreshInbox,
   approve,
   deny,
   requestAccess,

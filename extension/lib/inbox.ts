@@ -1,55 +1,88 @@
-// The inbox, owned by the background: the only code that writes `inboxItem`. It brings the list
-// up to date from the server (unless the server asked us to wait), removes a request at once when
-// it is approved or denied and puts it back when the server refuses, and keeps the badge and the
-// notifications in step. The popup only renders what is stored.
+// The inbox, owned by the background: the only code that writes `inboxItem`. For each server it
+// brings the list up to date (unless the server asked us to wait), records why it could not (the
+// server is down, the session ended, the browser does not let us reach it), removes a request at
+// once when it is approved or denied and puts it back when the server refuses, and keeps the badge
+// and the notifications in step. One server's trouble never touches another's list. The popup
+// only renders what is stored.
 
 import { ApiError } from '../../shared/api-error';
 import type { AccessRequest } from '../../shared/api-types';
 import { createKnockClient } from '../../shared/client';
-import { showPendingCount } from './badge';
+import { showInboxes } from './badge';
+import { canReach } from './host-access';
 import type { RequestTarget } from './messaging';
 import { notifyNewRequests } from './notifier';
-import { countRequests, fetchInbox, requestKey, sortSources, withoutRequest, type Inbox, type PendingSource } from './pending-requests';
-import { inboxItem, retryNotBeforeItem, serverUrlItem, settingsItem } from './stored-values';
-import { authorizedFetch, SignedOutError } from './tokens';
+import { fetchInbox, requestKey, sortSources, withoutRequest, type FetchedList, type PendingSource } from './pending-requests';
+import { serverName } from './server-url';
+import {
+  accountsItem,
+  inboxItem,
+  serversItem,
+  settingsItem,
+  type ServerInbox,
+  type ServerProblem,
+  type ServerUrl,
+} from './stored-values';
+import { updateStored } from './stored-updates';
+import { authorizedFetch, forgetSession, SignedOutError } from './tokens';
 
 /** Used when a 429 comes without a usable Retry-After. */
 const DEFAULT_RETRY_AFTER_SECONDS = 60;
 
+const NOTHING_YET: ServerInbox = { fetchedAt: null, sources: [], problem: null };
+
 /** The server asked us to slow down (RFC 6585 §4); nothing is sent before `retryAt`. */
 export class RateLimitedError extends Error {
   override readonly name = 'RateLimitedError';
-  constructor(readonly retryAt: number) {
-    super(`Knock asked to slow down; trying again ${new Date(retryAt).toLocaleTimeString()}.`);
+  constructor(
+    serverUrl: ServerUrl,
+    readonly retryAt: number,
+  ) {
+    super(`${serverName(serverUrl)} asked to slow down; trying again ${new Date(retryAt).toLocaleTimeString()}.`);
   }
 }
 
-export async function knockClient() {
-  const serverUrl = await serverUrlItem.getValue();
-  if (!serverUrl) throw new SignedOutError('Set your Knock server address in the options first.');
-  return createKnockClient({ serverUrl, fetch: authorizedFetch });
+/** The API client for a server, signed with its session; refused while it asked us to wait. */
+export async function knockClient(serverUrl: ServerUrl) {
+  const problem = (await inboxItem.getValue())[serverUrl]?.problem;
+  if (problem?.kind === 'rate-limited' && Date.now() < problem.retryAt) throw new RateLimitedError(serverUrl, problem.retryAt);
+  return createKnockClient({ serverUrl, fetch: authorizedFetch(serverUrl) });
 }
 
-/** Records a 429's Retry-After (RFC 9110 §10.2.3), so that polling waits for it. */
-export async function rememberRateLimit(error: unknown, now: number = Date.now()): Promise<void> {
+/**
+ * Changes one server's stored inbox (and the badge to match); `change` sees its latest value.
+ * Only a server still in the list keeps an inbox, so a late answer cannot bring back a removed one.
+ */
+function updateServerInbox(serverUrl: ServerUrl, change: (inbox: ServerInbox) => ServerInbox | null): Promise<void> {
+  return updateStored(inboxItem, async (all) => {
+    const { [serverUrl]: current, ...others } = all;
+    const listed = (await serversItem.getValue()).includes(serverUrl);
+    const next = listed ? change(current ?? NOTHING_YET) : null;
+    return next ? { ...others, [serverUrl]: next } : others;
+  }).then(showInboxes);
+}
+
+/** Why a call to `serverUrl` failed, as the popup and the options page show it. */
+export function problemFrom(serverUrl: ServerUrl, error: unknown, now: number = Date.now()): ServerProblem {
+  const message = error instanceof Error ? error.message : String(error);
+  if (error instanceof SignedOutError) return { kind: 'signed-out', message };
+  if (error instanceof RateLimitedError) return { kind: 'rate-limited', message, retryAt: error.retryAt };
   if (error instanceof ApiError && error.status === 429) {
-    await retryNotBeforeItem.setValue(now + (error.retryAfterSeconds ?? DEFAULT_RETRY_AFTER_SECONDS) * 1000);
+    const retryAt = now + (error.retryAfterSeconds ?? DEFAULT_RETRY_AFTER_SECONDS) * 1000;
+    return { kind: 'rate-limited', message: new RateLimitedError(serverUrl, retryAt).message, retryAt };
   }
+  if (error instanceof ApiError && error.status === 0) return { kind: 'unreachable', message };
+  return { kind: 'failed', message };
 }
 
-/** Inbox writes, one after another, each reading what the one before wrote. */
-let writes: Promise<unknown> = Promise.resolve();
-
-/** Changes the stored inbox (and the badge to match); `change` sees the latest stored value. */
-function updateInbox(change: (inbox: Inbox | null) => Inbox | null): Promise<Inbox | null> {
-  const write = writes.then(async () => {
-    const next = change(await inboxItem.getValue());
-    await inboxItem.setValue(next);
-    await showPendingCount(countRequests(next));
-    return next;
-  });
-  writes = write.catch(() => undefined);
-  return write;
+/**
+ * Records that the server asked to wait (a 429's Retry-After, RFC 9110 §10.2.3), so that nothing
+ * is sent to it before then; other failures of a single call are the caller's to show.
+ */
+export async function rememberRateLimit(serverUrl: ServerUrl, error: unknown): Promise<void> {
+  if (!(error instanceof ApiError && error.status === 429)) return;
+  const problem = problemFrom(serverUrl, error);
+  await updateServerInbox(serverUrl, (inbox) => ({ ...inbox, problem }));
 }
 
 /** A request taken out of the inbox while the server decides on it, and where it was. */
@@ -61,35 +94,36 @@ interface Settling {
   outcome: Promise<void>;
 }
 
-const targetKey = (target: RequestTarget) => requestKey({ kind: target.kind, id: target.sourceId }, target.userId);
+const targetKey = (target: RequestTarget) => requestKey(target.serverUrl, { kind: target.kind, id: target.sourceId }, target.userId);
 
-/** Decisions sent to the server and not answered yet: a refresh meanwhile must not bring them back. */
+/** Decisions sent to a server and not answered yet: a refresh meanwhile must not bring them back. */
 const settling = new Map<string, Settling>();
 
 /** Decisions the server confirmed, and when: a refresh already under way may predate them. */
 let confirmed: { target: RequestTarget; at: number }[] = [];
 const DECISION_MEMORY_MS = 10 * 60_000;
 
-const without = (inbox: Inbox, target: RequestTarget) => withoutRequest(inbox, target.kind, target.sourceId, target.userId);
+const without = (sources: PendingSource[], target: RequestTarget) =>
+  withoutRequest(sources, target.kind, target.sourceId, target.userId);
 
-/** The fetched inbox without requests being decided, or decided while it was being fetched. */
-function withoutDecisions(inbox: Inbox, startedAt: number): Inbox {
+/** A server's fetched list without requests being decided, or decided while it was being fetched. */
+function withoutDecisions(serverUrl: ServerUrl, sources: PendingSource[], startedAt: number): PendingSource[] {
   const targets = [
     ...[...settling.values()].map((entry) => entry.target),
     ...confirmed.filter((decision) => decision.at >= startedAt).map((decision) => decision.target),
-  ];
-  return targets.reduce(without, inbox);
+  ].filter((target) => target.serverUrl === serverUrl);
+  return targets.reduce(without, sources);
 }
 
 /** Puts a request back where it was (its source too, if it had left with it). */
-function withRequestBack(inbox: Inbox | null, { target, source, request, index }: Settling): Inbox | null {
-  if (!inbox || !source || !request) return inbox;
-  const present = inbox.sources.find((s) => s.kind === target.kind && s.id === target.sourceId);
-  if (present?.requests.some((r) => r.id === request.id)) return inbox;
-  if (!present) return { ...inbox, sources: sortSources([...inbox.sources, { ...source, requests: [request] }]) };
+function withRequestBack(sources: PendingSource[], { target, source, request, index }: Settling): PendingSource[] {
+  if (!source || !request) return sources;
+  const present = sources.find((s) => s.kind === target.kind && s.id === target.sourceId);
+  if (present?.requests.some((r) => r.id === request.id)) return sources;
+  if (!present) return sortSources([...sources, { ...source, requests: [request] }]);
   const requests = [...present.requests];
   requests.splice(Math.min(index, requests.length), 0, request);
-  return { ...inbox, sources: inbox.sources.map((s) => (s === present ? { ...s, requests } : s)) };
+  return sources.map((s) => (s === present ? { ...s, requests } : s));
 }
 
 /**
@@ -105,19 +139,19 @@ export function decide(target: RequestTarget, send: () => Promise<unknown>): Pro
   settling.set(key, entry);
   entry.outcome = (async () => {
     try {
-      await updateInbox((inbox) => {
-        const source = inbox?.sources.find((s) => s.kind === target.kind && s.id === target.sourceId);
+      await updateServerInbox(target.serverUrl, (inbox) => {
+        const source = inbox.sources.find((s) => s.kind === target.kind && s.id === target.sourceId);
         entry.source = source;
         entry.index = source?.requests.findIndex((r) => r.id === target.userId) ?? -1;
         entry.request = source?.requests[entry.index];
-        return inbox && without(inbox, target);
+        return { ...inbox, sources: without(inbox.sources, target) };
       });
       try {
         await send();
       } catch (error) {
-        await rememberRateLimit(error);
+        await rememberRateLimit(target.serverUrl, error);
         settling.delete(key);
-        await updateInbox((inbox) => withRequestBack(inbox, entry));
+        await updateServerInbox(target.serverUrl, (inbox) => ({ ...inbox, sources: withRequestBack(inbox.sources, entry) }));
         throw error;
       }
       const now = Date.now();
@@ -129,30 +163,65 @@ export function decide(target: RequestTarget, send: () => Promise<unknown>): Pro
   return entry.outcome;
 }
 
-let refreshing: Promise<Inbox> | null = null;
+const refreshing = new Map<ServerUrl, Promise<ServerInbox | undefined>>();
 
-/** Brings the stored inbox up to date. One refresh at a time: callers meanwhile share it. */
-export function refreshInbox(): Promise<Inbox> {
-  refreshing ??= refresh().finally(() => {
-    refreshing = null;
-  });
-  return refreshing;
+/** Brings one server's stored inbox up to date. One refresh per server at a time: callers meanwhile share it. */
+export function refreshServer(serverUrl: ServerUrl): Promise<ServerInbox | undefined> {
+  let refresh = refreshing.get(serverUrl);
+  if (!refresh) {
+    refresh = fetchServer(serverUrl).finally(() => refreshing.delete(serverUrl));
+    refreshing.set(serverUrl, refresh);
+  }
+  return refresh;
 }
 
-async function refresh(): Promise<Inbox> {
-  const retryAt = await retryNotBeforeItem.getValue();
-  if (Date.now() < retryAt) throw new RateLimitedError(retryAt);
+/**
+ * Brings every signed-in server's list up to date, side by side; each records its own outcome.
+ * Then announces the requests that are new, wherever they are.
+ */
+export async function refreshInbox(): Promise<void> {
+  const [servers, accounts] = await Promise.all([serversItem.getValue(), accountsItem.getValue()]);
+  await Promise.all(servers.filter((serverUrl) => accounts[serverUrl]).map(refreshServer));
+  await notifyNewRequests(await inboxItem.getValue(), (await settingsItem.getValue()).notificationsEnabled);
+}
+
+/** The stored inbox of `serverUrl` after asking it, or after recording why that failed. */
+async function fetchServer(serverUrl: ServerUrl): Promise<ServerInbox | undefined> {
   const startedAt = Date.now();
-  let fetched: Inbox;
+  let fetched: FetchedList;
   try {
-    fetched = await fetchInbox(await knockClient());
+    if (!(await checkReach(serverUrl))) return (await inboxItem.getValue())[serverUrl];
+    fetched = await fetchInbox(await knockClient(serverUrl));
   } catch (error) {
-    await rememberRateLimit(error);
-    if (error instanceof SignedOutError) await showPendingCount(0);
-    throw error;
+    if (error instanceof SignedOutError) await forgetSession(serverUrl);
+    const problem = problemFrom(serverUrl, error);
+    await updateServerInbox(serverUrl, (inbox) =>
+      problem.kind === 'signed-out' ? { ...NOTHING_YET, problem } : { ...inbox, problem },
+    );
+    return (await inboxItem.getValue())[serverUrl];
   }
-  let inbox = fetched;
-  await updateInbox(() => (inbox = withoutDecisions(fetched, startedAt)));
-  await notifyNewRequests(inbox, (await settingsItem.getValue()).notificationsEnabled);
-  return inbox;
+  // A session ended meanwhile (signed out in the options) keeps no list.
+  if (!(await accountsItem.getValue())[serverUrl]) return undefined;
+  await updateServerInbox(serverUrl, () => ({
+    fetchedAt: fetched.fetchedAt,
+    sources: withoutDecisions(serverUrl, fetched.sources, startedAt),
+    problem: null,
+  }));
+  return (await inboxItem.getValue())[serverUrl];
+}
+
+/**
+ * Whether the browser lets the extension reach `serverUrl` now; records it as the server's
+ * problem when not (what to do about it included), and forgets that problem once it may again.
+ */
+export async function checkReach(serverUrl: ServerUrl): Promise<boolean> {
+  const allowed = await canReach(serverUrl);
+  const problem: ServerProblem = {
+    kind: 'no-permission',
+    message: `Your browser does not let Knock reach ${serverName(serverUrl)}. Open Knock's options and click “Allow access”.`,
+  };
+  await updateServerInbox(serverUrl, (inbox) =>
+    allowed ? (inbox.problem?.kind === 'no-permission' ? { ...inbox, problem: null } : inbox) : { ...inbox, problem },
+  );
+  return allowed;
 }

@@ -5,23 +5,34 @@
 import { defineExtensionMessaging } from '@webext-core/messaging';
 import type { NamespaceKind } from '../../shared/access-levels';
 import type { AccessRequest } from '../../shared/api-types';
-import type { Account } from './stored-values';
+import type { Account, ServerUrl } from './stored-values';
 
+/** One pending request: on which server, for which group or project, by whom. */
 export interface RequestTarget {
+  serverUrl: ServerUrl;
   kind: NamespaceKind;
   sourceId: number;
   userId: number;
 }
 
 export interface KnockProtocol {
-  signIn(): Account;
-  signOut(): void;
-  /** Brings the stored inbox up to date; fails with the reason when it could not. */
+  /**
+   * Adds a server by its address (once), and says whether the browser lets the extension reach
+   * it. The page asks the browser for that permission first: only a page can show the prompt.
+   */
+  addServer(address: string): { serverUrl: ServerUrl; reachable: boolean };
+  /** Signs out of a server and forgets it. */
+  removeServer(serverUrl: ServerUrl): void;
+  signIn(serverUrl: ServerUrl): Account;
+  /** Signs in with a personal access token instead of OAuth. */
+  usePersonalAccessToken(input: { serverUrl: ServerUrl; token: string }): Account;
+  signOut(serverUrl: ServerUrl): void;
+  /** Brings every signed-in server's list up to date; each server's outcome is stored with its list. */
   refreshInbox(): void;
   /** The request leaves the stored inbox at once, and comes back if the server refuses. */
   approve(request: RequestTarget & { accessLevel: number }): void;
   deny(request: RequestTarget): void;
-  requestAccess(target: { kind: NamespaceKind; path: string }): AccessRequest;
+  requestAccess(target: { serverUrl: ServerUrl; kind: NamespaceKind; path: string }): AccessRequest;
 }
 
 /** Each command as a function: sent by a page, carried out by the background (its reply or its error). */
@@ -33,8 +44,11 @@ export const { sendMessage, onMessage } = defineExtensionMessaging<KnockProtocol
 
 /** The commands, sent to the background. */
 export const commands: Commands = {
-  signIn: () => sendMessage('signIn'),
-  signOut: () => sendMessage('signOut'),
+  addServer: (address) => sendMessage('addServer', address),
+  removeServer: (serverUrl) => sendMessage('removeServer', serverUrl),
+  signIn: (serverUrl) => sendMessage('signIn', serverUrl),
+  usePersonalAccessToken: (input) => sendMessage('usePersonalAccessToken', input),
+  signOut: (serverUrl) => sendMessage('signOut', serverUrl),
   refreshInbox: () => sendMessage('refreshInbox'),
   approve: (request) => sendMessage('approve', request),
   deny: (request) => sendMessage('deny', request),
@@ -44,8 +58,11 @@ export const commands: Commands = {
 /** Carries out each command in this context (the background); returns a function that stops. */
 export function handleCommands(handlers: Commands): () => void {
   const stops = [
-    onMessage('signIn', () => handlers.signIn()),
-    onMessage('signOut', () => handlers.signOut()),
+    onMessage('addServer', ({ data }) => handlers.addServer(data)),
+    onMessage('removeServer', ({ data }) => handlers.removeServer(data)),
+    onMessage('signIn', ({ data }) => handlers.signIn(data)),
+    onMessage('usePersonalAccessToken', ({ data }) => handlers.usePersonalAccessToken(data)),
+    onMessage('signOut', ({ data }) => handlers.signOut(data)),
     onMessage('refreshInbox', () => handlers.refreshInbox()),
     onMessage('approve', ({ data }) => handlers.approve(data)),
     onMessage('deny', ({ data }) => handlers.deny(data)),

@@ -7,7 +7,8 @@ import * as oauth from 'oauth4webapi';
 import { ApiError, apiErrorFrom } from '../../shared/api-error';
 import { EXTENSION_CLIENT_ID } from '../../shared/knock-app';
 import { isLoopback } from './server-url';
-import { authorizationServerItem } from './stored-values';
+import { authorizationServersItem } from './stored-values';
+import { setEntry } from './stored-updates';
 
 export const client: oauth.Client = { client_id: EXTENSION_CLIENT_ID };
 export const clientAuth = oauth.None();
@@ -43,8 +44,8 @@ export async function authorizationServer(serverUrl: string, { fresh = false } =
   if (issuer.protocol !== 'https:' && !isLoopback(serverUrl)) {
     throw new ApiError(`Knock signs in over https:// only; ${issuer.origin} is not on this machine.`, 0);
   }
-  const kept = await authorizationServerItem.getValue();
-  if (!fresh && kept && kept.serverUrl === serverUrl) return kept.metadata;
+  const kept = (await authorizationServersItem.getValue())[serverUrl];
+  if (!fresh && kept) return kept;
   let metadata: oauth.AuthorizationServer;
   try {
     const response = await oauth.discoveryRequest(issuer, { ...requestOptions(serverUrl), algorithm: 'oauth2' });
@@ -57,7 +58,7 @@ export async function authorizationServer(serverUrl: string, { fresh = false } =
       reason instanceof ApiError ? reason.status : 0,
     );
   }
-  await authorizationServerItem.setValue({ serverUrl, metadata });
+  await setEntry(authorizationServersItem, serverUrl, metadata);
   return metadata;
 }
 

@@ -1,5 +1,5 @@
-// What the popup lists: every pending access request the signed-in user may act on, grouped by
-// the group or project it is for.
+// What the popup lists for one server: every pending access request the signed-in user may act
+// on there, grouped by the group or project it is for.
 
 import { APPROVER_MINIMUM, OWNER, type NamespaceKind } from '../../shared/access-levels';
 import { ApiError } from '../../shared/api-error';
@@ -19,34 +19,35 @@ export interface PendingSource {
   requests: AccessRequest[];
 }
 
-export interface Inbox {
+/** What one server lists: its sources with at least one request, ordered by path. */
+export interface FetchedList {
   /** When the server was asked (ms since epoch). */
   fetchedAt: number;
-  /** Only sources with at least one request, ordered by path. */
   sources: PendingSource[];
 }
 
-/** Identifies one request to one source, e.g. `project:7:12`. */
-export function requestKey(source: Pick<PendingSource, 'kind' | 'id'>, userId: number): string {
-  return `${source.kind}:${source.id}:${userId}`;
+/** Identifies one request to one source on one server, e.g. `https://knock.example project:7:12`. */
+export function requestKey(serverUrl: string, source: Pick<PendingSource, 'kind' | 'id'>, userId: number): string {
+  return `${serverUrl} ${source.kind}:${source.id}:${userId}`;
 }
 
-export function countRequests(inbox: Inbox | null | undefined): number {
-  return inbox?.sources.reduce((sum, source) => sum + source.requests.length, 0) ?? 0;
+/** The requests waiting on every server. */
+export function countRequests(inboxes: Record<string, { sources: PendingSource[] }> | null | undefined): number {
+  return Object.values(inboxes ?? {}).reduce(
+    (sum, inbox) => sum + inbox.sources.reduce((count, source) => count + source.requests.length, 0),
+    0,
+  );
 }
 
-/** The inbox without one request (after it was approved or denied). */
-export function withoutRequest(inbox: Inbox, kind: NamespaceKind, sourceId: number, userId: number): Inbox {
-  return {
-    ...inbox,
-    sources: inbox.sources
-      .map((source) =>
-        source.kind === kind && source.id === sourceId
-          ? { ...source, requests: source.requests.filter((request) => request.id !== userId) }
-          : source,
-      )
-      .filter((source) => source.requests.length > 0),
-  };
+/** The sources without one request (after it was approved or denied). */
+export function withoutRequest(sources: PendingSource[], kind: NamespaceKind, sourceId: number, userId: number): PendingSource[] {
+  return sources
+    .map((source) =>
+      source.kind === kind && source.id === sourceId
+        ? { ...source, requests: source.requests.filter((request) => request.id !== userId) }
+        : source,
+    )
+    .filter((source) => source.requests.length > 0);
 }
 
 const PARALLEL_LISTS = 4;
@@ -56,7 +57,7 @@ const PARALLEL_LISTS = 4;
  * Maintainer or above (and which of those they own, since only an Owner may grant Owner on a
  * project), then for the pending requests of each.
  */
-export async function fetchInbox(client: KnockClient, now: () => number = Date.now): Promise<Inbox> {
+export async function fetchInbox(client: KnockClient, now: () => number = Date.now): Promise<FetchedList> {
   const [user, groups, projects, ownedProjects] = await Promise.all([
     client.currentUser(),
     client.groups(APPROVER_MINIMUM.group),

@@ -25,7 +25,16 @@ export function normalizeServerUrl(input: string): string {
   return url.origin;
 }
 
-/** The match pattern a host permission is asked for. */
-export function originPattern(serverUrl: string): string {
-  return `${new URL(serverUrl).origin}/*`;
+/**
+ * The match pattern of the host permission that lets the extension reach `serverUrl`: its scheme
+ * and host, without the port. A match pattern without a port matches every port in both browsers,
+ * but only Chromium accepts a pattern with one: in Firefox, `http://127.0.0.1:8787/*` is not
+ * covered by the `http://127.0.0.1/*` granted at install, so asking about it would prompt.
+ */
+export function hostPattern(serverUrl: string): string {
+  const url = new URL(serverUrl);
+  return `${url.protocol}//${url.hostname}/*`;
 }
+
+/** What to call a server on screen: its host, with the port (`127.0.0.1:8787`, `knock.example`). */
+export const serverName = (serverUrl: string): string => new URL(serverUrl).host;

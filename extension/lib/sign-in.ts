@@ -1,14 +1,17 @@
-// Signing in: the authorization code flow with PKCE (RFC 6749 §4.1, RFC 7636) through oauth4webapi,
-// against the endpoints the server publishes (RFC 8414), in the browser's auth window
-// (identity.launchWebAuthFlow). Started from the background because a popup closes as soon as
-// the auth window takes focus.
+// Signing in to one server: the authorization code flow with PKCE (RFC 6749 §4.1, RFC 7636)
+// through oauth4webapi, against the endpoints the server publishes (RFC 8414), in the browser's
+// auth window (identity.launchWebAuthFlow). Started from the background because a popup closes as
+// soon as the auth window takes focus. Or, for a server without OAuth for the extension, a
+// personal access token the user pasted.
 
 import * as oauth from 'oauth4webapi';
 import { browser } from 'wxt/browser';
+import { ApiError } from '../../shared/api-error';
 import { createKnockClient } from '../../shared/client';
 import { authorizationServer, client, clientAuth, explained, requestOptions } from './oauth';
-import { accountItem, serverUrlItem, type Account } from './stored-values';
-import { authorizedFetch, forgetSession, saveTokens } from './tokens';
+import { accountsItem, credentialsItem, serversItem, type Account, type ServerUrl } from './stored-values';
+import { setEntry } from './stored-updates';
+import { authorizedFetch, forgetSession, personalTokenRefused, saveTokens, signOut } from './tokens';
 
 /** GitLab's `api` scope: the extension reads and decides access requests as the user. */
 const SCOPE = 'api';
@@ -42,9 +45,15 @@ export function readAuthorizationResponse(
   }
 }
 
-export async function signIn(): Promise<Account> {
-  const serverUrl = await serverUrlItem.getValue();
-  if (!serverUrl) throw new SignInError('Set your Knock server address in the options first.');
+/** Only a server in the list may be signed in to (adding it is when its permission is asked for). */
+async function listed(serverUrl: ServerUrl): Promise<void> {
+  if (!(await serversItem.getValue()).includes(serverUrl)) {
+    throw new SignInError(`Add ${serverUrl} in the options first.`);
+  }
+}
+
+export async function signIn(serverUrl: ServerUrl): Promise<Account> {
+  await listed(serverUrl);
   const as = await authorizationServer(serverUrl, { fresh: true });
   if (!as.authorization_endpoint) throw new SignInError(`${as.issuer} does not say where to sign in.`);
 
@@ -76,10 +85,38 @@ export async function signIn(): Promise<Account> {
     const response = await oauth.authorizationCodeGrantRequest(as, client, clientAuth, callback, redirectUri, codeVerifier, options);
     return oauth.processAuthorizationCodeResponse(as, client, response);
   });
-  await forgetSession();
-  await saveTokens(tokens);
-  const user = await createKnockClient({ serverUrl, fetch: authorizedFetch }).currentUser();
-  const account: Account = { serverUrl, userId: user.id, username: user.username, name: user.name };
-  await accountItem.setValue(account);
+  await forgetSession(serverUrl);
+  await saveTokens(serverUrl, tokens);
+  const user = await createKnockClient({ serverUrl, fetch: authorizedFetch(serverUrl) }).currentUser();
+  const account: Account = { serverUrl, userId: user.id, username: user.username, name: user.name, via: 'oauth' };
+  await setEntry(accountsItem, serverUrl, account);
+  return account;
+}
+
+/**
+ * Signs in with a personal access token instead: the server must say whose it is
+ * (`GET /api/v4/user`) before it is kept. It replaces the server's previous session.
+ */
+export async function usePersonalAccessToken(serverUrl: ServerUrl, pasted: string): Promise<Account> {
+  await listed(serverUrl);
+  const token = pasted.trim();
+  if (!token) throw new SignInError('Paste a personal access token first.');
+  const whoseToken = async (url: string, init: RequestInit = {}) => {
+    const headers = new Headers(init.headers);
+    headers.set('PRIVATE-TOKEN', token);
+    let response: Response;
+    try {
+      response = await fetch(url, { ...init, headers });
+    } catch {
+      throw new ApiError(`Could not reach ${serverUrl}`, 0);
+    }
+    if (response.status === 401) throw await personalTokenRefused(serverUrl, response);
+    return response;
+  };
+  const user = await createKnockClient({ serverUrl, fetch: whoseToken }).currentUser();
+  await signOut(serverUrl);
+  await setEntry(credentialsItem, serverUrl, { kind: 'personal-access-token', token });
+  const account: Account = { serverUrl, userId: user.id, username: user.username, name: user.name, via: 'personal-access-token' };
+  await setEntry(accountsItem, serverUrl, account);
   return account;
 }

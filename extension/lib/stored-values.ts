@@ -1,11 +1,59 @@
-// Every value the extension keeps, defined once (WXT storage items).
+// Every value the extension keeps, defined once (WXT storage items). Since version 2 the extension
+// talks to several Knock servers: each value below is a list or a record keyed by the server's
+// origin (`https://knock.example`, the id of a server everywhere in the extension).
+//
+// Version 1 knew one server. Its keys are kept and their values migrated in place (WXT runs an
+// item's `migrations` when it is first used after an update), so an installation signed in to
+// one server is still signed in to it after the update (migrations.ts says how).
 
 import type { AuthorizationServer } from 'oauth4webapi';
 import { storage } from 'wxt/utils/storage';
-import type { Inbox } from './pending-requests';
+import {
+  accessTokensFromV1,
+  accountsFromV1,
+  authorizationServersFromV1,
+  credentialsFromV1,
+  inboxFromV1,
+  notifiedFromV1,
+  serversFromV1,
+} from './migrations';
+import type { PendingSource } from './pending-requests';
 
-/** The Knock server's origin, e.g. `https://knock.example`; empty until set in the options. */
-export const serverUrlItem = storage.defineItem<string>('local:serverUrl', { fallback: '' });
+/** A server's origin, e.g. `https://knock.example` or `http://127.0.0.1:8787`. */
+export type ServerUrl = string;
+
+/** The servers, in the order they were added. */
+export const serversItem = storage.defineItem<ServerUrl[]>('local:serverUrl', {
+  fallback: [],
+  version: 2,
+  migrations: { 2: serversFromV1 },
+});
+
+/** Who is signed in on a server. A server without one is signed out. */
+export interface Account {
+  serverUrl: ServerUrl;
+  userId: number;
+  username: string;
+  name: string;
+  /** How the extension authenticates there: OAuth sign-in, or a personal access token pasted in the options. */
+  via: 'oauth' | 'personal-access-token';
+}
+export const accountsItem = storage.defineItem<Record<ServerUrl, Account>>('local:account', {
+  fallback: {},
+  version: 2,
+  migrations: { 2: accountsFromV1 },
+});
+
+/**
+ * What the extension signs its calls with, per server; survives restarts. An OAuth refresh token
+ * (rotated on every refresh) or a personal access token (kept until signed out).
+ */
+export type Credential = { kind: 'oauth'; refreshToken: string } | { kind: 'personal-access-token'; token: string };
+export const credentialsItem = storage.defineItem<Record<ServerUrl, Credential>>('local:refreshToken', {
+  fallback: {},
+  version: 2,
+  migrations: { 2: credentialsFromV1 },
+});
 
 export interface AccessTokenRecord {
   token: string;
@@ -13,28 +61,18 @@ export interface AccessTokenRecord {
   expiresAt: number;
 }
 
-/** The server's authorization server metadata (RFC 8414), found at sign-in or first use. */
-export const authorizationServerItem = storage.defineItem<{ serverUrl: string; metadata: AuthorizationServer } | null>(
-  'session:authorizationServer',
-  { fallback: null },
-);
-
-/** Lives only as long as the browser session (RFC 9700 §4.14: keep access tokens short-lived). */
-export const accessTokenItem = storage.defineItem<AccessTokenRecord | null>('session:accessToken', {
-  fallback: null,
+/** OAuth access tokens: only as long as the browser session (RFC 9700 §4.14: keep them short-lived). */
+export const accessTokensItem = storage.defineItem<Record<ServerUrl, AccessTokenRecord>>('session:accessToken', {
+  fallback: {},
+  version: 2,
+  migrations: { 2: accessTokensFromV1 },
 });
 
-/** Survives restarts so the user stays signed in; rotated on every refresh. */
-export const refreshTokenItem = storage.defineItem<string | null>('local:refreshToken', { fallback: null });
-
-/** Who is signed in, where. `null` means signed out. */
-export interface Account {
-  serverUrl: string;
-  userId: number;
-  username: string;
-  name: string;
-}
-export const accountItem = storage.defineItem<Account | null>('local:account', { fallback: null });
+/** Each server's authorization server metadata (RFC 8414), found at sign-in or first use. */
+export const authorizationServersItem = storage.defineItem<Record<ServerUrl, AuthorizationServer>>(
+  'session:authorizationServer',
+  { fallback: {}, version: 2, migrations: { 2: authorizationServersFromV1 } },
+);
 
 export interface Settings {
   pollMinutes: number;
@@ -48,14 +86,38 @@ export const settingsItem = storage.defineItem<Settings>('local:settings', {
   version: 1,
 });
 
+/** Why the last attempt to reach a server failed. */
+export type ServerProblem =
+  | { kind: 'unreachable' | 'failed'; message: string }
+  | { kind: 'signed-out'; message: string }
+  /** The browser does not let the extension reach the server: the options page can ask again. */
+  | { kind: 'no-permission'; message: string }
+  /** The server asked to slow down (RFC 6585 §4): nothing is sent before `retryAt` (ms since epoch). */
+  | { kind: 'rate-limited'; message: string; retryAt: number };
+
+/** What one server last said: its pending requests, and whether the last attempt failed. */
+export interface ServerInbox {
+  /** When the list was last fetched (ms since epoch); null before the first time. */
+  fetchedAt: number | null;
+  /** Only sources with at least one request, ordered by path. */
+  sources: PendingSource[];
+  /** Why the last refresh (or decision) failed; null when it worked. */
+  problem: ServerProblem | null;
+}
+
 /**
- * The pending requests: written only by the background (after each refresh, and at once when a
- * request is approved or denied, put back if the server refuses); the popup renders it.
+ * The pending requests, per server: written only by the background (after each refresh, and at
+ * once when a request is approved or denied, put back if the server refuses); the popup renders it.
  */
-export const inboxItem = storage.defineItem<Inbox | null>('local:inbox', { fallback: null });
+export const inboxItem = storage.defineItem<Record<ServerUrl, ServerInbox>>('local:inbox', {
+  fallback: {},
+  version: 2,
+  migrations: { 2: inboxFromV1 },
+});
 
 /** Requests a notification was already shown for (`requestKey` + `requested_at`). */
-export const notifiedRequestsItem = storage.defineItem<string[]>('local:notifiedRequests', { fallback: [] });
-
-/** After a 429, no request to the server before this time (ms since epoch). */
-export const retryNotBeforeItem = storage.defineItem<number>('local:retryNotBefore', { fallback: 0 });
+export const notifiedRequestsItem = storage.defineItem<string[]>('local:notifiedRequests', {
+  fallback: [],
+  version: 2,
+  migrations: { 2: notifiedFromV1 },
+});

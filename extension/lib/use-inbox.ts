@@ -1,4 +1,4 @@
-// The popup's list: the stored inbox, written only by the background and watched here; approvals,
+// The popup's lists, one per server: the stored inbox, written only by the background and watched here; approvals,
 // denials and refreshes go to the background as commands, and their effect on the list comes back
 // through storage. What the popup keeps is only what it alone shows: whether the refresh it asked
 // for is under way or failed, the outcome it announces, errors next to rows, keyboard focus.
@@ -10,16 +10,17 @@ import type { PopupActions } from '../components/popup-actions';
 import { errorMessage } from '../components/popup-actions';
 import type { PendingSource } from './pending-requests';
 import { requestKey } from './pending-requests';
-import { inboxItem } from './stored-values';
+import { inboxItem, type ServerUrl } from './stored-values';
 import { useStoredValue } from './use-stored-value';
 
 export type RefreshState = { status: 'loading' } | { status: 'done' } | { status: 'failed'; message: string };
 
-export const rowKey = (source: PendingSource, request: AccessRequest) =>
-  `${requestKey(source, request.id)}:${request.requested_at}`;
+export const rowKey = (serverUrl: ServerUrl, source: PendingSource, request: AccessRequest) =>
+  `${requestKey(serverUrl, source, request.id)}:${request.requested_at}`;
 
-export function useInbox(actions: PopupActions) {
-  /** `undefined` until storage was read; `null` when nothing was ever fetched. */
+/** `servers`: the servers in the order the popup lists them (keyboard focus follows it). */
+export function useInbox(actions: PopupActions, servers: ServerUrl[]) {
+  /** `undefined` until storage was read. */
   const inbox = useStoredValue(inboxItem);
   const [refresh, setRefresh] = useState<RefreshState>({ status: 'loading' });
   const [rowErrors, setRowErrors] = useState<Readonly<Record<string, string>>>({});
@@ -45,10 +46,10 @@ export function useInbox(actions: PopupActions) {
   }, [reload]);
 
   const decide = useCallback(
-    async (source: PendingSource, request: AccessRequest, decision: { approveAs: number } | 'deny') => {
-      const key = rowKey(source, request);
+    async (serverUrl: ServerUrl, source: PendingSource, request: AccessRequest, decision: { approveAs: number } | 'deny') => {
+      const key = rowKey(serverUrl, source, request);
       const who = `@${request.username}`;
-      const target = { kind: source.kind, sourceId: source.id, userId: request.id };
+      const target = { serverUrl, kind: source.kind, sourceId: source.id, userId: request.id };
       const order = rowOrder.current.filter((row) => row === key || !sent.current.has(row));
       const at = order.indexOf(key);
       setFocusKey(order[at + 1] ?? order[at - 1] ?? 'status');
@@ -78,7 +79,9 @@ export function useInbox(actions: PopupActions) {
     [actions],
   );
 
-  rowOrder.current = inbox?.sources.flatMap((source) => source.requests.map((request) => rowKey(source, request))) ?? [];
+  rowOrder.current = servers.flatMap((serverUrl) =>
+    (inbox?.[serverUrl]?.sources ?? []).flatMap((source) => source.requests.map((request) => rowKey(serverUrl, source, request))),
+  );
 
   return {
     inbox,
@@ -86,9 +89,9 @@ export function useInbox(actions: PopupActions) {
     reload,
     announcement,
     focusKey,
-    errorFor: (source: PendingSource, request: AccessRequest) => rowErrors[rowKey(source, request)],
-    approve: (source: PendingSource, request: AccessRequest, level: number) =>
-      decide(source, request, { approveAs: level }),
-    deny: (source: PendingSource, request: AccessRequest) => decide(source, request, 'deny'),
+    errorFor: (serverUrl: ServerUrl, source: PendingSource, request: AccessRequest) => rowErrors[rowKey(serverUrl, source, request)],
+    approve: (serverUrl: ServerUrl, source: PendingSource, request: AccessRequest, level: number) =>
+      decide(serverUrl, source, request, { approveAs: level }),
+    deny: (serverUrl: ServerUrl, source: PendingSource, request: AccessRequest) => decide(serverUrl, source, request, 'deny'),
   };
 }

@@ -67,6 +67,31 @@ describe('a GitLab client library against Knock', () => {
     expect(projectMembers.map((m) => m.username)).toEqual(expect.arrayContaining(['olivia', 'bobby']));
   });
 
+  it("edits, blocks, unblocks, deactivates, activates and deletes a user through gitbeaker's own calls", async () => {
+    const dora = await userWithToken('dora');
+    const edited = await admin.Users.edit(dora.user.id, { name: 'Dora Explorer', email: 'dora.explorer@example.com' });
+    expect(edited).toMatchObject({ id: dora.user.id, name: 'Dora Explorer', email: 'dora.explorer@example.com' });
+    // The token dora already holds shows the new profile.
+    expect(await dora.api.Users.showCurrentUser()).toMatchObject({ name: 'Dora Explorer' });
+
+    await admin.Users.block(dora.user.id);
+    expect(await admin.Users.show(dora.user.id)).toMatchObject({ state: 'blocked' });
+    await expect(dora.api.Users.showCurrentUser()).rejects.toMatchObject({ cause: { response: { status: 401 } } });
+    await admin.Users.unblock(dora.user.id);
+    expect(await admin.Users.show(dora.user.id)).toMatchObject({ state: 'active' });
+    // The token the block ended stays ended.
+    await expect(dora.api.Users.showCurrentUser()).rejects.toMatchObject({ cause: { response: { status: 401 } } });
+
+    await admin.Users.deactivate(dora.user.id);
+    expect(await admin.Users.show(dora.user.id)).toMatchObject({ state: 'deactivated' });
+    await expect(admin.Users.unblock(dora.user.id)).rejects.toMatchObject({ cause: { response: { status: 403 } } });
+    await admin.Users.activate(dora.user.id);
+    expect(await admin.Users.show(dora.user.id)).toMatchObject({ state: 'active' });
+
+    await admin.Users.remove(dora.user.id);
+    await expect(admin.Users.show(dora.user.id)).rejects.toMatchObject({ cause: { response: { status: 404 } } });
+  });
+
   it('reports the errors GitLab clients expect', async () => {
     const stranger = await userWithToken('stranger');
     const owner = await userWithToken('owen');

@@ -34,6 +34,7 @@ export function accessRequest(id: number, username: string, name: string, reques
 export function createFakeKnock(origin: string = SERVER) {
   let issued = 0;
   const server = {
+    origin,
     user: {
       id: 1,
       username: 'alice',
@@ -46,6 +47,9 @@ export function createFakeKnock(origin: string = SERVER) {
     } as User,
     sources: [] as Source[],
     validAccessTokens: new Set<string>(),
+    /** Personal access tokens that work (sent as PRIVATE-TOKEN). */
+    personalAccessTokens: new Set<string>(),
+    personalAccessTokenCalls: 0,
     /** Refresh tokens that still work; each is used once (rotation). */
     liveRefreshTokens: new Set<string>(),
     /** What the token endpoint answers to a code exchange, when not new tokens. */
@@ -155,8 +159,14 @@ export function createFakeKnock(origin: string = SERVER) {
         return new Response(null, { status: 200 });
       }
 
-      const token = new Headers(init.headers).get('Authorization')?.replace(/^Bearer /, '');
-      if (!token || !server.validAccessTokens.has(token)) {
+      // RFC 6750 §2.1, or GitLab's PRIVATE-TOKEN header (personal access tokens).
+      const headers = new Headers(init.headers);
+      const token = headers.get('PRIVATE-TOKEN') ?? headers.get('Authorization')?.replace(/^Bearer /, '');
+      if (token && server.personalAccessTokens.has(token)) server.personalAccessTokenCalls += 1;
+      if (token && server.personalAccessTokens.has(token)) {
+        if (!headers.has('PRIVATE-TOKEN')) return json(400, { message: 'fake Knock: send personal access tokens as PRIVATE-TOKEN' });
+      } else if (!token || !server.validAccessTokens.has(token)) {
+        if (headers.has('PRIVATE-TOKEN')) return json(401, { message: '401 Unauthorized' });
         return json(401, { error: 'invalid_token', error_description: 'Token is expired.' });
       }
       if (server.rateLimit.remaining > 0) {

@@ -1,94 +1,180 @@
-import { fireEvent, render, screen, waitFor } from '@testing-library/preact';
+import { fireEvent, render, screen, waitFor, within } from '@testing-library/preact';
 import { describe, expect, it, vi } from 'vitest';
 import { OptionsApp } from '../../extension/components/OptionsApp';
 import type { OptionsActions } from '../../extension/components/popup-actions';
-import { accountItem, serverUrlItem, settingsItem } from '../../extension/lib/stored-values';
+import { accountsItem, inboxItem, serversItem, settingsItem, type Account } from '../../extension/lib/stored-values';
 
 const REDIRECT_URI = 'https://odhclnlgfnipbpcdeojbgcidnleblgjk.chromiumapp.org/';
+const KNOCK = 'https://knock.example.com';
+const LOCAL = 'http://127.0.0.1:8787';
 
+const alice = (serverUrl: string, via: Account['via'] = 'oauth'): Account => ({
+  serverUrl,
+  userId: 1,
+  username: 'alice',
+  name: 'Alice',
+  via,
+});
+
+/** Commands as the background carries them out, on storage; the browser allows every host unless told. */
 function fakeActions(overrides: Partial<OptionsActions> = {}): OptionsActions {
   return {
-    signIn: vi.fn(async () => ({ serverUrl: 'https://knock.example.com', userId: 1, username: 'alice', name: 'Alice' })),
-    signOut: vi.fn(async () => {
-      await accountItem.setValue(null);
+    addServer: vi.fn(async (serverUrl: string) => {
+      const servers = await serversItem.getValue();
+      if (!servers.includes(serverUrl)) await serversItem.setValue([...servers, serverUrl]);
+      return { serverUrl, reachable: true };
     }),
+    removeServer: vi.fn(async (serverUrl: string) => {
+      await serversItem.setValue((await serversItem.getValue()).filter((listed) => listed !== serverUrl));
+    }),
+    signIn: vi.fn(async (serverUrl: string) => alice(serverUrl)),
+    usePersonalAccessToken: vi.fn(async ({ serverUrl }: { serverUrl: string }) => alice(serverUrl, 'personal-access-token')),
+    signOut: vi.fn(async () => accountsItem.setValue({})),
     requestHostPermission: vi.fn(async () => true),
     ...overrides,
   };
 }
 
-async function saveServer(url: string) {
+async function addServer(url: string) {
   fireEvent.input(await screen.findByRole('textbox', { name: 'Server URL' }), { target: { value: url } });
-  fireEvent.click(screen.getByRole('button', { name: 'Save' }));
+  fireEvent.click(screen.getByRole('button', { name: 'Add server' }));
 }
 
-describe('the options page', () => {
-  it('saves the server’s origin once the user allows the extension to reach it', async () => {
+const itemOf = (name: string) => screen.getByRole('listitem', { name });
+
+describe('adding a server', () => {
+  it('asks the browser for its host, with any port, then adds its origin', async () => {
     const actions = fakeActions();
     render(<OptionsApp redirectUri={REDIRECT_URI} actions={actions} />);
 
-    await saveServer('https://knock.example.com/some/page');
+    await addServer(`${KNOCK}/some/page`);
 
-    expect(await screen.findByText('Saved. Knock will talk to https://knock.example.com.')).toBeTruthy();
+    expect(await screen.findByText('Added knock.example.com. Sign in to it below.')).toBeTruthy();
     expect(actions.requestHostPermission).toHaveBeenCalledWith('https://knock.example.com/*');
-    expect(await serverUrlItem.getValue()).toBe('https://knock.example.com');
+    expect(actions.addServer).toHaveBeenCalledWith(KNOCK);
+    expect(within(itemOf('knock.example.com')).getByText('Not signed in.')).toBeTruthy();
   });
 
-  it('saves nothing when the permission is refused', async () => {
-    render(<OptionsApp redirectUri={REDIRECT_URI} actions={fakeActions({ requestHostPermission: async () => false })} />);
-
-    await saveServer('https://knock.example.com');
-
-    expect((await screen.findByRole('alert')).textContent).toContain('needs permission to reach https://knock.example.com');
-    expect(await serverUrlItem.getValue()).toBe('');
-  });
-
-  it('refuses an address that is not a web URL', async () => {
+  it('asks about a local server without its port, which the permission granted at install covers', async () => {
     const actions = fakeActions();
     render(<OptionsApp redirectUri={REDIRECT_URI} actions={actions} />);
 
-    await saveServer('ftp://knock.example.com');
+    await addServer('http://127.0.0.1:8787/');
+
+    expect(await screen.findByText('Added 127.0.0.1:8787. Sign in to it below.')).toBeTruthy();
+    expect(actions.requestHostPermission).toHaveBeenCalledWith('http://127.0.0.1/*');
+    expect(await serversItem.getValue()).toEqual([LOCAL]);
+  });
+
+  it('lists a server whose permission was refused, and says how to allow it later', async () => {
+    const actions = fakeActions({
+      requestHostPermission: vi.fn(async () => false),
+      addServer: vi.fn(async (serverUrl: string) => {
+        await serversItem.setValue([serverUrl]);
+        await inboxItem.setValue({
+          [serverUrl]: { fetchedAt: null, sources: [], problem: { kind: 'no-permission', message: 'Your browser does not let Knock reach knock.example.com.' } },
+        });
+        return { serverUrl, reachable: false };
+      }),
+    });
+    render(<OptionsApp redirectUri={REDIRECT_URI} actions={actions} />);
+
+    await addServer(KNOCK);
+
+    expect(await screen.findByText(/Your browser did not let Knock reach knock.example.com. Click “Allow access” next to it/)).toBeTruthy();
+    const item = itemOf('knock.example.com');
+    expect(within(item).getByRole('alert').textContent).toBe('Your browser does not let Knock reach knock.example.com.');
+
+    vi.mocked(actions.requestHostPermission).mockResolvedValue(true);
+    vi.mocked(actions.addServer).mockResolvedValue({ serverUrl: KNOCK, reachable: true });
+    fireEvent.click(within(item).getByRole('button', { name: 'Allow access' }));
+
+    expect(await within(item).findByText('Knock may reach knock.example.com now.')).toBeTruthy();
+    expect(actions.requestHostPermission).toHaveBeenLastCalledWith('https://knock.example.com/*');
+  });
+
+  it('refuses an address that is not a web URL, before asking the browser anything', async () => {
+    const actions = fakeActions();
+    render(<OptionsApp redirectUri={REDIRECT_URI} actions={actions} />);
+
+    await addServer('ftp://knock.example.com');
 
     expect((await screen.findByRole('alert')).textContent).toContain('must start with https://');
     expect(actions.requestHostPermission).not.toHaveBeenCalled();
+    expect(actions.addServer).not.toHaveBeenCalled();
   });
 
   it('accepts plain http only for a server on this machine', async () => {
-    const actions = fakeActions();
-    render(<OptionsApp redirectUri={REDIRECT_URI} actions={actions} />);
+    render(<OptionsApp redirectUri={REDIRECT_URI} actions={fakeActions()} />);
 
-    await saveServer('http://knock.example.com');
+    await addServer('http://knock.example.com');
+
     expect((await screen.findByRole('alert')).textContent).toContain('http:// only for 127.0.0.1, localhost or [::1]');
+    expect(await serversItem.getValue()).toEqual([]);
+  });
+});
 
-    await saveServer('http://localhost:8787/');
-    expect(await screen.findByText('Saved. Knock will talk to http://localhost:8787.')).toBeTruthy();
-    expect(await serverUrlItem.getValue()).toBe('http://localhost:8787');
+describe('the list of servers', () => {
+  it('says who is signed in where, and how', async () => {
+    await serversItem.setValue([KNOCK, LOCAL, 'https://third.example']);
+    await accountsItem.setValue({ [KNOCK]: alice(KNOCK), [LOCAL]: alice(LOCAL, 'personal-access-token') });
+    render(<OptionsApp redirectUri={REDIRECT_URI} actions={fakeActions()} />);
+
+    expect(await within(await screen.findByRole('listitem', { name: 'knock.example.com' })).findByText('Signed in as Alice (@alice).')).toBeTruthy();
+    expect(within(itemOf('127.0.0.1:8787')).getByText('Signed in as Alice (@alice) with a personal access token.')).toBeTruthy();
+    expect(within(itemOf('third.example')).getByText('Not signed in.')).toBeTruthy();
   });
 
-  it('signs out before switching to another server', async () => {
-    await serverUrlItem.setValue('https://old.example.com');
-    await accountItem.setValue({ serverUrl: 'https://old.example.com', userId: 1, username: 'alice', name: 'Alice' });
+  it('signs in, signs out and removes each server by itself', async () => {
+    await serversItem.setValue([KNOCK, LOCAL]);
+    await accountsItem.setValue({ [LOCAL]: alice(LOCAL) });
     const actions = fakeActions();
     render(<OptionsApp redirectUri={REDIRECT_URI} actions={actions} />);
-    expect(await screen.findByText('Signed in as Alice (@alice) on https://old.example.com.')).toBeTruthy();
 
-    await saveServer('https://new.example.com');
+    fireEvent.click(await screen.findByRole('button', { name: 'Sign in to knock.example.com' }));
+    await waitFor(() => expect(actions.signIn).toHaveBeenCalledWith(KNOCK));
+    fireEvent.click(screen.getByRole('button', { name: 'Sign out of 127.0.0.1:8787' }));
+    await waitFor(() => expect(actions.signOut).toHaveBeenCalledWith(LOCAL));
+    fireEvent.click(screen.getByRole('button', { name: 'Remove knock.example.com' }));
 
-    await waitFor(() => expect(actions.signOut).toHaveBeenCalled());
-    expect(await screen.findByText('Not signed in to https://new.example.com.')).toBeTruthy();
+    await waitFor(() => expect(screen.queryByRole('listitem', { name: 'knock.example.com' })).toBeNull());
+    expect(actions.removeServer).toHaveBeenCalledWith(KNOCK);
   });
 
-  it('signs in, and shows why when it fails', async () => {
-    await serverUrlItem.setValue('https://knock.example.com');
+  it('shows why signing in failed, next to the server', async () => {
+    await serversItem.setValue([KNOCK]);
     const actions = fakeActions({ signIn: vi.fn(async () => Promise.reject(new Error('Sign-in cancelled: access was denied.'))) });
     render(<OptionsApp redirectUri={REDIRECT_URI} actions={actions} />);
 
-    fireEvent.click(await screen.findByRole('button', { name: 'Sign in' }));
+    fireEvent.click(await screen.findByRole('button', { name: 'Sign in to knock.example.com' }));
 
-    expect((await screen.findByRole('alert')).textContent).toBe('Sign-in cancelled: access was denied.');
+    expect((await within(itemOf('knock.example.com')).findByRole('alert')).textContent).toBe('Sign-in cancelled: access was denied.');
   });
 
-  it('keeps the polling interval (5 minutes by default) and the notification choice', async () => {
+  it('takes a pasted personal access token instead of a sign-in, and shows the server’s refusal', async () => {
+    await serversItem.setValue([KNOCK]);
+    const usePersonalAccessToken = vi
+      .fn<OptionsActions['usePersonalAccessToken']>()
+      .mockRejectedValueOnce(new Error('knock.example.com refused the personal access token (401 Unauthorized).'))
+      .mockResolvedValueOnce(alice(KNOCK, 'personal-access-token'));
+    render(<OptionsApp redirectUri={REDIRECT_URI} actions={fakeActions({ usePersonalAccessToken })} />);
+
+    fireEvent.click(await screen.findByRole('button', { name: 'Use a personal access token for knock.example.com' }));
+    const field = screen.getByLabelText('Personal access token for knock.example.com');
+    fireEvent.input(field, { target: { value: 'glpat-wrong' } });
+    fireEvent.submit(field.closest('form')!);
+
+    expect((await screen.findByRole('alert')).textContent).toContain('refused the personal access token (401 Unauthorized)');
+    fireEvent.input(field, { target: { value: 'glpat-right' } });
+    fireEvent.submit(field.closest('form')!);
+
+    await waitFor(() => expect(screen.queryByLabelText('Personal access token for knock.example.com')).toBeNull());
+    expect(usePersonalAccessToken).toHaveBeenLastCalledWith({ serverUrl: KNOCK, token: 'glpat-right' });
+  });
+});
+
+describe('the other settings', () => {
+  it('keep the polling interval (5 minutes by default) and the notification choice', async () => {
     render(<OptionsApp redirectUri={REDIRECT_URI} actions={fakeActions()} />);
     const interval = (await screen.findByRole('spinbutton', { name: 'Check every (minutes)' })) as HTMLInputElement;
     expect(interval.value).toBe('5');
@@ -99,7 +185,7 @@ describe('the options page', () => {
     await waitFor(async () => expect(await settingsItem.getValue()).toEqual({ pollMinutes: 15, notificationsEnabled: false }));
   });
 
-  it('shows the redirect URI the server has to allow', async () => {
+  it('show the redirect URI the servers have to allow', async () => {
     render(<OptionsApp redirectUri={REDIRECT_URI} actions={fakeActions()} />);
 
     expect((await screen.findByText(REDIRECT_URI)).tagName).toBe('CODE');

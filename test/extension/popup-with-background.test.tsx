@@ -9,8 +9,8 @@ import type { PopupActions } from '../../extension/components/popup-actions';
 import { PopupApp } from '../../extension/components/PopupApp';
 import { backgroundCommands } from '../../extension/lib/background';
 import { commands, handleCommands } from '../../extension/lib/messaging';
-import { accessRequest, type FakeKnock } from './fake-knock';
-import { signedInToFakeKnock } from './signed-in';
+import { accessRequest, createFakeKnock, type FakeKnock } from './fake-knock';
+import { serveFrom, signedInTo, signedInToFakeKnock } from './signed-in';
 
 const HOURS_AGO = (hours: number) => new Date(Date.now() - hours * 3600_000).toISOString();
 
@@ -101,12 +101,35 @@ describe('the popup with the background', () => {
     render(<PopupApp actions={popupActions} />);
 
     const alert = await screen.findByRole('alert');
-    expect(alert.textContent).toContain('Could not load access requests: 429 Too Many Requests');
+    await waitFor(() => expect(alert.textContent).toContain('knock.test asked to slow down; trying again'));
     const calls = server.calls.length;
 
-    fireEvent.click(within(alert).getByRole('button', { name: 'Try again' }));
+    await popupActions.refreshInbox();
 
-    await waitFor(() => expect(screen.getByRole('alert').textContent).toContain('Knock asked to slow down'));
     expect(server.calls.length).toBe(calls);
+    expect(within(screen.getByRole('region', { name: 'knock.test' })).getByRole('alert').textContent).toContain('asked to slow down');
+  });
+
+  it('lists each server’s requests in its own section, and one server down hides nothing of the other', async () => {
+    const server = await aliceWithTwoPendingRequests();
+    const other = await signedInTo(createFakeKnock('https://other.test'));
+    other.addGroup(30, 'beta', 50, [accessRequest(4, 'dave', 'Dave Dev', HOURS_AGO(3))]);
+    serveFrom(server, other);
+    render(<PopupApp actions={popupActions} />);
+    const otherSection = await screen.findByRole('region', { name: 'other.test' });
+    await within(otherSection).findByText('Dave Dev');
+    await waitFor(async () => expect(await fakeBrowser.action.getBadgeText({})).toBe('3'));
+
+    serveFrom(server); // other.test stops answering
+    fireEvent.click(screen.getByRole('button', { name: 'Deny @bob' }));
+
+    await waitFor(() => expect(screen.getByRole('status').textContent).toBe("Denied @bob's request for acme."));
+    await popupActions.refreshInbox();
+    await waitFor(() =>
+      expect(within(otherSection).getByRole('alert').textContent).toContain('other.test is not answering (Could not reach https://other.test).'),
+    );
+    expect(within(otherSection).getByText('Dave Dev')).toBeTruthy(); // as it last listed them
+    expect(within(screen.getByRole('region', { name: 'knock.test' })).getByText('Carol Coder')).toBeTruthy();
+    expect(await fakeBrowser.action.getBadgeText({})).toBe('2');
   });
 });

@@ -3,16 +3,14 @@ import { describe, expect, it, vi } from 'vitest';
 import type { PopupActions } from '../../extension/components/popup-actions';
 import { PopupApp } from '../../extension/components/PopupApp';
 import type { RequestTarget } from '../../extension/lib/messaging';
-import { withoutRequest, type Inbox } from '../../extension/lib/pending-requests';
-import { accountItem, inboxItem, serverUrlItem } from '../../extension/lib/stored-values';
+import { withoutRequest, type PendingSource } from '../../extension/lib/pending-requests';
+import { accountsItem, inboxItem, serversItem, type ServerInbox } from '../../extension/lib/stored-values';
 import { accessRequest, SERVER } from './fake-knock';
 
 const NOW = Date.parse('2026-11-21T12:00:00.000Z');
 
-const INBOX: Inbox = {
-  fetchedAt: NOW - 60_000,
-  sources: [
-    {
+const SOURCES: PendingSource[] = [
+  {
       kind: 'group',
       id: 10,
       fullPath: 'acme',
@@ -28,8 +26,13 @@ const INBOX: Inbox = {
       approverLevel: 40,
       requests: [accessRequest(3, 'carol', 'Carol Coder', '2026-11-21T11:30:00.000Z')],
     },
-  ],
-};
+];
+
+/** The stored inbox with `sources` as the one server's list. */
+const listing = (sources: PendingSource[], fetchedAt: number | null = NOW - 60_000, problem: ServerInbox['problem'] = null) => ({
+  [SERVER]: { fetchedAt, sources, problem },
+});
+const INBOX = listing(SOURCES);
 
 /** A promise the test settles when it wants to. */
 function deferred<T>() {
@@ -43,9 +46,10 @@ function deferred<T>() {
 }
 
 /** What the background does to the stored inbox when a request is approved or denied. */
-async function backgroundRemoves({ kind, sourceId, userId }: RequestTarget) {
+async function backgroundRemoves({ serverUrl, kind, sourceId, userId }: RequestTarget) {
   const inbox = await inboxItem.getValue();
-  await inboxItem.setValue(inbox && withoutRequest(inbox, kind, sourceId, userId));
+  const list = inbox[serverUrl];
+  if (list) await inboxItem.setValue({ ...inbox, [serverUrl]: { ...list, sources: withoutRequest(list.sources, kind, sourceId, userId) } });
 }
 
 /**
@@ -58,16 +62,16 @@ function fakeActions(overrides: Partial<PopupActions> = {}): PopupActions {
     approve: vi.fn(backgroundRemoves),
     deny: vi.fn(backgroundRemoves),
     requestAccess: vi.fn(async () => accessRequest(1, 'alice', 'Alice', new Date(NOW).toISOString())),
-    signIn: vi.fn(async () => ({ serverUrl: SERVER, userId: 1, username: 'alice', name: 'Alice Owner' })),
+    signIn: vi.fn(async () => ({ serverUrl: SERVER, userId: 1, username: 'alice', name: 'Alice Owner', via: 'oauth' as const })),
     openOptions: vi.fn(),
     ...overrides,
   };
 }
 
 /** Signed in, with `inbox` as the background last stored it. */
-async function signedIn(inbox: Inbox | null = INBOX) {
-  await serverUrlItem.setValue(SERVER);
-  await accountItem.setValue({ serverUrl: SERVER, userId: 1, username: 'alice', name: 'Alice Owner' });
+async function signedIn(inbox: Record<string, ServerInbox> = INBOX) {
+  await serversItem.setValue([SERVER]);
+  await accountsItem.setValue({ [SERVER]: { serverUrl: SERVER, userId: 1, username: 'alice', name: 'Alice Owner', via: 'oauth' } });
   await inboxItem.setValue(inbox);
 }
 
@@ -97,7 +101,7 @@ describe('the popup, signed in', () => {
     expect(screen.getByText('Updating…')).toBeTruthy();
     expect(actions.refreshInbox).toHaveBeenCalledTimes(1);
 
-    await inboxItem.setValue({ fetchedAt: NOW, sources: [INBOX.sources[1]!] }); // the background's write
+    await inboxItem.setValue(listing([SOURCES[1]!], NOW)); // the background's write
     answer.resolve();
 
     await waitFor(() => expect(screen.queryByText('Bob Builder')).toBeNull());
@@ -111,7 +115,7 @@ describe('the popup, signed in', () => {
     await screen.findByText('Bob Builder');
 
     const dave = accessRequest(4, 'dave', 'Dave Dev', '2026-11-21T11:59:00.000Z');
-    await inboxItem.setValue({ fetchedAt: NOW, sources: [{ ...INBOX.sources[0]!, requests: [dave] }] }); // a poll
+    await inboxItem.setValue(listing([{ ...SOURCES[0]!, requests: [dave] }], NOW)); // a poll
 
     expect(await screen.findByText('Dave Dev')).toBeTruthy();
     expect(screen.queryByText('Bob Builder')).toBeNull();
@@ -119,34 +123,35 @@ describe('the popup, signed in', () => {
   });
 
   it('says it is loading when nothing was stored yet', async () => {
-    await signedIn(null);
+    await signedIn({});
     render(<PopupApp actions={fakeActions({ refreshInbox: () => new Promise(() => {}) })} now={NOW} />);
 
     expect(await screen.findByText('Loading access requests…')).toBeTruthy();
   });
 
   it('says so when nothing is waiting', async () => {
-    await signedIn({ fetchedAt: NOW, sources: [] });
+    await signedIn(listing([], NOW));
     render(<PopupApp actions={fakeActions()} now={NOW} />);
 
-    expect(await screen.findByText("No pending access requests. You're all caught up.")).toBeTruthy();
+    expect(await screen.findByText('No pending access requests here.')).toBeTruthy();
   });
 
-  it('shows why the list could not be loaded, and tries again on request', async () => {
-    await signedIn(null);
-    const refreshInbox = vi
-      .fn<PopupActions['refreshInbox']>()
-      .mockRejectedValueOnce(new Error('Could not reach https://knock.test'))
-      .mockImplementationOnce(async () => inboxItem.setValue(INBOX));
+  it('shows why a server could not be asked, keeps what it listed before, and tries again on request', async () => {
+    await signedIn(listing(SOURCES, NOW - 120_000, { kind: 'unreachable', message: 'Could not reach https://knock.test' }));
+    const refreshInbox = vi.fn<PopupActions['refreshInbox']>().mockResolvedValueOnce(undefined).mockImplementationOnce(async () => inboxItem.setValue(INBOX));
     render(<PopupApp actions={fakeActions({ refreshInbox })} now={NOW} />);
 
     const alert = await screen.findByRole('alert');
-    expect(alert.textContent).toContain('Could not load access requests: Could not reach https://knock.test');
+    expect(alert.textContent).toContain(
+      'knock.test is not answering (Could not reach https://knock.test). These are the requests it listed 2 minutes ago.',
+    );
+    expect(screen.getByText('Bob Builder')).toBeTruthy();
 
+    await waitFor(() => expect(within(alert).getByRole('button', { name: 'Try again' }).hasAttribute('disabled')).toBe(false));
     fireEvent.click(within(alert).getByRole('button', { name: 'Try again' }));
 
-    expect(await screen.findByText('Bob Builder')).toBeTruthy();
-    expect(screen.queryByRole('alert')).toBeNull();
+    await waitFor(() => expect(screen.queryByRole('alert')).toBeNull());
+    expect(refreshInbox).toHaveBeenCalledTimes(2);
   });
 });
 
@@ -157,8 +162,8 @@ describe('the level picker', () => {
       .map((option) => option.textContent);
 
   it('offers exactly the levels the approver may grant on the kind, Developer first chosen', async () => {
-    const ownedProject = { ...INBOX.sources[1]!, id: 21, fullPath: 'acme/api', title: 'Acme / API', approverLevel: 50, requests: [accessRequest(4, 'dave', 'Dave', '2026-11-21T11:00:00.000Z')] };
-    await signedIn({ ...INBOX, sources: [...INBOX.sources, ownedProject] });
+    const ownedProject = { ...SOURCES[1]!, id: 21, fullPath: 'acme/api', title: 'Acme / API', approverLevel: 50, requests: [accessRequest(4, 'dave', 'Dave', '2026-11-21T11:00:00.000Z')] };
+    await signedIn(listing([...SOURCES, ownedProject]));
     render(<PopupApp actions={fakeActions()} now={NOW} />);
     await screen.findByText('Bob Builder');
 
@@ -181,11 +186,11 @@ describe('approving and denying', () => {
     fireEvent.change(screen.getByRole('combobox', { name: 'Access level for @carol' }), { target: { value: '40' } });
     fireEvent.click(screen.getByRole('button', { name: 'Approve @carol' }));
 
-    expect(actions.approve).toHaveBeenCalledWith({ kind: 'project', sourceId: 20, userId: 3, accessLevel: 40 });
+    expect(actions.approve).toHaveBeenCalledWith({ serverUrl: SERVER, kind: 'project', sourceId: 20, userId: 3, accessLevel: 40 });
     expect(screen.getByRole('status').textContent).toBe('Approving @carol as Maintainer…');
     expect(screen.getByText('Carol Coder')).toBeTruthy(); // the popup keeps no list of its own
 
-    await backgroundRemoves({ kind: 'project', sourceId: 20, userId: 3 });
+    await backgroundRemoves({ serverUrl: SERVER, kind: 'project', sourceId: 20, userId: 3 });
     await waitFor(() => expect(screen.queryByText('Carol Coder')).toBeNull());
 
     approval.resolve();
@@ -207,7 +212,7 @@ describe('approving and denying', () => {
     fireEvent.click(screen.getByRole('button', { name: 'Approve @bob' }));
 
     await waitFor(() => expect(within(rowOf('bob')).getByRole('alert').textContent).toBe('Could not approve @bob: 403 Forbidden'));
-    expect(approve).toHaveBeenCalledWith({ kind: 'group', sourceId: 10, userId: 2, accessLevel: 30 });
+    expect(approve).toHaveBeenCalledWith({ serverUrl: SERVER, kind: 'group', sourceId: 10, userId: 2, accessLevel: 30 });
     await waitFor(() => expect(document.activeElement).toBe(screen.getByRole('combobox', { name: 'Access level for @bob' })));
   });
 
@@ -219,7 +224,7 @@ describe('approving and denying', () => {
 
     fireEvent.click(screen.getByRole('button', { name: 'Deny @bob' }));
 
-    expect(actions.deny).toHaveBeenCalledWith({ kind: 'group', sourceId: 10, userId: 2 });
+    expect(actions.deny).toHaveBeenCalledWith({ serverUrl: SERVER, kind: 'group', sourceId: 10, userId: 2 });
     await waitFor(() => expect(screen.getByRole('status').textContent).toBe("Denied @bob's request for acme."));
     expect(screen.queryByText('Bob Builder')).toBeNull();
   });
@@ -261,7 +266,7 @@ describe('requesting access', () => {
     fireEvent.submit(screen.getByRole('textbox', { name: 'Path' }).closest('form')!);
 
     expect(await screen.findByText('Access requested to project acme/website. Its owners will see your request.')).toBeTruthy();
-    expect(actions.requestAccess).toHaveBeenCalledWith({ kind: 'project', path: 'acme/website' });
+    expect(actions.requestAccess).toHaveBeenCalledWith({ serverUrl: SERVER, kind: 'project', path: 'acme/website' });
   });
 
   it('asks for access to a group, and shows the server’s refusal', async () => {
@@ -275,24 +280,23 @@ describe('requesting access', () => {
     fireEvent.submit(screen.getByRole('textbox', { name: 'Path' }).closest('form')!);
 
     expect((await screen.findByRole('alert')).textContent).toBe('Could not request access to nope: 404 Group Not Found');
-    expect(actions.requestAccess).toHaveBeenCalledWith({ kind: 'group', path: 'nope' });
+    expect(actions.requestAccess).toHaveBeenCalledWith({ serverUrl: SERVER, kind: 'group', path: 'nope' });
   });
 });
 
 describe('the popup, signed out', () => {
-  it('offers to sign in to the saved server', async () => {
-    await serverUrlItem.setValue(SERVER);
+  it('offers to sign in to each server it is signed out of', async () => {
+    await serversItem.setValue([SERVER]);
     const actions = fakeActions();
     render(<PopupApp actions={actions} now={NOW} />);
 
-    expect((await screen.findByText(/You are signed out of/)).textContent).toContain('knock.test');
+    expect(await screen.findByText('You are signed out of knock.test.')).toBeTruthy();
     fireEvent.click(screen.getByRole('button', { name: 'Sign in' }));
 
-    expect(actions.signIn).toHaveBeenCalled();
-    expect(actions.refreshInbox).not.toHaveBeenCalled();
+    expect(actions.signIn).toHaveBeenCalledWith(SERVER);
   });
 
-  it('sends a new user to the options to choose a server', async () => {
+  it('sends a new user to the options to add a server', async () => {
     const actions = fakeActions();
     render(<PopupApp actions={actions} now={NOW} />);
 
@@ -301,13 +305,27 @@ describe('the popup, signed out', () => {
     expect(actions.openOptions).toHaveBeenCalled();
   });
 
-  it('switches to the signed-out state when the session ends while open', async () => {
+  it('switches to the signed-out state when the session ends while open, and says why', async () => {
     await signedIn();
     render(<PopupApp actions={fakeActions()} now={NOW} />);
     await screen.findByText('Bob Builder');
 
-    await accountItem.setValue(null);
+    await accountsItem.setValue({});
+    await inboxItem.setValue(listing([], null, { kind: 'signed-out', message: 'You were signed out: Token was revoked.' }));
 
-    expect(await screen.findByRole('button', { name: 'Sign in' })).toBeTruthy();
+    expect(await screen.findByText('You were signed out: Token was revoked.')).toBeTruthy();
+    expect(screen.getByRole('button', { name: 'Sign in' })).toBeTruthy();
+    expect(screen.queryByText('Bob Builder')).toBeNull();
+  });
+
+  it('says what to do when the browser does not let it reach a server', async () => {
+    await signedIn(listing([], null, { kind: 'no-permission', message: 'Your browser does not let Knock reach knock.test.' }));
+    const actions = fakeActions();
+    render(<PopupApp actions={actions} now={NOW} />);
+
+    const alert = await screen.findByRole('alert');
+    expect(alert.textContent).toContain('Your browser does not let Knock reach knock.test.');
+    fireEvent.click(within(alert).getByRole('button', { name: 'Open options' }));
+    expect(actions.openOptions).toHaveBeenCalled();
   });
 });

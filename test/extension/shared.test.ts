@@ -1,5 +1,5 @@
 import { describe, expect, it, vi } from 'vitest';
-import { normalizeServerUrl } from '../../extension/lib/server-url';
+import { hostPattern, normalizeServerUrl } from '../../extension/lib/server-url';
 import { levelsAllowedToApprove } from '../../shared/access-levels';
 import { ApiError, parseRetryAfter } from '../../shared/api-error';
 import { createKnockClient } from '../../shared/client';
@@ -78,5 +78,11 @@ describe('server addresses', () => {
     expect(normalizeServerUrl('http://127.0.0.1:8787')).toBe('http://127.0.0.1:8787');
     expect(normalizeServerUrl('https://knock.example/x')).toBe('https://knock.example');
     expect(() => normalizeServerUrl('http://knock.example')).toThrow('http:// only for 127.0.0.1, localhost or [::1]');
+  });
+
+  it('are asked for as host permissions without their port, which match every port in both browsers', () => {
+    expect(hostPattern('http://127.0.0.1:8787')).toBe('http://127.0.0.1/*');
+    expect(hostPattern('http://[::1]:8787')).toBe('http://[::1]/*');
+    expect(hostPattern('https://knock.example:8443')).toBe('https://knock.example/*');
   });
 });

@@ -1,8 +1,8 @@
 import { createHash } from 'node:crypto';
 import { describe, expect, it, vi } from 'vitest';
 import { fakeBrowser } from 'wxt/testing/fake-browser';
-import { signIn } from '../../extension/lib/sign-in';
-import { accessTokenItem, accountItem, refreshTokenItem, serverUrlItem } from '../../extension/lib/stored-values';
+import { signIn, usePersonalAccessToken } from '../../extension/lib/sign-in';
+import { accessTokensItem, accountsItem, credentialsItem, serversItem } from '../../extension/lib/stored-values';
 import { createFakeKnock, SERVER } from './fake-knock';
 
 const REDIRECT_URI = 'https://odhclnlgfnipbpcdeojbgcidnleblgjk.chromiumapp.org/';
@@ -29,7 +29,7 @@ const agreed = (origin: string) => (authorize: URL) => ({
 async function fakeServerAt(origin: string = SERVER) {
   const server = createFakeKnock(origin);
   vi.stubGlobal('fetch', vi.fn(server.fetch));
-  await serverUrlItem.setValue(origin);
+  await serversItem.setValue([origin]);
   return server;
 }
 
@@ -42,7 +42,7 @@ describe('signing in', () => {
     server.tokenPath = '/oauth/token'; // not the usual path: only the metadata says where it is
     const opened = authWindowAnswering(agreed(SERVER));
 
-    const account = await signIn();
+    const account = await signIn(SERVER);
 
     expect(server.calls[0]).toBe('GET /.well-known/oauth-authorization-server');
     const authorize = opened[0]!;
@@ -66,9 +66,9 @@ describe('signing in', () => {
     expect(exchange.code_verifier).toMatch(/^[\w-]{43,128}$/);
     expect(s256(exchange.code_verifier!)).toBe(authorize.searchParams.get('code_challenge'));
     expect(account).toMatchObject({ serverUrl: SERVER, username: 'alice' });
-    expect(await accountItem.getValue()).toEqual(account);
-    expect(await accessTokenItem.getValue()).toMatchObject({ token: 'access-1' });
-    expect(await refreshTokenItem.getValue()).toBe('refresh-1');
+    expect(await accountsItem.getValue()).toEqual({ [SERVER]: account });
+    expect((await accessTokensItem.getValue())[SERVER]).toMatchObject({ token: 'access-1' });
+    expect((await credentialsItem.getValue())[SERVER]).toEqual({ kind: 'oauth', refreshToken: 'refresh-1' });
   });
 
   it('talks plain http to a server on this machine', async () => {
@@ -76,7 +76,7 @@ describe('signing in', () => {
     const server = await fakeServerAt(origin);
     authWindowAnswering(agreed(origin));
 
-    expect(await signIn()).toMatchObject({ serverUrl: origin, username: 'alice' });
+    expect(await signIn(origin)).toMatchObject({ serverUrl: origin, username: 'alice' });
     expect(server.tokenRequests).toHaveLength(1);
   });
 
@@ -84,7 +84,7 @@ describe('signing in', () => {
     const server = await fakeServerAt('http://knock.internal');
     authWindowAnswering(agreed('http://knock.internal'));
 
-    await expect(signIn()).rejects.toThrow('https:// only');
+    await expect(signIn('http://knock.internal')).rejects.toThrow('https:// only');
     expect(server.calls).toEqual([]);
   });
 
@@ -92,17 +92,17 @@ describe('signing in', () => {
     const server = await fakeServerAt();
     authWindowAnswering(() => ({ code: 'stolen-code', state: 'someone-elses-state', iss: SERVER }));
 
-    await expect(signIn()).rejects.toThrow('did not match');
+    await expect(signIn(SERVER)).rejects.toThrow('did not match');
 
     expect(server.tokenRequests).toEqual([]);
-    expect(await accountItem.getValue()).toBeNull();
+    expect(await accountsItem.getValue()).toEqual({});
   });
 
   it('refuses an answer another server says it issued (RFC 9207), without asking for tokens', async () => {
     const server = await fakeServerAt();
     authWindowAnswering((authorize) => ({ ...agreed(SERVER)(authorize), iss: 'https://evil.test' }));
 
-    await expect(signIn()).rejects.toThrow('came from https://evil.test');
+    await expect(signIn(SERVER)).rejects.toThrow('came from https://evil.test');
     expect(server.tokenRequests).toEqual([]);
   });
 
@@ -110,7 +110,7 @@ describe('signing in', () => {
     const server = await fakeServerAt();
     authWindowAnswering((authorize) => ({ code: 'the-code', state: authorize.searchParams.get('state')! }));
 
-    await expect(signIn()).rejects.toThrow('did not say which server sent it');
+    await expect(signIn(SERVER)).rejects.toThrow('did not say which server sent it');
     expect(server.tokenRequests).toEqual([]);
   });
 
@@ -118,7 +118,7 @@ describe('signing in', () => {
     await fakeServerAt();
     authWindowAnswering((authorize) => ({ error: 'access_denied', state: authorize.searchParams.get('state')!, iss: SERVER }));
 
-    await expect(signIn()).rejects.toThrow('Sign-in cancelled: access was denied.');
+    await expect(signIn(SERVER)).rejects.toThrow('Sign-in cancelled: access was denied.');
   });
 
   it('reports a refused code exchange with the server’s reason', async () => {
@@ -126,8 +126,8 @@ describe('signing in', () => {
     server.exchangeFailure = { status: 400, body: { error: 'invalid_grant', error_description: 'The code has expired.' } };
     authWindowAnswering(agreed(SERVER));
 
-    await expect(signIn()).rejects.toThrow('The code has expired.');
-    expect(await accountItem.getValue()).toBeNull();
+    await expect(signIn(SERVER)).rejects.toThrow('The code has expired.');
+    expect(await accountsItem.getValue()).toEqual({});
   });
 
   it('reports a closed auth window readably', async () => {
@@ -135,24 +135,77 @@ describe('signing in', () => {
     vi.spyOn(fakeBrowser.identity, 'getRedirectURL').mockReturnValue(REDIRECT_URI);
     vi.spyOn(fakeBrowser.identity, 'launchWebAuthFlow').mockRejectedValue(new Error('The user did not approve access.'));
 
-    await expect(signIn()).rejects.toThrow('Sign-in did not finish: The user did not approve access.');
+    await expect(signIn(SERVER)).rejects.toThrow('Sign-in did not finish: The user did not approve access.');
   });
 
   it('says so when the server cannot be reached', async () => {
-    await serverUrlItem.setValue(SERVER);
+    await serversItem.setValue([SERVER]);
     vi.stubGlobal('fetch', async () => Promise.reject(new TypeError('Failed to fetch')));
 
-    await expect(signIn()).rejects.toThrow(`Could not reach ${SERVER}`);
+    await expect(signIn(SERVER)).rejects.toThrow(`Could not reach ${SERVER}`);
   });
 
   it('says so when the address is not a Knock server', async () => {
-    await serverUrlItem.setValue(SERVER);
+    await serversItem.setValue([SERVER]);
     vi.stubGlobal('fetch', async () => new Response('<h1>Not Found</h1>', { status: 404, headers: { 'Content-Type': 'text/html' } }));
 
-    await expect(signIn()).rejects.toThrow(`${SERVER} does not look like a Knock server`);
+    await expect(signIn(SERVER)).rejects.toThrow(`${SERVER} does not look like a Knock server`);
   });
 
-  it('asks for the server address first', async () => {
-    await expect(signIn()).rejects.toThrow('Set your Knock server address');
+  it('signs in only to a server that was added (its permission was asked for then)', async () => {
+    await expect(signIn(SERVER)).rejects.toThrow('Add https://knock.test in the options first.');
+  });
+
+  it('keeps another server’s session when signing in to a second one', async () => {
+    const other = createFakeKnock('https://other.test');
+    await serversItem.setValue([SERVER, other.origin]);
+    const server = createFakeKnock(SERVER);
+    vi.stubGlobal('fetch', async (url: string, init?: RequestInit) =>
+      (url.startsWith(SERVER) ? server : other).fetch(url, init),
+    );
+    authWindowAnswering((authorize) => ({ ...agreed(authorize.origin)(authorize) }));
+
+    await signIn(SERVER);
+    await signIn(other.origin);
+
+    expect(Object.keys(await accountsItem.getValue())).toEqual([SERVER, other.origin]);
+    expect(Object.keys(await credentialsItem.getValue())).toEqual([SERVER, other.origin]);
+  });
+});
+
+describe('a personal access token instead of signing in', () => {
+  it('is kept once the server says whose it is', async () => {
+    const server = await fakeServerAt();
+    server.personalAccessTokens.add('glpat-alice');
+
+    const account = await usePersonalAccessToken(SERVER, '  glpat-alice \n');
+
+    expect(account).toEqual({ serverUrl: SERVER, userId: 1, username: 'alice', name: 'Alice Owner', via: 'personal-access-token' });
+    expect(await accountsItem.getValue()).toEqual({ [SERVER]: account });
+    expect(await credentialsItem.getValue()).toEqual({ [SERVER]: { kind: 'personal-access-token', token: 'glpat-alice' } });
+    expect(server.calls).toEqual(['GET /api/v4/user']);
+  });
+
+  it('is refused with the server’s answer, and nothing is kept', async () => {
+    await fakeServerAt();
+
+    await expect(usePersonalAccessToken(SERVER, 'glpat-wrong')).rejects.toThrow(
+      'knock.test refused the personal access token (401 Unauthorized).',
+    );
+    expect(await accountsItem.getValue()).toEqual({});
+    expect(await credentialsItem.getValue()).toEqual({});
+  });
+
+  it('replaces an OAuth session, whose grant the server ends', async () => {
+    const server = await fakeServerAt();
+    authWindowAnswering(agreed(SERVER));
+    await signIn(SERVER);
+    server.personalAccessTokens.add('glpat-alice');
+
+    await usePersonalAccessToken(SERVER, 'glpat-alice');
+
+    expect(server.revocations).toEqual([expect.objectContaining({ token: 'refresh-1' })]);
+    expect(await accessTokensItem.getValue()).toEqual({});
+    expect((await accountsItem.getValue())[SERVER]?.via).toBe('personal-access-token');
   });
 });

@@ -1,8 +1,9 @@
 // Crash and restart: the real local server (`npm start`'s wrangler dev and workerd) is killed with
 // SIGKILL — its whole process group — in the middle of a stream of sign-ups, tokens, access
-// requests, approvals and denials, then started again on the same state. Every write acknowledged
-// (201/204) before the kill must be there, and nothing may be half-written; the indexes kept by
-// the outbox (memberships, the owners' inbox) catch up.
+// requests, approvals, denials and blocks, then started again on the same state. Every write
+// acknowledged (201/204) before the kill must be there, and nothing may be half-written: a block
+// that committed ends the user's token and pending request, if need be through the Directory's
+// alarm after the restart; the indexes kept by the outbox (memberships, the owners' inbox) catch up.
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -33,6 +34,8 @@ interface Story {
   ackedLevel?: number;
   /** A write sent but never answered (the server died): it may or may not have happened. */
   inFlight?: { to: State; level?: number };
+  /** The user was blocked (acknowledged), or a block was sent and never answered. */
+  blocked?: 'acked' | 'in flight';
 }
 
 describe('crash and restart under load', () => {
@@ -101,7 +104,15 @@ describe('crash and restart under load', () => {
           expect(requested.status).toBe(201);
           Object.assign(story, { acked: 'pending', inFlight: undefined });
           acknowledged++;
-          if (n % 4 === 0) {
+          if (n % 8 === 1) {
+            // Blocked by the administrator while the request waits: the request goes with the token.
+            step = 'block';
+            Object.assign(story, { blocked: 'in flight', inFlight: { to: 'none' } });
+            const blocked = await api('POST', `/users/${created.body.id}/block`, ADMIN_TOKEN);
+            expect(blocked.status).toBe(201);
+            Object.assign(story, { blocked: 'acked', acked: 'none', inFlight: undefined });
+            acknowledged++;
+          } else if (n % 4 === 0) {
             // Denied by the owner, or withdrawn by the requester.
             story.inFlight = { to: 'none' };
             const denied = await api('DELETE', `${ns}/access_requests/${created.body.id}`, n % 8 === 0 ? token.body.token : ownerToken);
@@ -133,10 +144,34 @@ describe('crash and restart under load', () => {
     };
 
     const verify = async () => {
+      const blockedUsers = new Set<string>();
+      for (const story of stories.filter((st) => st.blocked)) {
+        const { state } = (await api('GET', `/users/${story.userId}`, ADMIN_TOKEN)).body as { state: string };
+        if (story.blocked === 'acked') expect(state, `${story.username} was blocked`).toBe('blocked');
+        if (state !== 'blocked') {
+          story.blocked = undefined;
+          continue;
+        }
+        // A block that committed ends the token at once, or (its fan-out cut short by the kill)
+        // when the Directory's alarm finishes it after the restart.
+        const token = ackedUsers.get(story.username);
+        const finished = async () => {
+          if (token && (await api('GET', '/user', token)).status !== 401) return false;
+          const waiting = (await api('GET', `${story.ns}/access_requests?per_page=100`, ADMIN_TOKEN)).body as { id: number }[];
+          return !waiting.some((r) => r.id === story.userId);
+        };
+        const deadline = Date.now() + 30_000;
+        while (!(await finished())) {
+          expect(Date.now() < deadline, `blocked ${story.username} still has a working token or a pending request`).toBe(true);
+          await new Promise((r) => setTimeout(r, 250));
+        }
+        story.blocked = 'acked';
+        blockedUsers.add(story.username);
+      }
       for (const [username, token] of ackedUsers) {
         const found = await api('GET', `/users?username=${username}`, ADMIN_TOKEN);
         expect(found.body, `user ${username}`).toEqual([expect.objectContaining({ username })]);
-        if (token) expect((await api('GET', '/user', token)).body, `token of ${username}`).toMatchObject({ username });
+        if (token && !blockedUsers.has(username)) expect((await api('GET', '/user', token)).body, `token of ${username}`).toMatchObject({ username });
       }
       for (const path of ackedGroups) expect((await api('GET', `/groups/${path}`, ownerToken)).status, `group ${path}`).toBe(200);
       for (const ns of spaces) {
@@ -167,6 +202,7 @@ describe('crash and restart under load', () => {
         for (const [id] of members) if (id !== owner.body.id) expect(told.has(id), `member ${id} of ${ns} nobody approved`).toBe(true);
         for (const s of told.values()) {
           const now: State = members.has(s.userId) ? 'member' : pending.has(s.userId) ? 'pending' : 'none';
+          if (s.blocked === 'acked') expect(now, `blocked ${s.username} still waits on ${ns}`).toBe('none');
           const allowed = [s.acked, ...(s.inFlight ? [s.inFlight.to] : [])];
           expect(allowed, `${s.username} on ${ns} is ${now}`).toContain(now);
           if (now === 'member') expect([s.ackedLevel, s.inFlight?.level]).toContain(members.get(s.userId));

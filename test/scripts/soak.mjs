@@ -123,6 +123,7 @@ const startWorkerd = async () => {
           GRANTS: { className: 'Grants', useSQLite: true },
           NAMESPACES: { className: 'Namespace', useSQLite: true },
           CLIENT_HOLDERS: { className: 'ClientHolders', useSQLite: true },
+          AUDIT_LOG: { className: 'AuditLog', useSQLite: true },
         },
         kvNamespaces: { TOKENS: 'tokens' },
         bindings: { ...vars, ...SECRETS },

@@ -112,7 +112,7 @@ describe('the membership index', () => {
     const requester = await person('req');
     expect((await as(requester).post(`/projects/${source.id}/access_requests`)).status).toBe(201);
     const stub = env.NAMESPACES.getByName(String(source.id));
-    const ref: NamespaceRef = { id: source.id, kind: 'project', creatorId: owner.id, createdAt: new Date().toISOString(), snapshot: { visibility: 'private', request_access_enabled: true, full_path: '', version: 0 }, byPath: false };
+    const ref: NamespaceRef = { id: source.id, kind: 'project', creatorId: owner.id, createdAt: new Date().toISOString(), snapshot: { visibility: 'private', request_access_enabled: true, full_path: '', name: '', version: 0 }, byPath: false };
 
     await approveWhileDirectoryIsDown(stub, ref, owner.id, requester.id, 30);
     await runInDurableObject(stub, async (_i: Namespace, state) => {
@@ -137,7 +137,7 @@ describe('the membership index', () => {
     const requester = await person('req');
     expect((await as(requester).post(`/projects/${source.id}/access_requests`)).status).toBe(201);
     const stub = env.NAMESPACES.getByName(String(source.id));
-    const ref: NamespaceRef = { id: source.id, kind: 'project', creatorId: owner.id, createdAt: new Date().toISOString(), snapshot: { visibility: 'private', request_access_enabled: true, full_path: '', version: 0 }, byPath: false };
+    const ref: NamespaceRef = { id: source.id, kind: 'project', creatorId: owner.id, createdAt: new Date().toISOString(), snapshot: { visibility: 'private', request_access_enabled: true, full_path: '', name: '', version: 0 }, byPath: false };
     await approveWhileDirectoryIsDown(stub, ref, owner.id, requester.id, 40);
     expect(await directory(env).membershipOf(source.id, requester.id)).toBeNull();
 

@@ -126,7 +126,7 @@ describe('the cost of a page', () => {
     const owner = await person('own');
     const source = await createSource('projects', owner);
     const stub = env.NAMESPACES.getByName(String(source.id));
-    const ref: NamespaceRef = { id: source.id, kind: 'project', creatorId: owner.id, createdAt: new Date().toISOString(), snapshot: { visibility: 'private', request_access_enabled: true, full_path: '', version: 0 }, byPath: false };
+    const ref: NamespaceRef = { id: source.id, kind: 'project', creatorId: owner.id, createdAt: new Date().toISOString(), snapshot: { visibility: 'private', request_access_enabled: true, full_path: '', name: '', version: 0 }, byPath: false };
     await runInDurableObject(stub, (_instance: Namespace, state) => {
       state.storage.sql.exec(
         `WITH RECURSIVE s (n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM s WHERE n < ?)

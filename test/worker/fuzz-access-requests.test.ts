@@ -2,7 +2,7 @@ import fc from 'fast-check';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { expectContract } from './support/contract';
 import { fuzzParameters, hostileValue, reportCases, timeoutFor } from './support/fuzz';
-import { ADMIN, call, jsonBody, unique, type TestUser } from './support/http';
+import { ADMIN, call, issueToken, jsonBody, unique, type TestUser } from './support/http';
 import { quickUser } from './support/world';
 
 type Kind = 'groups' | 'projects';
@@ -34,7 +34,11 @@ type Op =
   | { op: 'approve'; actor: Actor; subject: Subject; pick: number | null; target: Target; level: number | string | null | undefined; via: 'query' | 'json' | 'form' }
   | { op: 'delete'; actor: Actor; subject: Subject; pick: number | null; target: Target }
   | { op: 'list'; actor: Actor; target: Target; page: string; perPage: string }
-  | { op: 'members'; actor: Actor; target: Target; all: boolean };
+  | { op: 'members'; actor: Actor; target: Target; all: boolean }
+  | { op: 'block' | 'unblock'; actor: Actor; subject: (typeof USERS)[number] };
+
+type TargetOp = Exclude<Op, { op: 'block' | 'unblock' }>;
+const onTarget = (op: Op): op is TargetOp => op.op !== 'block' && op.op !== 'unblock';
 
 const opArbitrary: fc.Arbitrary<Op> = fc.oneof(
   { arbitrary: fc.record({ op: fc.constant('request' as const), actor: fc.constantFrom(...ACTORS), target: fc.constantFrom(...TARGETS) }), weight: 4 },
@@ -74,6 +78,8 @@ const opArbitrary: fc.Arbitrary<Op> = fc.oneof(
     arbitrary: fc.record({ op: fc.constant('members' as const), actor: fc.constantFrom(...ACTORS), target: fc.constantFrom(...TARGETS), all: fc.boolean() }),
     weight: 1,
   },
+  // Blocking a user takes their pending requests away everywhere and ends their token.
+  { arbitrary: fc.record({ op: fc.constantFrom('block' as const, 'unblock' as const), actor: MANAGER, subject: fc.constantFrom(...USERS) }), weight: 1 },
 );
 
 /** A sequence of steps; each step is one operation, or several sent at once. */
@@ -114,6 +120,12 @@ describe('fuzzing sequences of access requests, approvals, denials and listings'
   };
 
   const send = async (op: Op, ids: Record<Target[1], number>): Promise<Response> => {
+    if (!onTarget(op)) {
+      const path = `/api/v4/users/${people[op.subject].id}/${op.op}`;
+      const res = await call(path, { method: 'POST', headers: headersOf(op.actor) });
+      await expectContract({ method: 'POST', path, res: res.clone() });
+      return res;
+    }
     const [kind, name] = op.target;
     const base = `/api/v4/${kind}/${ids[name]}`;
     const headers = headersOf(op.actor);
@@ -187,6 +199,7 @@ describe('fuzzing sequences of access requests, approvals, denials and listings'
           const pending = new Set<string>();
 
           // Most approvals and denials name a user with a pending request (the model's), if any.
+          const blocked = new Set<Subject>();
           const resolve = (op: Op): Op => {
             if ((op.op !== 'approve' && op.op !== 'delete') || op.pick === null) return op;
             const onTarget = [...pending].filter((k) => k.startsWith(`${op.target[1]}:`));
@@ -200,8 +213,29 @@ describe('fuzzing sequences of access requests, approvals, denials and listings'
             const step = generated.map(resolve);
             operations += step.length;
             const answers = await Promise.all(step.map((op) => send(op, ids)));
+            const moderated = new Set<(typeof USERS)[number]>();
+            for (const [i, op] of step.entries()) {
+              if (onTarget(op) || answers[i].status !== 201) continue;
+              moderated.add(op.subject);
+              // Alone, GitLab's answer says what changed: true, or null/false when nothing did.
+              const answer = await answers[i].json();
+              if (step.length === 1) expect(answer).toBe(op.op === 'block' ? (blocked.has(op.subject) ? null : true) : blocked.has(op.subject));
+            }
+            // Several at once ran in an order the answers do not fully tell: ask the service.
+            for (const subject of moderated) {
+              const { state } = (await (await call(`/api/v4/users/${people[subject].id}`, { headers: ADMIN })).json()) as { state: string };
+              if (state === 'blocked') {
+                blocked.add(subject);
+                for (const k of [...pending]) if (k.endsWith(`:${people[subject].id}`)) pending.delete(k);
+              } else {
+                // Unblocked (or never blocked): a block's ended token stays ended; the user gets a new one.
+                blocked.delete(subject);
+                people[subject].headers = { 'PRIVATE-TOKEN': await issueToken(people[subject].id, people[subject].username, ['api']) };
+              }
+            }
             step.forEach((op, i) => {
               const status = answers[i].status;
+              if (!onTarget(op)) return;
               const [, name] = op.target;
               if (op.op === 'approve' && status === 201) {
                 const subjectKey = key(name, people[op.subject].id);
@@ -223,7 +257,8 @@ describe('fuzzing sequences of access requests, approvals, denials and listings'
             // Operations sent at once ran in an order the answers do not tell: take the pending
             // requests of the targets they touched from the service.
             if (step.length > 1) {
-              for (const [kind, name] of TARGETS.filter((t) => step.some((op) => op.target[1] === t[1]))) {
+              const touched = step.some((op) => !onTarget(op)) ? TARGETS : TARGETS.filter((t) => step.some((op) => onTarget(op) && op.target[1] === t[1]));
+              for (const [kind, name] of touched) {
                 for (const k of [...pending]) if (k.startsWith(`${name}:`)) pending.delete(k);
                 for (const r of await everyPage<{ id: number }>(`/api/v4/${kind}/${ids[name]}/access_requests`)) pending.add(key(name, r.id));
               }
@@ -245,12 +280,19 @@ describe('fuzzing sequences of access requests, approvals, denials and listings'
             for (const [k] of legitimate) if (k.startsWith(`${name}:`)) expect(memberIds.has(Number(k.split(':')[1])), `approved ${k} is missing`).toBe(true);
             // The model of pending requests agrees with the service's list.
             expect(new Set(requesters.map((r) => key(name, r.id)))).toEqual(new Set([...pending].filter((k) => k.startsWith(`${name}:`))));
+            for (const b of blocked) expect(requesters.map((r) => r.id), `blocked ${b} still requests access to ${name}`).not.toContain(people[b].id);
+          }
+          // Next sequence: everyone active again, with a working token.
+          for (const b of blocked) {
+            expect((await call(`/api/v4/users/${people[b].id}`, { headers: ADMIN }).then((r) => r.json())) as { state: string }).toMatchObject({ state: 'blocked' });
+            expect((await call(`/api/v4/users/${people[b].id}/unblock`, { method: 'POST', headers: ADMIN })).status).toBe(201);
+            people[b].headers = { 'PRIVATE-TOKEN': await issueToken(people[b].id, people[b].username, ['api']) };
           }
         }),
         params,
       );
       reportCases(`sequences of access-request operations (${operations} operations)`, cases);
     },
-    timeoutFor(params.numRuns, 600),
+    timeoutFor(params.numRuns, 1500),
   );
 });

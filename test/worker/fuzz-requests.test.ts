@@ -9,7 +9,8 @@ import { credentialsFor, registerApp, signedInBrowser, TOKEN_KINDS, type Credent
 /** Every route of the contract, with placeholders for ids and paths, and the methods it answers. */
 const ROUTES: [string, string[]][] = [
   ['/api/v4/version', ['GET']], ['/api/v4/user', ['GET']], ['/api/v4/users', ['GET', 'POST']], ['/api/v4/users/{uid}', ['GET']],
-  ['/api/v4/users/{uid}/impersonation_tokens', ['POST']], ['/api/v4/applications', ['GET', 'POST']], ['/api/v4/applications/{id}', ['DELETE']],
+  ['/api/v4/users/{uid}/impersonation_tokens', ['POST']], ['/api/v4/users/{victim}', ['PUT', 'DELETE']],
+  ...['block', 'unblock', 'deactivate', 'activate'].map((action): [string, string[]] => [`/api/v4/users/{victim}/${action}`, ['POST']]), ['/api/v4/applications', ['GET', 'POST']], ['/api/v4/applications/{id}', ['DELETE']],
   ['/api/v4/openapi.json', ['GET']], ['/api/v4/access_requests', ['GET']], ['/api/v4/user/access_requests', ['GET']],
   ...['groups', 'projects'].flatMap((kind): [string, string[]][] => [
     [`/api/v4/${kind}`, ['GET', 'POST']], [`/api/v4/${kind}/{ns}`, ['GET', 'PUT', 'DELETE']], [`/api/v4/${kind}/{ns}/access_requests`, ['GET', 'POST']],
@@ -32,7 +33,8 @@ const FIELDS = [
 
 const QUERY_NAMES = [
   'page', 'per_page', 'access_level', 'username', 'search', 'min_access_level', 'membership', 'client_id', 'redirect_uri', 'state',
-  'scope', 'response_type', 'code_challenge', 'code_challenge_method', 'return_to', 'expires_at', 'source_type', 'min_requested_at',
+  'scope', 'response_type', 'code_challenge', 'code_challenge_method', 'return_to', 'expires_at', 'active', 'blocked', 'hard_delete',
+  'source_type', 'min_requested_at',
 ];
 
 const METHODS = ['GET', 'POST', 'PUT', 'DELETE', 'PATCH', 'HEAD', 'OPTIONS'] as const;
@@ -46,6 +48,7 @@ interface Case {
   ns: string;
   uid: string;
   id: string;
+  victim: string;
   query: Record<string, string>;
   token: (typeof TOKEN_KINDS)[number];
   session: 'none' | 'signed-in' | 'garbage-cookie';
@@ -64,6 +67,9 @@ describe('fuzzing every route with hostile requests', () => {
   let session: { cookie: string; csrf: string };
   /** Real ids and paths of groups and projects (public and private), and of a requester. */
   const known: string[] = [];
+  /** Users the fuzzer may edit, block or delete (never the ones whose credentials it uses). */
+  const victims: string[] = [];
+  const spared: string[] = [];
 
   beforeAll(async () => {
     creds = await credentialsFor('fuzzer');
@@ -82,6 +88,8 @@ describe('fuzzing every route with hostile requests', () => {
     const requester = await createUser('fzreq');
     expect((await call(`/api/v4/projects/${project}/access_requests`, { method: 'POST', headers: requester.headers })).status).toBe(201);
     known.push(String(requester.id));
+    spared.push(String(creds.user.id), String(requester.id));
+    for (let i = 0; i < 4; i++) victims.push(String((await createUser('fzvic')).id));
     const signedIn = await signedInBrowser(creds.user);
     session = { cookie: [...signedIn.browser.cookies].map(([k, v]) => `${k}=${v}`).join('; '), csrf: signedIn.csrf };
   });
@@ -132,6 +140,7 @@ describe('fuzzing every route with hostile requests', () => {
       ns: hostileSegment(ids),
       uid: hostileSegment(ids),
       id: hostileSegment(ids),
+      victim: hostileSegment([fc.constantFrom(...victims)]).filter((v) => !spared.includes(v)),
       query: fc.oneof(
         fc.uniqueArray(fc.constantFrom(...QUERY_NAMES), { maxLength: 5 }),
         // An authorization request, mostly well-formed, so the fuzzing reaches consent and redirects.
@@ -164,7 +173,7 @@ describe('fuzzing every route with hostile requests', () => {
 
   const toRequest = (c: Case): { path: string; init: RequestInit } => {
     const query = new URLSearchParams(c.query).toString();
-    const path = c.template.replace('{ns}', c.ns).replace('{uid}', c.uid).replace('{id}', c.id) + (query ? `?${query}` : '');
+    const path = c.template.replace('{ns}', c.ns).replace('{uid}', c.uid).replace('{id}', c.id).replace('{victim}', c.victim) + (query ? `?${query}` : '');
     const headers: Record<string, string> = { ...creds.tokens[c.token] };
     if (c.session === 'signed-in') headers.Cookie = session.cookie;
     if (c.session === 'garbage-cookie') headers.Cookie = 'knock_session=forged; knock_csrf=forged-csrf-token-value-123';

@@ -7,7 +7,7 @@ import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { clock } from '../../worker/clock';
 import { expectContract } from './support/contract';
 import { fuzzParameters, reportCases, timeoutFor } from './support/fuzz';
-import { authorizeCode, Browser, createUser, csrfOf, refresh, registerApp, tokenCall, whoAmI, type App, type Tokens } from './support/oauth';
+import { ADMIN, authorizeCode, Browser, call, createUser, csrfOf, refresh, registerApp, tokenCall, whoAmI, type App, type Tokens } from './support/oauth';
 import { realNow } from './support/clock';
 
 interface Pair {
@@ -29,6 +29,7 @@ type Op =
   | { op: 'replay code'; grant: number }
   | { op: 'revoke'; grant: number; token: 'latest access' | 'latest refresh' | 'older access' | 'older refresh' }
   | { op: 'revoke on page' }
+  | { op: 'block and unblock' }
   | { op: 'wait'; seconds: number };
 
 const ops: fc.Arbitrary<Op> = fc.oneof(
@@ -46,6 +47,7 @@ const ops: fc.Arbitrary<Op> = fc.oneof(
     weight: 1,
   },
   { arbitrary: fc.constant({ op: 'revoke on page' as const }), weight: 1 },
+  { arbitrary: fc.constant({ op: 'block and unblock' as const }), weight: 1 },
   { arbitrary: fc.record({ op: fc.constant('wait' as const), seconds: fc.constantFrom(5, 29, 31, 120) }), weight: 2 },
 );
 
@@ -151,6 +153,17 @@ describe('fuzzing the token service against a model of grants, rotation and revo
                 const res = await browser.post('/oauth/authorized_applications/revoke', { client_id: app.clientId, authenticity_token: csrfOf(html) });
                 expect(res.status, where).toBe(303);
                 for (const grant of grants) grant.revoked = true;
+                break;
+              }
+              case 'block and unblock': {
+                // A block ends every grant of the user, and unblocking brings none back; the
+                // browser session ended too, so the user signs in again.
+                for (const action of ['block', 'unblock']) {
+                  const res = await call(`/api/v4/users/${user.id}/${action}`, { method: 'POST', headers: ADMIN });
+                  expect(res.status, `${where}: ${action}`).toBe(201);
+                }
+                for (const grant of grants) grant.revoked = true;
+                expect((await browser.signIn(user)).status, where).toBe(303);
                 break;
               }
               case 'wait':

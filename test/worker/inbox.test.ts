@@ -2,8 +2,6 @@ import { runDurableObjectAlarm, runInDurableObject } from 'cloudflare:test';
 import { env } from 'cloudflare:workers';
 import { beforeAll, describe, expect, it } from 'vitest';
 import type { InboxAccessRequest, OwnAccessRequest } from '../../shared/api-types';
-import type { Directory } from '../../worker/durable/directory';
-import { removePendingRequestsOf, renameRequester } from '../../worker/services/namespaces';
 import { advance } from './support/clock';
 import { counted, namespaceCalls } from './support/counted';
 import { call, issueToken } from './support/http';
@@ -301,22 +299,26 @@ describe('the inbox follows members, expiry, settings and requesters', () => {
     expect(deleted.etag).not.toBe(settings.etag);
   });
 
-  it('drops the requests of a blocked requester (hidden at once, removed by removePendingRequestsOf)', async () => {
-    const [owner, r, other] = await Promise.all([person('own'), person('r'), person('r')]);
+  it('drops the requests of a blocked, deactivated or deleted requester, with a new ETag', async () => {
+    const [owner, blocked, deactivated, deleted, other] = await Promise.all([person('own'), person('r'), person('r'), person('r'), person('r')]);
     const group = await createGroup(owner);
     const project = await createProject(owner, { namespace_id: group.id });
-    await ask(r, 'groups', group);
-    await ask(r, 'projects', project);
-    await ask(other, 'projects', project);
-    const directory = env.DIRECTORY.getByName('directory');
-    await runInDurableObject(directory, (_d: Directory, state) => state.storage.sql.exec("UPDATE users SET state = 'blocked' WHERE id = ?", r.id));
-    expect(keysOf((await inboxOf(owner)).items)).toEqual([key('Project', project, other)]);
-    const before = await inboxOf(owner);
-    expect(await removePendingRequestsOf(env, r.id)).toBe(2);
-    const after = await inboxOf(owner);
-    expect(keysOf(after.items)).toEqual([key('Project', project, other)]);
-    expect(after.etag).not.toBe(before.etag);
-    expect(await ownOf(r)).toEqual([]);
+    await ask(blocked, 'groups', group);
+    for (const r of [blocked, deactivated, deleted, other]) await ask(r, 'projects', project);
+    let before = await inboxOf(owner);
+    expect(before.items).toHaveLength(5);
+    const steps: [string, () => Promise<Response>, Person[]][] = [
+      ['block', () => admin.post(`/users/${blocked.id}/block`), [deactivated, deleted, other]],
+      ['deactivate', () => admin.post(`/users/${deactivated.id}/deactivate`), [deleted, other]],
+      ['delete', () => admin.delete(`/users/${deleted.id}`), [other]],
+    ];
+    for (const [what, change, left] of steps) {
+      expect([what, (await change()).status]).toEqual([what, what === 'delete' ? 204 : 201]);
+      const after = await inboxOf(owner);
+      expect([what, keysOf(after.items)]).toEqual([what, left.map((r) => key('Project', project, r))]);
+      expect(after.etag).not.toBe(before.etag);
+      before = after;
+    }
   });
 
   it('shows a renamed requester by their new name, with a new ETag', async () => {
@@ -325,14 +327,21 @@ describe('the inbox follows members, expiry, settings and requesters', () => {
     await ask(r, 'projects', project);
     const before = await inboxOf(owner);
     const names = { username: `${r.username}x`, name: 'New Name' };
-    const directory = env.DIRECTORY.getByName('directory');
-    await runInDurableObject(directory, (_d: Directory, state) =>
-      state.storage.sql.exec('UPDATE users SET username = ?, name = ? WHERE id = ?', names.username, names.name, r.id),
-    );
-    await renameRequester(env, r.id, names);
+    expect((await admin.put(`/users/${r.id}`, names)).status).toBe(200);
     const after = await inboxOf(owner);
     expect(after.etag).not.toBe(before.etag);
     expect(after.items.map((i) => [i.username, i.name])).toEqual([[names.username, names.name]]);
+  });
+
+  it('shows the new full path of a project in a renamed user’s personal namespace', async () => {
+    const [owner, r] = await Promise.all([person('own'), person('r')]);
+    const project = await createProject(owner);
+    await ask(r, 'projects', project);
+    const before = await inboxOf(owner);
+    expect((await admin.put(`/users/${owner.id}`, { username: `${owner.username}y` })).status).toBe(200);
+    const after = await inboxOf(owner);
+    expect(after.etag).not.toBe(before.etag);
+    expect(after.items.map((i) => i.source_full_path)).toEqual([`${owner.username}y/${project.path}`]);
   });
 });
 

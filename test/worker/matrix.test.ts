@@ -58,6 +58,10 @@ const rules = (kind: Kind) => {
       if (s.readOnly) return '403 insufficient_scope';
       return effective(s) >= (ownerPart || kind === 'groups' ? 50 : 40) ? '200' : '403';
     },
+    /** GitLab's users API: editing, blocking, unblocking, deactivating, activating and deleting users are for administrators. */
+    administerUsers: (s: Standing, success: string) => (s.anonymous ? '401' : s.readOnly ? '403 insufficient_scope' : s.admin ? success : '403'),
+    /** Nobody blocks themselves through the API (GitLab: "The API initiating user cannot be blocked"). */
+    blockSelf: (s: Standing) => (s.anonymous ? '401' : s.readOnly ? '403 insufficient_scope' : s.admin ? '403 self' : '403'),
     /** On a private one: invisible (404) unless the caller has access; a non-pending user is 404 Not found. */
     privately: (s: Standing, op: 'list' | 'request' | 'read' | 'approve' | 'approve 0' | 'deny') => {
       if (s.anonymous) return '401';
@@ -82,7 +86,11 @@ const outcome = async (res: Response): Promise<string> => {
   const body = JSON.parse(text) as { message?: unknown; error?: string };
   if (res.status === 401) return body.message === '401 Unauthorized' ? '401' : `401 ${text}`;
   if (res.status === 400) return body.error === 'access_level does not have a valid value' ? '400 access_level' : `400 ${text}`;
-  if (res.status === 403) return body.message === '403 Forbidden' ? '403' : body.error === 'insufficient_scope' ? '403 insufficient_scope' : `403 ${text}`;
+  if (res.status === 403) {
+    if (body.message === '403 Forbidden') return '403';
+    if (body.message === '403 Forbidden - The API initiating user cannot be blocked by the API') return '403 self';
+    return body.error === 'insufficient_scope' ? '403 insufficient_scope' : `403 ${text}`;
+  }
   if (res.status === 404) {
     if (body.message === '404 Not found') return '404 not pending';
     if (body.message === '404 Group Not Found' || body.message === '404 Project Not Found') return '404 source';
@@ -222,6 +230,16 @@ describe.each(['groups', 'projects'] as Kind[])('role × operation matrix on %s'
     } else {
       await check('request', rule.request(standing), await call(`${base}/access_requests`, { method: 'POST', headers }));
     }
+
+    // Users: the administrators' routes, on a user made for the purpose.
+    const subject = await quickUser('mxu');
+    const users = `/api/v4/users/${subject.id}`;
+    await check('edit a user', rule.administerUsers(standing, '200'), await call(users, jsonBody({ name: `Edited by ${name}` }, headers, 'PUT')));
+    for (const action of ['deactivate', 'activate', 'block', 'unblock']) {
+      await check(`${action} a user`, rule.administerUsers(standing, '201'), await call(`${users}/${action}`, { method: 'POST', headers }));
+    }
+    await check('delete a user', rule.administerUsers(standing, '204'), await call(users, { method: 'DELETE', headers }));
+    if (actor.user) await check('block yourself', rule.blockSelf(standing), await call(`/api/v4/users/${actor.user.id}/block`, { method: 'POST', headers }));
 
     // The private one: invisible to those without access, the same rules for the others.
     const hiddenBase = `/api/v4/${kind}/${hidden}`;

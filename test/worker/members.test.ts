@@ -4,6 +4,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import type { Namespace } from '../../worker/durable/namespace';
 import { advance } from './support/clock';
 import { expectError } from './support/contract';
+import { runDueAlarms } from './support/storage';
 import { admin, as, createGroup, createNestedSource, createSource, KIND_ROUTES, person, startWorker } from './support/namespaces';
 
 beforeAll(startWorker, 30_000);
@@ -162,6 +163,7 @@ describe('expiry', () => {
     const tomorrow = dateIn(1);
     expect((await as(owner).post(`/${kind}/${source.id}/members`, { user_id: bob.id, access_level: 30, expires_at: tomorrow })).status).toBe(201);
     await addMember(kind, source.id, carol, 20);
+    await runDueAlarms(stubOf(source.id));
     const alarm = await runInDurableObject(stubOf(source.id), (_i: Namespace, state) => state.storage.getAlarm());
     expect(alarm).toBe(Date.parse(`${tomorrow}T00:00:00Z`));
     // Before the day starts, the alarm removes nobody.
@@ -174,6 +176,7 @@ describe('expiry', () => {
     expect(direct.map((m) => m.id)).not.toContain(bob.id);
     expect(direct.map((m) => m.id)).toContain(carol.id);
     expect(await levelIn(kind, source.id, bob.id)).toBeNull();
+    await runDueAlarms(stubOf(source.id));
     expect(await runInDurableObject(stubOf(source.id), (_i: Namespace, state) => state.storage.getAlarm())).toBeNull();
     // An expired member may ask again.
     expect((await as(bob).post(`/${kind}/${source.id}/access_requests`)).status).toBe(201);
@@ -188,6 +191,7 @@ describe('expiry', () => {
     expect(await viaQuery.json()).toMatchObject({ access_level: 30, expires_at: dateIn(5) });
     const viaBody = await as(owner).put(`/groups/${group.id}/access_requests/${b.id}/approve`, { access_level: 20, expires_at: dateIn(2) });
     expect(await viaBody.json()).toMatchObject({ access_level: 20, expires_at: dateIn(2) });
+    await runDueAlarms(stubOf(group.id));
     expect(await runInDurableObject(stubOf(group.id), (_i: Namespace, state) => state.storage.getAlarm())).toBe(Date.parse(`${dateIn(2)}T00:00:00Z`));
     await expectError(await as(owner).put(`/groups/${group.id}/access_requests/${a.id}/approve?expires_at=2020-01-01`), 400, {
       message: { expires_at: ['cannot be a date in the past'] },

@@ -1,7 +1,6 @@
 import { env } from 'cloudflare:workers';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { cachedRecord, forgetRecord, rememberRecord } from '../../worker/api/registry-cache';
-import { removePendingRequestsOf, renameRequester } from '../../worker/services/namespaces';
 import { expectError } from './support/contract';
 import { unique } from './support/http';
 import { admin, as, createGroup, createProject, createSource, KIND_ROUTES, person, startWorker } from './support/namespaces';
@@ -154,7 +153,7 @@ describe('DELETE a group with something in it', () => {
 });
 
 describe('the requester index', () => {
-  it('knows where a user waits; removePendingRequestsOf empties every owner list', async () => {
+  it('knows where a user waits; blocking the user empties every owner list', async () => {
     const [owner, req] = await Promise.all([person('own'), person('req')]);
     const group = await createGroup(owner);
     const project = await createProject(owner, { namespace_id: (await createGroup(owner)).id });
@@ -165,7 +164,7 @@ describe('the requester index', () => {
       { id: group.id, kind: 'group' },
       { id: project.id, kind: 'project' },
     ]);
-    expect(await removePendingRequestsOf(env, req.id)).toBe(2);
+    expect((await admin.post(`/users/${req.id}/block`)).status).toBe(201);
     for (const path of [`/groups/${group.id}`, `/projects/${project.id}`]) {
       const pending = (await (await as(owner).get(`${path}/access_requests`)).json()) as { id: number }[];
       expect(pending.map((p) => p.id)).not.toContain(req.id);
@@ -173,14 +172,14 @@ describe('the requester index', () => {
     expect(await directory.pendingRequestsOf(req.id)).toEqual([]);
   });
 
-  it('follows approvals and withdrawals; renameRequester renames the stored names', async () => {
+  it('follows approvals and withdrawals; renaming the user (PUT /users/:id) renames the stored names', async () => {
     const [owner, req] = await Promise.all([person('own'), person('req')]);
     const [a, b] = await Promise.all([createGroup(owner), createGroup(owner)]);
     for (const g of [a, b]) expect((await as(req).post(`/groups/${g.id}/access_requests`)).status).toBe(201);
     expect((await as(owner).put(`/groups/${a.id}/access_requests/${req.id}/approve`)).status).toBe(201);
     const directory = env.DIRECTORY.getByName('directory');
     expect(await directory.pendingRequestsOf(req.id)).toEqual([{ id: b.id, kind: 'group' }]);
-    await renameRequester(env, req.id, { username: `${req.username}x`, name: 'New Name' });
+    expect((await admin.put(`/users/${req.id}`, { username: `${req.username}x`, name: 'New Name' })).status).toBe(200);
     const listed = (await (await as(owner).get(`/groups/${b.id}/access_requests`)).json()) as { id: number; username: string; name: string }[];
     expect(listed.find((r) => r.id === req.id)).toMatchObject({ username: `${req.username}x`, name: 'New Name' });
     expect((await as(req).delete(`/groups/${b.id}/access_requests/${req.id}`)).status).toBe(204);

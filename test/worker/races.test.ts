@@ -446,3 +446,84 @@ const quickUserWithPassword = async () => {
   const found = (await (await root.get(`/users?username=${u.username}`)).json()) as { id: number }[];
   return { id: found[0].id, ...u };
 };
+
+/** Blocking races: each is run this many times. */
+const BLOCK_TRIALS = 50;
+
+describe('a user blocked while they act', () => {
+  it(`block while the user refreshes in a loop: each refresh wins before the block or is refused after it; no token works once the block has answered (${BLOCK_TRIALS} trials)`, async () => {
+    const app = await registerApp({ confidential: true });
+    const before: number[] = [];
+    for (let trial = 0; trial < BLOCK_TRIALS; trial++) {
+      trials++;
+      const user = await quickUserWithPassword();
+      const browser = new Browser();
+      expect((await browser.signIn(user)).status).toBe(303);
+      const first = await exchange(app, (await authorizeCode(browser, app)).code);
+      const held: Tokens[] = [first];
+      let blockAnswered = false;
+      // The block starts once the loop has rotated 0 to 3 times, by trial.
+      let startBlock = () => {};
+      const blockMayStart = new Promise<void>((resolve) => (startBlock = resolve));
+      // The user rotates their refresh token as fast as they can until refused.
+      const loop = async () => {
+        for (let step = 0; step < 100; step++) {
+          if (step === trial % 4) startBlock();
+          const r = await refresh(app, held[held.length - 1].refresh_token);
+          if (r.status !== 200) {
+            await expectError(r, 400, expect.objectContaining({ error: 'invalid_grant' }));
+            return;
+          }
+          const pair = (await r.json()) as Tokens;
+          held.push(pair);
+          // A pair answered after the block must already be dead.
+          if (blockAnswered) expect((await whoAmI(pair.access_token)).status).toBe(401);
+        }
+        throw new Error('the refresh loop was never refused');
+      };
+      const block = async () => {
+        const r = await root.post(`/users/${user.id}/block`);
+        blockAnswered = true;
+        expect(r.status).toBe(201);
+        expect(await r.json()).toBe(true);
+        for (const t of held) expect((await whoAmI(t.access_token)).status).toBe(401);
+      };
+      await Promise.all([loop(), blockMayStart.then(block)]);
+      before.push(held.length - 1);
+      for (const t of held) {
+        expect((await whoAmI(t.access_token)).status).toBe(401);
+        await expectError(await refresh(app, t.refresh_token), 400, expect.objectContaining({ error: 'invalid_grant' }));
+      }
+    }
+    console.log(`block vs refresh loop: refreshes that won before the block, per trial: ${before.join(' ')}`);
+  });
+
+  it(`block, a new impersonation token and an access request at once: once the block has answered, no token works and no request is pending (${BLOCK_TRIALS} trials)`, async () => {
+    const owner = await quickUser('rbown');
+    const group = await createIn(owner, 'groups');
+    for (let trial = 0; trial < BLOCK_TRIALS; trial++) {
+      trials++;
+      const user = await quickUser('rblk');
+      const contenders = [
+        () => root.post(`/users/${user.id}/block`),
+        () => root.post(`/users/${user.id}/impersonation_tokens`, { name: 'racing', scopes: ['api'] }),
+        () => api(user).post(`/groups/${group.id}/access_requests`),
+      ];
+      // Rotate who starts first.
+      const started: Promise<Response>[] = [];
+      for (let i = 0; i < contenders.length; i++) {
+        const k = (i + trial) % contenders.length;
+        started[k] = contenders[k]();
+      }
+      const [blocked, issued, requested] = await Promise.all(started);
+      expect(blocked.status).toBe(201);
+      // Issued before the block (then ended by it), or refused because the user was blocked.
+      expect([201, 404]).toContain(issued.status);
+      expect([201, 401]).toContain(requested.status);
+      const tokens = [user.headers, ...(issued.status === 201 ? [{ 'PRIVATE-TOKEN': ((await issued.json()) as { token: string }).token }] : [])];
+      for (const headers of tokens) expect((await api(headers).get('/user')).status).toBe(401);
+      expect(await ids(await api(owner).get(`/groups/${group.id}/access_requests?per_page=100`))).not.toContain(user.id);
+      expect(await env.DIRECTORY.getByName('directory').pendingRequestsOf(user.id)).toEqual([]);
+    }
+  });
+});

@@ -47,14 +47,17 @@ export const futureDate = (date: string | null): string | null => {
   return date;
 };
 
-/** Knock has no route yet that blocks or deactivates a user, so every requester is active. */
-const ACTIVE = 'active';
-
+/**
+ * A requester, from the names stored with the request. A request exists only while its requester
+ * is active: blocking, deactivating or deleting a user removes their requests before that call
+ * answers (durable/user-fanout.ts), and one that raced the change is removed when its object
+ * pushes it to the Directory.
+ */
 const requester = (r: { user_id: number; username: string; name: string }) => ({
   id: r.user_id,
   username: r.username,
   name: r.name,
-  state: ACTIVE,
+  state: 'active' as const,
 });
 
 /**
@@ -127,8 +130,7 @@ export const accessRequestRoutes = (kind: Kind) => {
       const level = body.access_level ?? query.access_level ?? DEFAULT_APPROVAL_LEVEL;
       const expiresAt = futureDate(body.expires_at ?? query.expires_at ?? null);
       const member = await withNamespace(c, kind, id, (target) => service.approveAccessRequest(c.env, target, user_id, level, expiresAt));
-      const approver = { ...c.var.caller, state: ACTIVE };
-      return c.json(presentApprovedMember(member, requester(member), approver, publicOrigin(c.env, c.req.url)), 201);
+      return c.json(presentApprovedMember(member, requester(member), c.var.caller, publicOrigin(c.env, c.req.url)), 201);
     })
     .openapi(remove, async (c) => {
       const { id, user_id } = c.req.valid('param');

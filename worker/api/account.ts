@@ -30,6 +30,7 @@ export const account = createApiRouter()
   .openapi(currentUser, async (c) => {
     const caller = c.var.caller;
     // The token's record carries the profile: no Directory round trip for what clients call most.
-    const user = { ...caller, email: caller.profile.email, state: 'active', created_at: caller.profile.createdAt };
+    // A token works only while its user is active (a block turns it into a tombstone).
+    const user = { ...caller, email: caller.profile.email, state: 'active' as const, created_at: caller.profile.createdAt };
     return c.json(presentUser(user, publicOrigin(c.env, c.req.url), true), 200);
   });

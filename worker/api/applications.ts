@@ -2,19 +2,16 @@ import { createRoute, z } from '@hono/zod-openapi';
 import type { Application } from '../../shared/api-types';
 import { ApplicationSchema, NewApplicationResponseSchema } from '../../shared/schemas';
 import { requireAdmin } from '../auth/api-auth';
-import { hex, randomBytes, randomToken } from '../auth/crypto';
 import { directory, type ApplicationRow } from '../durable/directory';
-import { json, problems, raise } from '../errors';
-import { endApplicationGrants } from '../oauth/application-grants';
 import { isKnownScope, parseScopes } from '../oauth/scopes';
 import { isRegistrableRedirectUri } from '../oauth/redirect-uri';
-import { hashSecret } from '../store/tokens';
+import { deleteApplication, registerApplication } from '../services/applications';
 import { bodyContent, bodyOf, boolParam, intParam } from './params';
 import { createApiRouter } from './router';
 
 export const CLIENT_SECRET_PREFIX = 'knock_cs_';
 
-const NewApplicationSchema = z
+export const NewApplicationSchema = z
   .object({
     name: z.string().trim().min(1).max(255),
     redirect_uri: z
@@ -72,23 +69,11 @@ export const applications = createApiRouter();
 applications.use('*', requireAdmin);
 applications
   .openapi(create, async (c) => {
-    const input = bodyOf(c, NewApplicationSchema);
-    const secret = input.confidential ? randomToken(CLIENT_SECRET_PREFIX) : null;
-    const app = await directory(c.env).createApplication({
-      clientId: hex(randomBytes(32)),
-      secretHash: secret ? await hashSecret(c.env, secret) : null,
-      name: input.name,
-      redirectUris: input.redirect_uri,
-      scopes: input.scopes,
-      confidential: input.confidential,
-      ownerId: c.var.caller.id,
-    });
-    return c.json({ ...present(app), secret }, 201);
+    const { application, secret } = await registerApplication(c.env, bodyOf(c, NewApplicationSchema), c.var.caller.id);
+    return c.json({ ...present(application), secret }, 201);
   })
   .openapi(list, async (c) => c.json((await directory(c.env).listApplications()).map(present), 200))
   .openapi(remove, async (c) => {
-    const clientId = await directory(c.env).deleteApplication(c.req.valid('param').id);
-    if (!clientId) return raise(problems.notFound('Application'));
-    await endApplicationGrants(c.env, clientId);
+    await deleteApplication(c.env, c.req.valid('param').id);
     return c.body(null, 204);
   });

@@ -1,10 +1,9 @@
 import { z } from '@hono/zod-openapi';
-import type { Context } from 'hono';
 import type { Kind } from '../auth/policy';
 import { directory } from '../durable/directory';
 import type { Actor, NamespaceRef } from '../durable/namespace';
 import { snapshotOf, type NamespaceRow } from '../durable/namespace-registry';
-import type { ApiEnv } from '../env';
+import type { Caller, Env } from '../env';
 import { raise } from '../errors';
 import { cachedRecord, forgetPath, forgetRecord, rememberRecord, type RegistryRecord } from './registry-cache';
 
@@ -18,6 +17,15 @@ export const namespaceIdParam = () =>
 
 export const parseNamespaceId = (id: string | number): number | string =>
   typeof id === 'number' ? id : /^[0-9]{1,15}$/.test(id) ? Number(id) : id;
+
+/**
+ * What the finder reads from a request: the bindings and who is asking. An API handler's context
+ * is one (`c.var.caller` from the token); so is an HTML page's (the browser session's user).
+ */
+export interface FinderContext {
+  env: Env;
+  var: { caller: Pick<Caller, 'id' | 'admin' | 'username' | 'name'> };
+}
 
 /** A group or project that exists, and what its Durable Object needs to judge the caller. */
 export interface Target {
@@ -58,7 +66,7 @@ export const recordOf = (row: NamespaceRow, ancestorIds: number[]): RegistryReco
  * `404 Group Not Found`. Only ids the registry knows reach a Durable Object, so guessing ids
  * creates none.
  */
-export const findNamespace = async (c: Context<ApiEnv>, kind: Kind, id: string | number, fresh = false): Promise<Target> => {
+export const findNamespace = async (c: FinderContext, kind: Kind, id: string | number, fresh = false): Promise<Target> => {
   const caller = c.var.caller;
   const ref = parseNamespaceId(id);
   let record: RegistryRecord | null = fresh ? null : cachedRecord(ref);
@@ -85,7 +93,7 @@ export const findNamespace = async (c: Context<ApiEnv>, kind: Kind, id: string |
       snapshot: record.snapshot,
       byPath: row === null && typeof ref === 'string',
     },
-    actor: { userId: caller.id, admin: caller.admin, inherited },
+    actor: { userId: caller.id, admin: caller.admin, inherited, username: caller.username, name: caller.name },
     row,
   };
 };
@@ -95,7 +103,7 @@ export const findNamespace = async (c: Context<ApiEnv>, kind: Kind, id: string |
  * of date (`StaleTarget`), the record is forgotten and `:id` looked up again in the Directory: a
  * renamed group's old path answers 404 at once, in every isolate, and its new path is found.
  */
-export const withNamespace = async <T>(c: Context<ApiEnv>, kind: Kind, id: string | number, op: (target: Target) => Promise<T>): Promise<T> => {
+export const withNamespace = async <T>(c: FinderContext, kind: Kind, id: string | number, op: (target: Target) => Promise<T>): Promise<T> => {
   const target = await findNamespace(c, kind, id);
   try {
     return await op(target);

@@ -3,6 +3,7 @@ import { AccessTokenSchema, NewAccessTokenSchema } from '../../shared/schemas';
 import { requireAdmin } from '../auth/api-auth';
 import { epochSeconds } from '../clock';
 import { directory } from '../durable/directory';
+import type { Env } from '../env';
 import { problems, raise } from '../errors';
 import { isKnownScope, parseScopes } from '../oauth/scopes';
 import * as tokens from '../services/access-tokens';
@@ -15,7 +16,7 @@ const DAY = 24 * 3600;
 const DEFAULT_LIFETIME_DAYS = 30;
 const MAX_LIFETIME_DAYS = 365;
 
-const NewImpersonationToken = z
+export const NewImpersonationToken = z
   .object({
     name: z.string().trim().min(1).max(255),
     scopes: z
@@ -75,20 +76,26 @@ const revoke = createRoute({
 });
 
 /**
+ * Issues an impersonation token for an active user (the API's route and the administrators'
+ * console): it expires at 00:00 UTC of `expires_at`, by default in 30 days, at most in 365.
+ */
+export const issueImpersonationToken = async (env: Env, userId: number, input: z.output<typeof NewImpersonationToken>) => {
+  const now = epochSeconds();
+  const expiresAt = input.expires_at ? Date.parse(`${input.expires_at}T00:00:00Z`) / 1000 : now + DEFAULT_LIFETIME_DAYS * DAY;
+  if (expiresAt <= now || expiresAt > now + MAX_LIFETIME_DAYS * DAY) return raise(problems.invalidParam('expires_at is invalid'));
+  const user = await directory(env).getUser(userId);
+  if (!user || user.state !== 'active') return raise(problems.notFound('User'));
+  return tokens.issueAccessToken(env, user, { name: input.name, scopes: input.scopes, expiresAt, impersonation: true });
+};
+
+/**
  * GitLab's impersonation tokens: how an administrator (the demo seeder, tests, benchmarks) gets
  * a token for a user without the browser flow. Expires at 00:00 UTC of `expires_at` (default 30
  * days, at most 365).
  */
 export const impersonationTokens = createApiRouter()
   .openapi(create, async (c) => {
-    const { id } = c.req.valid('param');
-    const input = bodyOf(c, NewImpersonationToken);
-    const now = epochSeconds();
-    const expiresAt = input.expires_at ? Date.parse(`${input.expires_at}T00:00:00Z`) / 1000 : now + DEFAULT_LIFETIME_DAYS * DAY;
-    if (expiresAt <= now || expiresAt > now + MAX_LIFETIME_DAYS * DAY) return raise(problems.invalidParam('expires_at is invalid'));
-    const user = await directory(c.env).getUser(id);
-    if (!user || user.state !== 'active') return raise(problems.notFound('User'));
-    const issued = await tokens.issueAccessToken(c.env, user, { name: input.name, scopes: input.scopes, expiresAt, impersonation: true });
+    const issued = await issueImpersonationToken(c.env, c.req.valid('param').id, bodyOf(c, NewImpersonationToken));
     return c.json({ ...presentAccessToken(issued.row), token: issued.token }, 201);
   })
   .openapi(list, async (c) => {

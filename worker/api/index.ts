@@ -4,6 +4,8 @@ import { KINDS } from '../auth/policy';
 import { account } from './account';
 import { accessRequestRoutes } from './access-requests';
 import { applications } from './applications';
+import { auditEventRoutes, instanceAuditEvents } from './audit-events';
+import { hookRoutes } from './hooks';
 import { impersonationTokens } from './impersonation-tokens';
 import { inboxRoutes } from './inbox';
 import { memberRoutes } from './members';
@@ -20,12 +22,15 @@ authenticated.route('/', inboxRoutes);
 authenticated.route('/users', users);
 authenticated.route('/users', impersonationTokens);
 authenticated.route('/applications', applications);
+authenticated.route('/audit_events', instanceAuditEvents);
 authenticated.route('/groups', groups);
 authenticated.route('/projects', projects);
 // Written once, mounted for each kind (GitLab's %w[group project] loop).
 for (const kind of [KINDS.group, KINDS.project]) {
   authenticated.route(`/${kind.route}`, memberRoutes(kind));
   authenticated.route(`/${kind.route}`, accessRequestRoutes(kind));
+  authenticated.route(`/${kind.route}`, hookRoutes(kind));
+  authenticated.route(`/${kind.route}`, auditEventRoutes(kind));
 }
 
 /** Everything under /api/v4. Routes are documented by their schemas at /api/v4/openapi.json. */

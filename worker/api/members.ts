@@ -11,7 +11,7 @@ import { MemberSchema, presentMember } from './presenters/member';
 import { createApiRouter } from './router';
 
 const presentEffective = (m: EffectiveMember, origin: string) =>
-  presentMember(m, { id: m.user_id, username: m.username, name: m.name, state: m.state }, m.created_by && { ...m.created_by, state: 'active' }, origin);
+  presentMember(m, { id: m.user_id, username: m.username, name: m.name, state: m.state }, m.created_by, origin);
 
 /**
  * GitLab's members API (lib/api/members.rb), written once and mounted for groups and projects:

@@ -59,7 +59,7 @@ const NewProjectSchema = z
  * `PUT /groups/:id` and `PUT /projects/:id` (GitLab's update parameters that Knock has): only
  * the fields given change.
  */
-const NamespaceChangesSchema = z
+export const NamespaceChangesSchema = z
   .object({
     name: z.string().trim().min(1).max(255).optional(),
     path: pathParam().optional(),

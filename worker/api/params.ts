@@ -30,11 +30,16 @@ export const bodyOf = <T>(c: BodyContext<NoInfer<T>>, schema: z.ZodType<T>): T =
   return /json/i.test(contentType) ? c.req.valid('json') : c.req.valid('form');
 };
 
-/** A boolean that also accepts the strings form bodies and query strings carry. */
+/**
+ * A boolean that also accepts the strings form bodies and query strings carry, as GitLab's
+ * parameter coercion does (dry-types' `Params::Bool`, any case): python-gitlab sends `True`.
+ */
+const TRUE_STRINGS = ['1', 'on', 't', 'true', 'y', 'yes'];
+const FALSE_STRINGS = ['0', 'off', 'f', 'false', 'n', 'no'];
 export const boolParam = () =>
   z
-    .union([z.boolean(), z.enum(['true', 'false', '1', '0'])])
-    .transform((v) => v === true || v === 'true' || v === '1')
+    .union([z.boolean(), z.string().refine((v) => [...TRUE_STRINGS, ...FALSE_STRINGS].includes(v.toLowerCase()), { message: 'is invalid' })])
+    .transform((v) => v === true || (typeof v === 'string' && TRUE_STRINGS.includes(v.toLowerCase())))
     .openapi({ type: 'boolean' });
 
 /** An integer id path or body parameter. */

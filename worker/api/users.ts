@@ -5,6 +5,8 @@ import { publicOrigin } from '../config';
 import { directory } from '../durable/directory';
 import { unwrap } from '../durable/result';
 import { json, problems, raise } from '../errors';
+import type { StateAction } from '../durable/user-lifecycle';
+import * as service from '../services/users';
 import { offsetOf, paginationHeaders, paginationQuery } from './pagination';
 import { bodyContent, bodyOf, boolParam, intParam } from './params';
 import { presentUser, presentUserBasic, UserBasicSchema, UserSchema } from './presenters/user';
@@ -40,7 +42,13 @@ const listUsers = createRoute({
   path: '/',
   summary: 'List users, or find one by username',
   request: {
-    query: z.object({ username: z.string().optional(), search: z.string().max(255).optional(), ...paginationQuery }),
+    query: z.object({
+      username: z.string().optional(),
+      search: z.string().max(255).optional(),
+      active: boolParam().optional(),
+      blocked: boolParam().optional(),
+      ...paginationQuery,
+    }),
   },
   responses: { 200: { description: 'Users', content: { 'application/json': { schema: z.array(UserBasicSchema) } } } },
 });
@@ -55,6 +63,73 @@ const getUser = createRoute({
     404: { description: '404 User Not Found' },
   },
 });
+
+/** `PUT /users/:id`: GitLab's fields that Knock stores; unknown fields are ignored, as GitLab does. */
+export const UserEditSchema = z
+  .object({
+    username: NewUserSchema.shape.username.optional(),
+    name: NewUserSchema.shape.name.optional(),
+    email: z.email().max(255).optional(),
+    password: NewUserSchema.shape.password.optional(),
+    admin: boolParam().optional(),
+  })
+  .openapi('UserEdit');
+
+const tags = ['Users'];
+const idParam = z.object({ id: intParam() });
+
+const updateUser = createRoute({
+  method: 'put',
+  path: '/{id}',
+  tags,
+  summary: 'Change a user (administrators only): username, name, email, password, administrator flag',
+  middleware: [requireAdmin] as const,
+  request: { params: idParam, body: bodyContent(UserEditSchema) },
+  responses: {
+    200: { description: 'The user', content: { 'application/json': { schema: UserSchema } } },
+    404: { description: '404 User Not Found' },
+    409: { description: 'Username or email already taken' },
+  },
+});
+
+/** GitLab answers these with 201 and a bare JSON value: `true`, `false` when there was nothing to undo, `null` when already done. */
+const StateAnswer = z.boolean().nullable().openapi('UserStateAnswer');
+
+const stateRoute = (action: StateAction, summary: string) =>
+  createRoute({
+    method: 'post',
+    path: `/{id}/${action}`,
+    tags,
+    summary,
+    middleware: [requireAdmin] as const,
+    request: { params: idParam },
+    responses: {
+      201: { description: "GitLab's answer", content: { 'application/json': { schema: StateAnswer } } },
+      403: { description: 'Not allowed in the user\'s state, or on yourself or the built-in administrator' },
+      404: { description: '404 User Not Found' },
+    },
+  });
+
+const deleteUser = createRoute({
+  method: 'delete',
+  path: '/{id}',
+  tags,
+  summary: 'Delete a user (administrators only), with their memberships, pending requests, tokens and personal projects',
+  middleware: [requireAdmin] as const,
+  request: { params: idParam, query: z.object({ hard_delete: boolParam().optional() }) },
+  responses: {
+    204: { description: 'Deleted' },
+    404: { description: '404 User Not Found' },
+    409: { description: 'The user is the only Owner of a group' },
+  },
+});
+
+const STATE_ROUTES: [StateAction, string][] = [
+  ['block', 'Block a user (administrators only): they can no longer sign in, refresh or use any token'],
+  ['unblock', 'Unblock a blocked user (administrators only); their ended tokens stay ended'],
+  ['deactivate', 'Deactivate a user (administrators only): like blocking, undone with activate'],
+  ['activate', 'Activate a deactivated user (administrators only)'],
+];
 
 export const users = createApiRouter()
   .openapi(createUser, async (c) => {
@@ -73,7 +148,11 @@ export const users = createApiRouter()
   .openapi(listUsers, async (c) => {
     const q = c.req.valid('query');
     const page = { page: q.page, perPage: q.per_page };
-    const { total, users: rows } = await directory(c.env).listUsers({ username: q.username, search: q.search }, offsetOf(page), page.perPage);
+    const { total, users: rows } = await directory(c.env).listUsers(
+      { username: q.username, search: q.search, state: q.blocked ? 'blocked' : q.active ? 'active' : undefined },
+      offsetOf(page),
+      page.perPage,
+    );
     const origin = publicOrigin(c.env, c.req.url);
     return c.json(rows.map((u) => presentUserBasic(u, origin)), 200, paginationHeaders(c, page, total));
   })
@@ -83,4 +162,17 @@ export const users = createApiRouter()
     if (!user) return raise(problems.notFound('User'));
     const caller = c.var.caller;
     return c.json(presentUser(user, publicOrigin(c.env, c.req.url), caller.admin || caller.id === user.id), 200);
+  })
+  .openapi(updateUser, async (c) => {
+    const user = await service.updateUser(c.env, c.req.valid('param').id, bodyOf(c, UserEditSchema));
+    return c.json(presentUser(user, publicOrigin(c.env, c.req.url), true), 200);
+  })
+  .openapi(deleteUser, async (c) => {
+    await service.deleteUser(c.env, c.req.valid('param').id);
+    return c.body(null, 204);
   });
+
+// GitLab's user moderation API: the four state changes, written once.
+for (const [action, summary] of STATE_ROUTES) {
+  users.openapi(stateRoute(action, summary), async (c) => c.json(await service.changeUserState(c.env, c.req.valid('param').id, action, c.var.caller), 201));
+}

@@ -2,7 +2,7 @@ import type { MiddlewareHandler } from 'hono';
 import type { ApiEnv, Caller, Env } from '../env';
 import { problems, raise } from '../errors';
 import { directory } from '../durable/directory';
-import { callerOf, lookupAccessToken } from '../store/tokens';
+import { callerOf, lookupAccessToken, lookupRootRecord, rootRecord } from '../store/tokens';
 import { safeEqual } from './crypto';
 
 /** The token a GitLab client sends: `PRIVATE-TOKEN`, or `Authorization: Bearer`. */
@@ -13,27 +13,17 @@ export const presentedToken = (headers: Headers): string | null => {
   return m ? m[1] : null;
 };
 
-let rootCaller: Promise<Caller> | null = null;
-
-/** The bootstrap administrator behind ADMIN_TOKEN; `root` is created on first use. */
-const root = (env: Env): Promise<Caller> => {
-  rootCaller ??= directory(env)
-    .ensureRoot()
-    .then((u) => ({
-      id: u.id, username: u.username, name: u.name, admin: true, scopes: ['api'], clientId: null,
-      profile: { email: u.email, createdAt: u.created_at },
-    }))
-    .catch((e) => {
-      rootCaller = null;
-      throw e;
-    });
-  return rootCaller;
-};
+/**
+ * The built-in administrator behind ADMIN_TOKEN, from its caller record in KV (one read, as for
+ * any token), which the Directory writes when it creates `root` and whenever `root` changes, so
+ * a rename shows in every isolate on the next call.
+ */
+const root = async (env: Env): Promise<Caller> => callerOf((await lookupRootRecord(env)) ?? rootRecord(await directory(env).ensureRoot()));
 
 const READ_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
 
 /**
- * Authenticates every /api/v4 call (GitLab: `PRIVATE-TOKEN` or `Authorization: Bearer`): one KV read per call, or the admin token.
+ * Authenticates every /api/v4 call (GitLab: `PRIVATE-TOKEN` or `Authorization: Bearer`): one KV read per call.
  * `read_api` tokens may only read.
  */
 export const apiAuth: MiddlewareHandler<ApiEnv> = async (c, next) => {

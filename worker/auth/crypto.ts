@@ -1,5 +1,5 @@
 /** Hashing and secrets, all on WebCrypto. Nothing secret is stored or compared in clear. */
-import { decodeBase64Url, encodeBase64Url } from 'hono/utils/encode';
+import { decodeBase64, decodeBase64Url, encodeBase64, encodeBase64Url } from 'hono/utils/encode';
 
 const encoder = new TextEncoder();
 
@@ -9,6 +9,15 @@ export const base64url = (bytes: Uint8Array | ArrayBuffer): string =>
 
 /** The inverse of base64url (padding optional); throws on what is not base64url. */
 export const fromBase64url = (s: string): Uint8Array<ArrayBuffer> => decodeBase64Url(s);
+
+/** RFC 4648 §4 base64 with padding (Standard Webhooks' secrets and signatures). */
+export const base64 = (bytes: Uint8Array | ArrayBuffer): string => encodeBase64(bytes instanceof ArrayBuffer ? bytes : bytes.slice().buffer);
+
+/** The inverse of base64; throws on what is not base64. */
+export const fromBase64 = (s: string): Uint8Array<ArrayBuffer> => {
+  if (!/^[A-Za-z0-9+/]*={0,2}$/.test(s)) throw new Error('not base64');
+  return decodeBase64(s);
+};
 
 // Through a byte table: about ten times faster than toString(16) per byte, and keyedHash runs on
 // every API call (the token lookup).
@@ -49,6 +58,19 @@ const hmacKey = (secret: string): Promise<CryptoKey> => {
 /** RFC 2104 HMAC-SHA-256 of `value` under `secret`: 32 raw bytes. */
 export const hmacSha256 = async (secret: string, value: string): Promise<ArrayBuffer> =>
   crypto.subtle.sign('HMAC', await hmacKey(secret), encoder.encode(value));
+
+const rawHmacKeys = new Map<string, Promise<CryptoKey>>();
+/** RFC 2104 HMAC-SHA-256 of `value` under a key given as bytes: 32 raw bytes. */
+export const hmacSha256WithKey = async (key: Uint8Array<ArrayBuffer>, value: string): Promise<ArrayBuffer> => {
+  const name = base64(key);
+  let imported = rawHmacKeys.get(name);
+  if (!imported) {
+    if (rawHmacKeys.size >= 256) rawHmacKeys.clear();
+    imported = crypto.subtle.importKey('raw', key, { name: 'HMAC', hash: 'SHA-256' }, false, ['sign']);
+    rawHmacKeys.set(name, imported);
+  }
+  return crypto.subtle.sign('HMAC', await imported, encoder.encode(value));
+};
 
 /** HMAC-SHA-256 of `value` under the deployment's token-hashing key, hex encoded. */
 export const keyedHash = async (secret: string, value: string): Promise<string> => hex(await hmacSha256(secret, value));

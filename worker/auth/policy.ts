@@ -27,6 +27,8 @@ export interface Kind {
   readonly ownsSettings: number;
   /** Whether its last direct Owner may neither leave nor be removed or demoted (GitLab's groups). */
   readonly keepsAnOwner: boolean;
+  /** The lowest effective level that may read its audit events and manage its webhooks. */
+  readonly managesEvents: number;
 }
 
 export const KINDS: Readonly<Record<NamespaceKind, Kind>> = {
@@ -41,6 +43,7 @@ export const KINDS: Readonly<Record<NamespaceKind, Kind>> = {
     editsSettings: OWNER,
     ownsSettings: OWNER,
     keepsAnOwner: true,
+    managesEvents: OWNER,
   },
   project: {
     name: 'project',
@@ -54,6 +57,7 @@ export const KINDS: Readonly<Record<NamespaceKind, Kind>> = {
     editsSettings: MAINTAINER,
     ownsSettings: OWNER,
     keepsAnOwner: false,
+    managesEvents: MAINTAINER,
   },
 };
 
@@ -111,3 +115,9 @@ export const mayEditSettings = (kind: Kind, s: Standing, touchesPathOrVisibility
   effectiveLevel(s) >= (touchesPathOrVisibility ? kind.ownsSettings : kind.editsSettings);
 
 export const mayDelete = (kind: Kind, s: Standing): boolean => effectiveLevel(s) >= kind.ownsSettings;
+
+/**
+ * Audit events and webhooks (GitLab's group and project audit events and webhooks APIs): a group's
+ * Owners, a project's Maintainers and Owners.
+ */
+export const mayManageEvents = (kind: Kind, s: Standing): boolean => effectiveLevel(s) >= kind.managesEvents;

@@ -16,7 +16,8 @@ const SESSION_COOKIE = 'knock_session';
 const CSRF_COOKIE = 'knock_csrf';
 export const SESSION_TTL_SECONDS = 7 * 24 * 3600;
 
-const cookieOptions = (c: Context, maxAge?: number) => ({
+/** The flags of every cookie the pages set: HttpOnly, SameSite=Lax, path /, Secure on https, no Domain. */
+export const cookieOptions = (c: Context, maxAge?: number) => ({
   httpOnly: true,
   sameSite: 'Lax' as const,
   secure: new URL(c.req.url).protocol === 'https:',
@@ -37,12 +38,14 @@ export const loadSession: MiddlewareHandler<PageEnv> = async (c, next) => {
   await next();
 };
 
-export const startSession = async <E extends PageEnv>(c: Context<E>, user: UserRow): Promise<void> => {
+/** Signs `user` in; false when the user is no longer active (blocked while signing in). */
+export const startSession = async <E extends PageEnv>(c: Context<E>, user: UserRow): Promise<boolean> => {
   if (c.var.session) await directory(c.env).deleteSession(c.var.session.idHash);
   const id = randomToken('', 32);
-  await directory(c.env).createSession(await hashSecret(c.env, id), user.id, randomToken('', 24), SESSION_TTL_SECONDS);
+  if (!(await directory(c.env).createSession(await hashSecret(c.env, id), user.id, randomToken('', 24), SESSION_TTL_SECONDS))) return false;
   setCookie(c, SESSION_COOKIE, id, cookieOptions(c, SESSION_TTL_SECONDS));
   deleteCookie(c, CSRF_COOKIE, { path: '/' });
+  return true;
 };
 
 export const endSession = async <E extends PageEnv>(c: Context<E>): Promise<void> => {

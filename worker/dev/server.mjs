@@ -43,7 +43,8 @@ export async function startServer({ port, persistTo, vars = {}, stdio = 'pipe', 
     '--inspector-port', String(inspectorPort),
     '--persist-to', persistTo,
     '--show-interactive-dev-session=false',
-    ...Object.entries({ PUBLIC_URL: url, ...vars }).flatMap(([k, v]) => ['--var', `${k}:${v}`]),
+    // Local development sends webhooks to local receivers (127.0.0.1); deployments do not.
+    ...Object.entries({ PUBLIC_URL: url, ALLOW_LOCAL_WEBHOOKS: 'true', ...vars }).flatMap(([k, v]) => ['--var', `${k}:${v}`]),
   ];
   const child = spawn(process.execPath, args, {
     cwd: ROOT,

@@ -91,6 +91,29 @@ export const directoryMigrations = [
      version INTEGER NOT NULL,
      PRIMARY KEY (user_id, namespace_id)
    ) WITHOUT ROWID;`,
+  // Users can be edited, blocked, deactivated and deleted. `version` rises with every change of a
+  // users row; what copies it (each user's grant authority, the profile inside access tokens in KV,
+  // the names stored with pending requests) is brought up to it by the fan-out that
+  // `user_changes` (an outbox, written in the same transaction as the change) drives until done.
+  // `builtin` marks the administrator behind ADMIN_TOKEN (`root`), found by it, not by its name.
+  `ALTER TABLE users ADD COLUMN version INTEGER NOT NULL DEFAULT 1;
+   ALTER TABLE users ADD COLUMN builtin INTEGER NOT NULL DEFAULT 0;
+   UPDATE users SET builtin = 1
+     WHERE id = (SELECT MIN(id) FROM users WHERE username = 'root' AND admin = 1 AND password_hash IS NULL);
+   CREATE TABLE user_changes (
+     user_id INTEGER PRIMARY KEY,
+     version INTEGER NOT NULL,
+     deleted_namespaces TEXT NOT NULL DEFAULT '[]'
+   );
+   CREATE INDEX sessions_user ON sessions (user_id);`,
+  // Audit events of settings changes (`PUT /groups/:id`), written in the transaction that makes
+  // the change and handed to the group's or project's own object, which keeps its audit log; a
+  // row stays until that object has it, and the Directory's alarm hands over what was left.
+  `CREATE TABLE namespace_events (
+     uuid TEXT PRIMARY KEY,
+     namespace_id INTEGER NOT NULL,
+     record TEXT NOT NULL
+   );`,
   // The owners' inbox (see inbox-index.ts). The requester index keeps when each request was made
   // and how it ended (outcome, with the level and expiry an approval granted, who decided and
   // when). `request_scopes` holds each pending request's source and its ancestors; `inbox` one

@@ -1,9 +1,13 @@
 import { DurableObject } from 'cloudflare:workers';
-import { clock, isoNow, todayUtc } from '../clock';
+import { clock, epochSeconds, isoNow, todayUtc } from '../clock';
 import type { Env } from '../env';
+import { OWNER } from '../../shared/access-levels';
 import { problems } from '../errors';
+import { accessTokenRecord, epochOf, putAccessToken, putRootRecord, revokeAccessTokens, rootRecord } from '../store/tokens';
+import type { EventRecord, UserRef } from '../events/event';
+import { settingsEvents } from '../events/settings-events';
 import { directoryMigrations } from './directory-schema';
-import { inboxPage, inboxVersion, OUTCOME_DAYS, requesterRenamed, requestsOf, type InboxFilter, type InboxPage, type InboxReader, type OwnRequestRow } from './inbox-index';
+import { inboxPage, inboxVersion, OUTCOME_DAYS, requesterChanged, requestsOf, type InboxFilter, type InboxPage, type InboxReader, type OwnRequestRow } from './inbox-index';
 import { migrate } from './migrations';
 import {
   ancestorIdsOf,
@@ -16,8 +20,11 @@ import {
   listNamespaces,
   membershipOf,
   namespaceById,
+  namespacesBelow,
   pendingRequestsOf,
+  renameUserNamespace,
   resolveNamespace,
+  snapshotOf,
   RESERVED_TOP_LEVEL,
   topLevelGroupExists,
   updateNamespace,
@@ -28,6 +35,8 @@ import {
   type RequestChange,
 } from './namespace-registry';
 import { fail, ok, type Result } from './result';
+import { fanOut, isActive, type FanOut, type LiveToken } from './user-fanout';
+import { deletionProblem, editProblem, transition, type StateAction, type UserState } from './user-lifecycle';
 
 export interface UserRow {
   id: number;
@@ -35,8 +44,32 @@ export interface UserRow {
   name: string;
   email: string | null;
   admin: boolean;
-  state: string;
+  state: UserState;
   created_at: string;
+  /** Rises with every change of the row; copies of the user keep the newest they were told. */
+  version: number;
+  /** The administrator behind ADMIN_TOKEN. */
+  builtin: boolean;
+}
+
+/** A user who was deleted: final, so it outranks every version a live row could have had. */
+export interface DeletedUser {
+  id: number;
+  state: 'deleted';
+  version: number;
+}
+export const DELETED_VERSION = Number.MAX_SAFE_INTEGER;
+
+/** What the Directory tells a copy of a user (the user's grant authority, token records). */
+export type UserSnapshot = UserRow | DeletedUser;
+
+/** `PUT /users/:id`: the fields given are changed. */
+export interface UserChanges {
+  username?: string;
+  name?: string;
+  email?: string;
+  admin?: boolean;
+  passwordHash?: string;
 }
 
 export interface ApplicationRow {
@@ -48,6 +81,16 @@ export interface ApplicationRow {
   scopes: string[];
   confidential: boolean;
   created_at: string;
+}
+
+/** What a namespace's object must still correct after pushing its outbox (`applyMembershipChanges`). */
+export interface IndexReply {
+  /** Members whose users were deleted. */
+  departed: number[];
+  /** Pending requesters who are blocked, deactivated or deleted. */
+  inactive: number[];
+  /** Pending requesters' names now, with the users row's version. */
+  requesters: { userId: number; username: string; name: string; version: number }[];
 }
 
 /** A personal access token or impersonation token, as listed (never the token itself). */
@@ -94,9 +137,12 @@ export interface NewApplication {
 export const LOGIN_FAILURE_LIMIT = 10;
 export const LOGIN_WINDOW_MS = 15 * 60 * 1000;
 
-const USER_COLUMNS = 'id, username, name, email, admin, state, created_at';
-type RawUser = Omit<UserRow, 'admin'> & { admin: number };
-const toUser = (r: RawUser): UserRow => ({ ...r, admin: r.admin === 1 });
+const USER_COLUMNS = 'id, username, name, email, admin, state, created_at, version, builtin';
+type RawUser = Omit<UserRow, 'admin' | 'builtin'> & { admin: number; builtin: number };
+const toUser = (r: RawUser): UserRow => ({ ...r, admin: r.admin === 1, builtin: r.builtin === 1 });
+
+/** How long before an unfinished fan-out of a user change is retried by the alarm. */
+const FAN_OUT_RETRY_MS = 10_000;
 
 type RawApplication = Omit<ApplicationRow, 'redirect_uris' | 'scopes' | 'confidential'> & {
   redirect_uris: string;
@@ -124,6 +170,9 @@ const toAccessToken = (r: RawAccessToken): AccessTokenRow => ({
 });
 
 const isUniqueViolation = (e: unknown): boolean => e instanceof Error && /UNIQUE constraint failed/.test(e.message);
+
+/** How long before settings events not yet in their namespace's log are handed over again. */
+const EVENT_RELAY_RETRY_MS = 10_000;
 
 /**
  * The directory: users, OAuth applications, browser sessions and sign-in throttling. One
@@ -166,14 +215,27 @@ export class Directory extends DurableObject<Env> {
     }
   }
 
-  /** The built-in administrator `root`, created on first use. */
-  ensureRoot(): UserRow {
-    this.sql.exec(
-      `INSERT INTO users (username, name, admin, created_at) VALUES ('root', 'Administrator', 1, ?)
-       ON CONFLICT (username) DO NOTHING`,
-      isoNow(),
-    );
-    return toUser(this.sql.exec<RawUser>(`SELECT ${USER_COLUMNS} FROM users WHERE username = 'root'`).one());
+  /**
+   * The built-in administrator behind ADMIN_TOKEN (`root` unless that name is taken, or it was
+   * renamed), created on first use; its caller record goes to KV, where the API reads it.
+   */
+  async ensureRoot(): Promise<UserRow> {
+    const builtin = () => this.sql.exec<RawUser>(`SELECT ${USER_COLUMNS} FROM users WHERE builtin = 1`).toArray()[0];
+    let found = builtin();
+    for (let n = 0; !found; n++) {
+      this.sql.exec(
+        `INSERT INTO users (username, name, admin, builtin, created_at) VALUES (?, 'Administrator', 1, 1, ?) ON CONFLICT (username) DO NOTHING`,
+        n === 0 ? 'root' : `root${n}`,
+        isoNow(),
+      );
+      found = builtin();
+    }
+    const root = toUser(found);
+    return this.serial(root.id, async () => {
+      const current = this.getUser(root.id) ?? root;
+      await putRootRecord(this.env, rootRecord(current));
+      return current;
+    });
   }
 
   getUser(id: number): UserRow | null {
@@ -194,9 +256,13 @@ export class Directory extends DurableObject<Env> {
     return row ? toUser(row) : null;
   }
 
-  listUsers(filter: { username?: string; search?: string }, offset: number, limit: number): { total: number; users: UserRow[] } {
+  listUsers(filter: { username?: string; search?: string; state?: UserState }, offset: number, limit: number): { total: number; users: UserRow[] } {
     const where: string[] = [];
     const args: unknown[] = [];
+    if (filter.state !== undefined) {
+      where.push('state = ?');
+      args.push(filter.state);
+    }
     if (filter.username !== undefined) {
       where.push('username = ?');
       args.push(filter.username);
@@ -213,6 +279,237 @@ export class Directory extends DurableObject<Env> {
       .toArray()
       .map(toUser);
     return { total, users };
+  }
+
+  // ---- changing users: the row first, with an outbox row; then the fan-out (user-fanout.ts) ----
+
+  /** `PUT /users/:id` (GitLab's `Users::UpdateService`): a taken username or email is 409. */
+  async updateUser(id: number, changes: UserChanges): Promise<Result<UserRow>> {
+    const result = this.ctx.storage.transactionSync((): Result<UserRow> => {
+      const user = this.getUser(id);
+      if (!user) return fail(problems.notFound('User'));
+      const problem = editProblem(user, changes);
+      if (problem) return fail(problem);
+      const username = changes.username ?? user.username;
+      if (username.toLowerCase() !== user.username.toLowerCase() && (RESERVED_TOP_LEVEL.has(username.toLowerCase()) || topLevelGroupExists(this.sql, username))) {
+        return fail(problems.conflict('Username has already been taken'));
+      }
+      let updated: UserRow;
+      try {
+        updated = toUser(
+          this.sql
+            .exec<RawUser>(
+              `UPDATE users SET username = ?, name = ?, email = ?, admin = ?, password_hash = COALESCE(?, password_hash), version = version + 1
+               WHERE id = ? RETURNING ${USER_COLUMNS}`,
+              username,
+              changes.name ?? user.name,
+              changes.email ?? user.email,
+              (changes.admin ?? user.admin) ? 1 : 0,
+              changes.passwordHash ?? null,
+              id,
+            )
+            .one(),
+        );
+      } catch (e) {
+        if (!isUniqueViolation(e)) throw e;
+        return fail(problems.conflict(/users\.email/.test(String(e)) ? 'Email has already been taken' : 'Username has already been taken'));
+      }
+      // The personal namespace is the username: its path, and its projects' full paths, follow.
+      renameUserNamespace(this.sql, user.username, updated.username, updated.name);
+      if (updated.username !== user.username || updated.name !== user.name) requesterChanged(this.sql, id);
+      // A new password ends the user's browser sessions.
+      if (changes.passwordHash) this.sql.exec('DELETE FROM sessions WHERE user_id = ?', id);
+      this.queueFanOut(id, updated.version, []);
+      return ok(updated);
+    });
+    if (!result.ok) return result;
+    const done = await this.settleFanOut(id);
+    return done.ok ? ok(this.getUser(id) ?? result.value) : done;
+  }
+
+  /**
+   * `POST /users/:id/block`, `/unblock`, `/deactivate`, `/activate`, by GitLab's rules
+   * (user-lifecycle.ts). A user who may no longer act loses their browser sessions in the same
+   * transaction; tokens, grants and pending requests follow in the fan-out before this returns.
+   */
+  async changeUserState(id: number, action: StateAction, actorId: number): Promise<Result<{ user: UserRow; answer: boolean | null }>> {
+    const result = this.commitStateChange(id, action, actorId);
+    if (!result.ok) return result;
+    const done = await this.settleFanOut(id);
+    return done.ok ? result : done;
+  }
+
+  /** The transaction of `changeUserState`: the row, the sessions, and the outbox row with its alarm. */
+  private commitStateChange(id: number, action: StateAction, actorId: number): Result<{ user: UserRow; answer: boolean | null }> {
+    return this.ctx.storage.transactionSync((): Result<{ user: UserRow; answer: boolean | null }> => {
+      const user = this.getUser(id);
+      if (!user) return fail(problems.notFound('User'));
+      const t = transition(action, user, actorId);
+      if ('problem' in t) return fail(t.problem);
+      if (t.next === user.state) return ok({ user, answer: t.answer });
+      const updated = toUser(this.sql.exec<RawUser>(`UPDATE users SET state = ?, version = version + 1 WHERE id = ? RETURNING ${USER_COLUMNS}`, t.next, id).one());
+      if (t.next !== 'active') this.sql.exec('DELETE FROM sessions WHERE user_id = ?', id);
+      requesterChanged(this.sql, id);
+      this.queueFanOut(id, updated.version, []);
+      return ok({ user: updated, answer: t.answer });
+    });
+  }
+
+  /**
+   * `DELETE /users/:id`. In one transaction: the users row, its sessions, and the user's personal
+   * projects (registry rows and index rows), refused while the user is a group's only Owner. The
+   * fan-out then ends their tokens and grants and removes their memberships and pending requests.
+   */
+  async deleteUser(id: number): Promise<Result<null>> {
+    const result = this.ctx.storage.transactionSync((): Result<null> => {
+      const user = this.getUser(id);
+      if (!user) return fail(problems.notFound('User'));
+      const problem = deletionProblem(user, this.soleOwnedGroups(id));
+      if (problem) return fail(problem);
+      const personal = this.personalNamespace(user.username);
+      const gone = personal === null ? [] : namespacesBelow(this.sql, personal);
+      for (const projectId of gone) deleteNamespace(this.sql, 'project', projectId);
+      if (personal !== null) this.sql.exec('DELETE FROM namespaces WHERE id = ?', personal);
+      this.sql.exec('DELETE FROM sessions WHERE user_id = ?', id);
+      requesterChanged(this.sql, id);
+      this.sql.exec('DELETE FROM users WHERE id = ?', id);
+      this.queueFanOut(id, user.version + 1, gone);
+      return ok(null);
+    });
+    if (!result.ok) return result;
+    return this.settleFanOut(id);
+  }
+
+  /** A user as copies of it must see it: the row, or that the user was deleted. */
+  userSnapshot(id: number): UserSnapshot {
+    return this.getUser(id) ?? { id, state: 'deleted', version: DELETED_VERSION };
+  }
+
+  /**
+   * One alarm, two kinds of unfinished work: user fan-outs that did not finish (the Worker or an
+   * object they called went away) and settings events not yet handed to their namespaces. Each
+   * pass runs both; the alarm is set again while either has work left.
+   */
+  async alarm(): Promise<void> {
+    const [fanOutsLeft, eventsLeft] = await Promise.all([this.retryFanOuts(), this.relayNamespaceEvents()]);
+    const delays = [fanOutsLeft ? FAN_OUT_RETRY_MS : null, eventsLeft ? EVENT_RELAY_RETRY_MS : null].filter((d): d is number => d !== null);
+    if (delays.length > 0) await this.ctx.storage.setAlarm(clock.now() + Math.min(...delays));
+  }
+
+  /** Runs the fan-outs still waiting; true while some are left. */
+  private async retryFanOuts(): Promise<boolean> {
+    const waiting = this.sql.exec<{ user_id: number }>('SELECT user_id FROM user_changes').toArray();
+    const results = await Promise.allSettled(waiting.map((w) => this.propagate(w.user_id)));
+    for (const r of results) if (r.status === 'rejected') console.warn('user fan-out failed; the alarm will retry', r.reason);
+    return this.sql.exec('SELECT 1 FROM user_changes LIMIT 1').toArray().length > 0;
+  }
+
+  /**
+   * Records that user `id` changed (version `version`) and must be fanned out. Called inside the
+   * transaction that changes the row; the alarm is set in the same synchronous turn, so it is
+   * stored with the change (Durable Object writes without an intervening await commit together).
+   */
+  private queueFanOut(id: number, version: number, deletedNamespaces: number[]): void {
+    this.sql.exec(
+      `INSERT INTO user_changes (user_id, version, deleted_namespaces) VALUES (?, ?, ?)
+       ON CONFLICT (user_id) DO UPDATE SET version = excluded.version,
+         deleted_namespaces = (SELECT json_group_array(value) FROM (
+           SELECT value FROM json_each(user_changes.deleted_namespaces) UNION SELECT value FROM json_each(excluded.deleted_namespaces)))`,
+      id,
+      version,
+      JSON.stringify(deletedNamespaces),
+    );
+    void this.ctx.storage.setAlarm(clock.now() + FAN_OUT_RETRY_MS);
+  }
+
+  /** Runs the fan-out now; when it fails, the change stands and the alarm finishes it (503 meanwhile). */
+  private async settleFanOut(id: number): Promise<Result<null>> {
+    try {
+      await this.propagate(id);
+      return ok(null);
+    } catch (e) {
+      console.warn('user fan-out failed; the alarm will retry', id, e);
+      return fail(problems.unavailable('The change is saved; ending the user\'s sessions and tokens is being retried'));
+    }
+  }
+
+  /**
+   * Brings every copy of user `id` up to its row, until no change is waiting. One run at a time per
+   * user (see `serial`), each from what the tables say when it starts, so the last run is the newest.
+   */
+  private propagate(id: number): Promise<void> {
+    return this.serial(id, async () => {
+      for (;;) {
+        const change = this.sql
+          .exec<{ version: number; deleted_namespaces: string }>('SELECT version, deleted_namespaces FROM user_changes WHERE user_id = ?', id)
+          .toArray()[0];
+        if (!change) return;
+        const plan = this.fanOutPlan(id, JSON.parse(change.deleted_namespaces) as number[]);
+        await fanOut(this.env, plan);
+        this.ctx.storage.transactionSync(() => {
+          if (!isActive(plan.snapshot)) this.markRevoked(plan.tokens);
+          this.sql.exec('DELETE FROM user_changes WHERE user_id = ? AND version = ?', id, change.version);
+        });
+      }
+    });
+  }
+
+  /** What the fan-out of user `id` must reach, read from the tables as they are now. */
+  private fanOutPlan(id: number, deletedNamespaces: number[]): FanOut {
+    const snapshot = this.userSnapshot(id);
+    const personal = isActive(snapshot) ? this.personalNamespace(snapshot.username) : null;
+    return {
+      snapshot,
+      tokens: this.liveTokensOf(id),
+      pendingIn: pendingRequestsOf(this.sql, id).map((ns) => ns.id),
+      memberOf:
+        snapshot.state === 'deleted'
+          ? this.sql.exec<{ id: number }>('SELECT namespace_id AS id FROM memberships WHERE user_id = ? AND access_level > 0', id).toArray().map((r) => r.id)
+          : [],
+      deletedNamespaces,
+      personalProjects:
+        personal === null
+          ? []
+          : namespacesBelow(this.sql, personal).flatMap((pid) => {
+              const row = namespaceById(this.sql, 'project', pid);
+              return row ? [{ id: pid, snapshot: snapshotOf(row) }] : [];
+            }),
+    };
+  }
+
+  /** Groups of which the user is the only direct Owner (GitLab's `solo_owned_groups`), by the index. */
+  private soleOwnedGroups(userId: number): number[] {
+    return this.sql
+      .exec<{ id: number }>(
+        `SELECT m.namespace_id AS id FROM memberships m JOIN namespaces n ON n.id = m.namespace_id AND n.kind = 'group'
+         WHERE m.user_id = ? AND m.access_level = ${OWNER} AND NOT EXISTS (
+           SELECT 1 FROM memberships o JOIN users u ON u.id = o.user_id
+           WHERE o.namespace_id = m.namespace_id AND o.user_id != m.user_id AND o.access_level = ${OWNER})`,
+        userId,
+      )
+      .toArray()
+      .map((r) => r.id);
+  }
+
+  private personalNamespace(username: string): number | null {
+    return this.sql.exec<{ id: number }>("SELECT id FROM namespaces WHERE kind = 'user' AND full_path = ?", username).toArray()[0]?.id ?? null;
+  }
+
+  /**
+   * Runs `task` after every earlier task of the same user has finished. What writes a user's
+   * records to KV (issuing, revoking, the fan-out) goes through here, so no older write lands
+   * after a newer one. In memory: a restarted object has no earlier task still running.
+   */
+  private readonly queues = new Map<number, Promise<unknown>>();
+
+  private serial<T>(userId: number, task: () => Promise<T>): Promise<T> {
+    const run = (this.queues.get(userId) ?? Promise.resolve()).then(task, task);
+    const tail = run.catch(() => undefined);
+    this.queues.set(userId, tail);
+    void tail.then(() => {
+      if (this.queues.get(userId) === tail) this.queues.delete(userId);
+    });
+    return run;
   }
 
   // ---- sign-in ----
@@ -257,7 +554,12 @@ export class Directory extends DurableObject<Env> {
 
   // ---- browser sessions ----
 
-  createSession(idHash: string, userId: number, csrfToken: string, ttlSeconds: number): void {
+  /**
+   * A session for an active user; false (and none) when the user was blocked, deactivated or
+   * deleted meanwhile (the password was checked outside this object), so no session outlives a block.
+   */
+  createSession(idHash: string, userId: number, csrfToken: string, ttlSeconds: number): boolean {
+    if (this.getUser(userId)?.state !== 'active') return false;
     const now = clock.now();
     this.sql.exec('DELETE FROM sessions WHERE expires_at <= ?', now);
     this.sql.exec(
@@ -268,6 +570,7 @@ export class Directory extends DurableObject<Env> {
       new Date(now).toISOString(),
       now + ttlSeconds * 1000,
     );
+    return true;
   }
 
   getSession(idHash: string): { user: UserRow; csrfToken: string } | null {
@@ -285,6 +588,11 @@ export class Directory extends DurableObject<Env> {
 
   deleteSession(idHash: string): void {
     this.sql.exec('DELETE FROM sessions WHERE id_hash = ?', idHash);
+  }
+
+  /** Ends every browser session of a user ("sign out everywhere"); returns how many there were. */
+  deleteSessionsOf(userId: number): number {
+    return this.sql.exec('DELETE FROM sessions WHERE user_id = ? RETURNING id_hash', userId).toArray().length;
   }
 
   // ---- groups and projects: path registry and membership index (see namespace-registry.ts) ----
@@ -310,9 +618,25 @@ export class Directory extends DurableObject<Env> {
     return listNamespaces(this.sql, kind, filter, offset, limit);
   }
 
-  /** Called by a namespace's Durable Object with the member (and pending-request) changes of its outbox. */
-  applyMembershipChanges(namespaceId: number, changes: MembershipChange[], requests: RequestChange[] = []): void {
-    this.ctx.storage.transactionSync(() => applyMembershipChanges(this.sql, namespaceId, changes, requests));
+  /**
+   * Called by a namespace's Durable Object with the member (and pending-request) changes of its
+   * outbox. The answer says what the object must still correct, because a change to the user
+   * committed while it was being made: members who were deleted, requesters who may no longer
+   * act, and the requesters' current names.
+   */
+  applyMembershipChanges(namespaceId: number, changes: MembershipChange[], requests: RequestChange[] = []): IndexReply {
+    return this.ctx.storage.transactionSync(() => {
+      applyMembershipChanges(this.sql, namespaceId, changes, requests);
+      const reply: IndexReply = { departed: [], inactive: [], requesters: [] };
+      for (const c of changes) if (c.accessLevel > 0 && !this.getUser(c.userId)) reply.departed.push(c.userId);
+      for (const r of requests) {
+        if (!r.pending) continue;
+        const user = this.getUser(r.userId);
+        if (!user || user.state !== 'active') reply.inactive.push(r.userId);
+        else reply.requesters.push({ userId: user.id, username: user.username, name: user.name, version: user.version });
+      }
+      return reply;
+    });
   }
 
   membershipOf(namespaceId: number, userId: number) {
@@ -333,8 +657,42 @@ export class Directory extends DurableObject<Env> {
     return namespaceById(this.sql, kind, id);
   }
 
-  updateNamespace(kind: 'group' | 'project', id: number, changes: NamespaceChanges) {
-    return this.ctx.storage.transactionSync(() => updateNamespace(this.sql, kind, id, changes));
+  /**
+   * Changes a group's or project's settings and, in the same transaction, records an audit event
+   * per changed attribute (`events`), kept here until the namespace's object has them
+   * (`ackNamespaceEvents`); the alarm hands over any the caller could not.
+   */
+  updateNamespace(kind: 'group' | 'project', id: number, changes: NamespaceChanges, author: UserRef | null = null) {
+    return this.ctx.storage.transactionSync(() => {
+      const before = namespaceById(this.sql, kind, id);
+      const result = updateNamespace(this.sql, kind, id, changes);
+      if (!result.ok) return result;
+      const events = before ? settingsEvents(before, result.value.row, author) : [];
+      for (const e of events) this.sql.exec('INSERT INTO namespace_events (uuid, namespace_id, record) VALUES (?, ?, ?)', e.uuid, id, JSON.stringify(e));
+      if (events.length > 0) void this.ctx.storage.setAlarm(clock.now() + EVENT_RELAY_RETRY_MS);
+      return ok({ ...result.value, events });
+    });
+  }
+
+  /** The namespace's object has these events now. */
+  ackNamespaceEvents(uuids: string[]): void {
+    this.sql.exec('DELETE FROM namespace_events WHERE uuid IN (SELECT value FROM json_each(?))', JSON.stringify(uuids));
+  }
+
+  /** Hands settings events over to their namespaces' objects when the caller could not; true while some are left. */
+  private async relayNamespaceEvents(): Promise<boolean> {
+    const rows = this.sql.exec<{ namespace_id: number; record: string }>('SELECT namespace_id, record FROM namespace_events ORDER BY rowid LIMIT 500').toArray();
+    const byNamespace = new Map<number, EventRecord[]>();
+    for (const r of rows) byNamespace.set(r.namespace_id, [...(byNamespace.get(r.namespace_id) ?? []), JSON.parse(r.record) as EventRecord]);
+    for (const [namespaceId, records] of byNamespace) {
+      try {
+        await this.env.NAMESPACES.getByName(String(namespaceId)).recordEvents(records);
+        this.ackNamespaceEvents(records.map((e) => e.uuid));
+      } catch (e) {
+        console.warn('settings events could not be handed to their namespace; the alarm will retry', namespaceId, e);
+      }
+    }
+    return this.sql.exec('SELECT 1 FROM namespace_events LIMIT 1').toArray().length > 0;
   }
 
   deleteNamespace(kind: 'group' | 'project', id: number) {
@@ -380,28 +738,36 @@ export class Directory extends DurableObject<Env> {
     return { total: visible.length, items: visible.slice(offset, offset + limit) };
   }
 
-  /** A requester was renamed: the inboxes listing their requests get a new version. */
-  requesterRenamed(userId: number): void {
-    this.ctx.storage.transactionSync(() => requesterRenamed(this.sql, userId));
-  }
-
   // ---- personal access tokens and impersonation tokens ----
 
-  createAccessToken(input: NewAccessToken): AccessTokenRow {
-    const row = this.sql
-      .exec<RawAccessToken>(
-        `INSERT INTO access_tokens (user_id, name, scopes, impersonation, token_hash, created_at, expires_at)
-         VALUES (?, ?, ?, ?, ?, ?, ?) RETURNING ${ACCESS_TOKEN_COLUMNS}`,
-        input.userId,
-        input.name,
-        input.scopes.join(' '),
-        input.impersonation ? 1 : 0,
-        input.tokenHash,
-        isoNow(),
-        input.expiresAt,
-      )
-      .one();
-    return toAccessToken(row);
+  /**
+   * A new personal or impersonation token of an active user: listed here, then its record (with
+   * the user's profile as it is now) written to KV, in the user's queue, so a block or an edit
+   * that commits meanwhile is fanned out after this write, never before it.
+   */
+  issueAccessToken(input: NewAccessToken): Promise<Result<AccessTokenRow>> {
+    return this.serial(input.userId, async () => {
+      const user = this.getUser(input.userId);
+      if (!user || user.state !== 'active') return fail(problems.notFound('User'));
+      const row = toAccessToken(
+        this.sql
+          .exec<RawAccessToken>(
+            `INSERT INTO access_tokens (user_id, name, scopes, impersonation, token_hash, created_at, expires_at)
+             VALUES (?, ?, ?, ?, ?, ?, ?) RETURNING ${ACCESS_TOKEN_COLUMNS}`,
+            input.userId,
+            input.name,
+            input.scopes.join(' '),
+            input.impersonation ? 1 : 0,
+            input.tokenHash,
+            isoNow(),
+            input.expiresAt,
+          )
+          .one(),
+      );
+      const token = { scopes: row.scopes, clientId: null, grantId: null, createdAt: epochOf(row.created_at), expiresAt: row.expires_at };
+      await putAccessToken(this.env, input.tokenHash, accessTokenRecord(user, token));
+      return ok(row);
+    });
   }
 
   /** A user's tokens of one kind, newest first; `active` filters by state at `now` (epoch seconds). */
@@ -426,9 +792,48 @@ export class Directory extends DurableObject<Env> {
     return row ? { ...toAccessToken(row), token_hash: row.token_hash } : null;
   }
 
-  /** Marks a token revoked (after KV has its tombstone); true when it was not already. */
-  markAccessTokenRevoked(id: number): boolean {
-    return this.sql.exec('UPDATE access_tokens SET revoked = 1 WHERE id = ? AND revoked = 0 RETURNING id', id).toArray().length > 0;
+  /**
+   * Ends one token at once: KV gets its tombstone first, then the row is marked revoked, so a
+   * failure in between leaves it listed as active (a retry revokes it), never usable. False when
+   * it was revoked already.
+   */
+  revokeAccessToken(id: number): Promise<boolean> {
+    const token = this.getAccessToken(id);
+    if (!token) return Promise.resolve(false);
+    return this.serial(token.user_id, async () => {
+      const live = this.liveTokensOf(token.user_id).filter((t) => t.id === id);
+      await revokeAccessTokens(this.env, live.map((t) => ({ hash: t.token_hash, expiresAt: t.expires_at })));
+      return this.markRevoked([token]) > 0;
+    });
+  }
+
+  /**
+   * Ends every personal and impersonation token of a user (tombstones in KV, then the rows marked
+   * revoked); the fan-out of a block, deactivation or deletion does the same. Returns how many.
+   */
+  revokeAllAccessTokensOf(userId: number): Promise<number> {
+    return this.serial(userId, async () => {
+      const live = this.liveTokensOf(userId);
+      await revokeAccessTokens(this.env, live.map((t) => ({ hash: t.token_hash, expiresAt: t.expires_at })));
+      return this.markRevoked(live);
+    });
+  }
+
+  /** A user's tokens that KV may still accept: not revoked, not expired. */
+  private liveTokensOf(userId: number): LiveToken[] {
+    return this.sql
+      .exec<{ id: number; token_hash: string; scopes: string; created_at: string; expires_at: number }>(
+        'SELECT id, token_hash, scopes, created_at, expires_at FROM access_tokens WHERE user_id = ? AND revoked = 0 AND expires_at > ?',
+        userId,
+        epochSeconds(),
+      )
+      .toArray()
+      .map((t) => ({ ...t, scopes: t.scopes.split(' ').filter(Boolean) }));
+  }
+
+  private markRevoked(tokens: { id: number }[]): number {
+    if (tokens.length === 0) return 0;
+    return this.sql.exec('UPDATE access_tokens SET revoked = 1 WHERE revoked = 0 AND id IN (SELECT value FROM json_each(?)) RETURNING id', JSON.stringify(tokens.map((t) => t.id))).toArray().length;
   }
 
   // ---- OAuth applications ----

@@ -62,4 +62,15 @@ export const grantsMigrations = [
   // user registers there again before the next code for each application.
   `DROP TABLE holders;
    DELETE FROM indexed_clients;`,
+  // The user as the Directory last told this object (pushed with every change to the users row,
+  // forward-only by its version; asked once when never told): whether refreshes and code exchanges
+  // may go on, and the profile that access tokens' KV records carry. `synced_version`: the version
+  // whose profile (or, for an inactive user, tombstones) every live access token in KV is known to
+  // carry.
+  `CREATE TABLE user_state (
+     singleton INTEGER PRIMARY KEY CHECK (singleton = 1),
+     snapshot TEXT NOT NULL,
+     version INTEGER NOT NULL,
+     synced_version INTEGER NOT NULL DEFAULT 0
+   );`,
 ];

@@ -19,15 +19,13 @@ import {
   type AccessTokenRecord,
 } from '../store/tokens';
 import { clientHoldersOf } from './client-holders';
-import { directory, type UserRow } from './directory';
+import { directory, type UserRow, type UserSnapshot } from './directory';
 import { grantsMigrations } from './grants-schema';
 import { migrate } from './migrations';
 import { fail, ok, type Result } from './result';
 
 /** An identical retry of a rotated refresh token within this window gets the same answer (see retryOrRevoke). */
 export const RETRY_GRACE_SECONDS = 30;
-/** How long the grant authority trusts the Directory's word that its user is active (activeUser). */
-export const USER_RECHECK_MS = 60_000;
 /** Redeemed codes are kept this long past their expiry so a late replay still revokes. */
 const USED_CODE_MEMORY_SECONDS = 24 * 3600;
 
@@ -110,17 +108,21 @@ interface PreparedPair {
   accessHash: string;
   refreshHash: string;
   refreshExpiresAt: number;
-  record: AccessTokenRecord;
+  /** What the access token's KV record says besides the user, whose profile is read in the transaction. */
+  token: Pick<AccessTokenRecord, 'scopes' | 'clientId' | 'grantId' | 'createdAt' | 'expiresAt'>;
 }
 
 type EndedToken = { hash: string; expiresAt: number };
 
 /** What a transaction decided; the effects outside the object (KV writes) follow it. */
-type Decision = { kind: 'issued'; pair: PreparedPair; ended: EndedToken[] } | { kind: 'refused'; problem: Problem; ended: EndedToken[] };
+type Decision =
+  | { kind: 'issued'; pair: PreparedPair; record: AccessTokenRecord; ended: EndedToken[] }
+  | { kind: 'refused'; problem: Problem; ended: EndedToken[] };
 /** A refresh may also be answered again with the sealed answer of an identical earlier one. */
 type Outcome = Decision | { kind: 'retry'; sealed: ArrayBuffer };
 
 const invalidGrant = (description: string) => problems.oauth('invalid_grant', description);
+const inactiveUser = () => invalidGrant('The user of this authorization is no longer active.');
 const refused = (problem: Problem, ended: EndedToken[] = []): Decision => ({ kind: 'refused', problem, ended });
 
 const PAIR_SELECT = `SELECT p.*, g.client_id, g.user_id, g.scopes AS grant_scopes, g.revoked_at AS grant_revoked_at
@@ -128,6 +130,7 @@ const PAIR_SELECT = `SELECT p.*, g.client_id, g.user_id, g.scopes AS grant_scope
 
 const scopeList = (s: string) => s.split(' ').filter(Boolean);
 const covers = (granted: string[], wanted: string[]) => wanted.every((s) => granted.includes(s));
+const isActive = (u: UserSnapshot): u is UserRow => u.state === 'active';
 
 /**
  * One user's grant authority: authorization codes, consents, grants and their token pairs. Every
@@ -137,8 +140,10 @@ const covers = (granted: string[], wanted: string[]) => wanted.every((s) => gran
  */
 export class Grants extends DurableObject<Env> {
   private readonly sql: SqlStorage;
-  /** The last Directory answer about this object's user (see activeUser); shared by concurrent calls. */
-  private userCheck: { userId: number; until: number; user: Promise<UserRow | null> } | null = null;
+  /** KV writes of new access tokens still in flight (see `syncTokens`). */
+  private readonly writes = new Set<Promise<unknown>>();
+  /** The running `syncTokens`, so that runs follow one another. */
+  private syncing: Promise<void> = Promise.resolve();
   /** When the alarm that was last set will ring (ms), while it has not rung; null when unknown. */
   private alarmAt: number | null = null;
 
@@ -158,8 +163,12 @@ export class Grants extends DurableObject<Env> {
       .some((row) => covers(scopeList(row.scopes), scopes));
   }
 
-  /** A new single-use authorization code (RFC 6749 §4.1.2), valid for the configured lifetime. */
-  async issueCode(req: CodeRequest): Promise<string> {
+  /**
+   * A new single-use authorization code (RFC 6749 §4.1.2), valid for the configured lifetime; null
+   * when the user may no longer act (blocked while authorizing), so no code outlives a block.
+   */
+  async issueCode(req: CodeRequest): Promise<string | null> {
+    if (!isActive(await this.user(req.userId))) return null;
     const indexed = this.sql.exec('SELECT 1 FROM indexed_clients WHERE client_id = ?', req.clientId).toArray().length > 0;
     // So that deleting the application can find this user's grants; once per application.
     if (!indexed) await clientHoldersOf(this.env, req.clientId).add(req.userId);
@@ -167,7 +176,9 @@ export class Grants extends DurableObject<Env> {
     const hash = await hashSecret(this.env, code);
     const now = epochSeconds();
     const scopes = [...req.scopes].sort().join(' ');
-    this.ctx.storage.transactionSync(() => {
+    const issued = this.ctx.storage.transactionSync(() => {
+      const user = this.storedUser();
+      if (!user || !isActive(user)) return false;
       this.cleanUp(now);
       this.sql.exec('INSERT INTO indexed_clients (client_id) VALUES (?) ON CONFLICT DO NOTHING', req.clientId);
       if (req.rememberConsent) {
@@ -189,8 +200,9 @@ export class Grants extends DurableObject<Env> {
         req.codeChallenge,
         now + config(this.env).codeTtl,
       );
+      return true;
     });
-    return code;
+    return issued ? code : null;
   }
 
   // ---- token endpoint ----
@@ -200,13 +212,14 @@ export class Grants extends DurableObject<Env> {
     const codeHash = await hashSecret(this.env, r.code);
     const seen = this.code(codeHash);
     if (!seen || seen.user_id !== r.userId) return fail(invalidGrant('The authorization code is invalid, expired or already used.'));
-    const user = await this.activeUser(seen.user_id);
-    if (!user) return fail(invalidGrant('The user of this authorization is no longer active.'));
+    if (!isActive(await this.user(seen.user_id))) return fail(inactiveUser());
     const transformed = r.codeVerifier ? await s256(r.codeVerifier) : '';
-    const pair = await this.preparePair(user, seen.client_id, randomToken('', 16), scopeList(seen.scopes));
+    const pair = await this.preparePair(seen.user_id, seen.client_id, randomToken('', 16), scopeList(seen.scopes));
 
     const outcome = this.ctx.storage.transactionSync((): Decision => {
       const now = epochSeconds();
+      const user = this.storedUser();
+      if (!user || !isActive(user)) return refused(inactiveUser());
       const code = this.code(codeHash);
       if (!code) return refused(invalidGrant('The authorization code is invalid, expired or already used.'));
       if (code.grant_id) return this.refuseReplayedCode(code, now);
@@ -231,7 +244,7 @@ export class Grants extends DurableObject<Env> {
       );
       this.sql.exec('UPDATE codes SET grant_id = ? WHERE hash = ?', pair.grantId, codeHash);
       this.insertPair(pair);
-      return { kind: 'issued', pair, ended: [] };
+      return { kind: 'issued', pair, record: accessTokenRecord(user, pair.token), ended: [] };
     });
     return this.settle(outcome);
   }
@@ -246,15 +259,16 @@ export class Grants extends DurableObject<Env> {
     if (r.scope && !covers(grantScopes, r.scope)) {
       return fail(problems.oauth('invalid_scope', 'The requested scope exceeds the scope granted by the resource owner.'));
     }
-    const user = await this.activeUser(seen.user_id);
-    if (!user) return fail(invalidGrant('The user of this authorization is no longer active.'));
-    const pair = await this.preparePair(user, seen.client_id, seen.grant_id, r.scope ?? grantScopes);
+    if (!isActive(await this.user(seen.user_id))) return fail(inactiveUser());
+    const pair = await this.preparePair(seen.user_id, seen.client_id, seen.grant_id, r.scope ?? grantScopes);
     const key = await retryKey(this.env, r.refreshToken);
     const sealed = await sealResponse(key, pair.response);
     const retryRequest = JSON.stringify([r.clientId, r.scope ? [...r.scope].sort().join(' ') : null]);
 
     const outcome = this.ctx.storage.transactionSync((): Outcome => {
       const now = epochSeconds();
+      const user = this.storedUser();
+      if (!user || !isActive(user)) return refused(inactiveUser());
       const current = this.pair(hash);
       if (!current) return refused(invalidGrant('The refresh token is invalid, expired or revoked.'));
       if (current.grant_revoked_at || current.state === 'revoked') return refused(invalidGrant('The refresh token has been revoked.'));
@@ -272,7 +286,7 @@ export class Grants extends DurableObject<Env> {
         hash,
       );
       this.insertPair(pair);
-      return { kind: 'issued', pair, ended: [{ hash: current.access_hash, expiresAt: current.access_expires_at }] };
+      return { kind: 'issued', pair, record: accessTokenRecord(user, pair.token), ended: [{ hash: current.access_hash, expiresAt: current.access_expires_at }] };
     });
     if (outcome.kind === 'retry') {
       const again = await openResponse(key, outcome.sealed);
@@ -397,6 +411,113 @@ export class Grants extends DurableObject<Env> {
     await revokeAccessTokens(this.env, ended);
   }
 
+  // ---- the user, as the Directory says ----
+
+  /**
+   * The Directory's word on this object's user, pushed with every change to the users row (a
+   * rename, a new email or administrator flag, a block, a deactivation, a deletion). A newer
+   * version replaces the stored one. A user who may no longer act loses every grant, pending code
+   * and remembered consent here; unblocking brings none of them back. Then every access token
+   * still live in KV is brought in line: rewritten with the new profile, or replaced by a
+   * tombstone. Returns when KV has it all, so the block that pushed it can answer.
+   */
+  async applyUser(snapshot: UserSnapshot): Promise<void> {
+    this.ctx.storage.transactionSync(() => {
+      if (!this.storeUser(snapshot) || isActive(snapshot)) return;
+      const now = epochSeconds();
+      for (const g of this.sql.exec<{ id: string }>('SELECT id FROM grants WHERE revoked_at IS NULL').toArray()) this.revokeGrantTx(g.id, now);
+      this.sql.exec('DELETE FROM codes WHERE grant_id IS NULL');
+      this.sql.exec('DELETE FROM consents');
+    });
+    // The tombstones of the grants just ended, with every other access token KV may still accept.
+    await this.syncTokens();
+  }
+
+  /** The stored user, or the Directory's answer (stored) when this object was never told. */
+  private async user(userId: number): Promise<UserSnapshot> {
+    const stored = this.storedUser();
+    if (stored) return stored;
+    const fetched = await directory(this.env).userSnapshot(userId);
+    this.storeUser(fetched);
+    return this.storedUser() ?? fetched;
+  }
+
+  private storedUser(): UserSnapshot | null {
+    const row = this.sql.exec<{ snapshot: string }>('SELECT snapshot FROM user_state').toArray()[0];
+    return row ? (JSON.parse(row.snapshot) as UserSnapshot) : null;
+  }
+
+  /** Keeps `snapshot` if it is newer than the stored one; true when it was. */
+  private storeUser(snapshot: UserSnapshot): boolean {
+    return (
+      this.sql
+        .exec(
+          `INSERT INTO user_state (singleton, snapshot, version) VALUES (1, ?, ?)
+           ON CONFLICT (singleton) DO UPDATE SET snapshot = excluded.snapshot, version = excluded.version
+           WHERE excluded.version > user_state.version RETURNING version`,
+          JSON.stringify(snapshot),
+          snapshot.version,
+        )
+        .toArray().length > 0
+    );
+  }
+
+  /** Remembers a KV write of a new token until it lands (see `syncTokens`). */
+  private track<T>(write: Promise<T>): Promise<T> {
+    this.writes.add(write);
+    const done = () => this.writes.delete(write);
+    write.then(done, done);
+    return write;
+  }
+
+  /**
+   * Makes every access token of this user that KV may still accept agree with the stored user:
+   * for an active user, live tokens carry the current profile; otherwise each becomes a tombstone.
+   * Runs one at a time; each first waits for the new tokens still being written, so none of those
+   * lands after it. Repeats while the user changed meanwhile.
+   */
+  private syncTokens(): Promise<void> {
+    const run = this.syncing.then(async () => {
+      for (;;) {
+        await Promise.allSettled([...this.writes]);
+        const state = this.sql.exec<{ snapshot: string; version: number; synced_version: number }>('SELECT snapshot, version, synced_version FROM user_state').toArray()[0];
+        if (!state || state.synced_version >= state.version) return;
+        const user = JSON.parse(state.snapshot) as UserSnapshot;
+        const now = epochSeconds();
+        if (isActive(user)) {
+          const live = this.sql
+            .exec<{ access_hash: string; access_expires_at: number; scopes: string; created_at: number; grant_id: string; client_id: string }>(
+              `SELECT p.access_hash, p.access_expires_at, p.scopes, p.created_at, p.grant_id, g.client_id
+               FROM token_pairs p JOIN grants g ON g.id = p.grant_id
+               WHERE p.state = 'active' AND g.revoked_at IS NULL AND p.access_expires_at > ?`,
+              now,
+            )
+            .toArray();
+          await Promise.all(
+            live.map((t) =>
+              putAccessToken(
+                this.env,
+                t.access_hash,
+                accessTokenRecord(user, { scopes: scopeList(t.scopes), clientId: t.client_id, grantId: t.grant_id, createdAt: t.created_at, expiresAt: t.access_expires_at }),
+              ),
+            ),
+          );
+          // A grant revoked while those were written: its tombstone must be the last write.
+          const ended = live.filter((t) => !this.sql.exec("SELECT 1 FROM token_pairs p JOIN grants g ON g.id = p.grant_id WHERE p.access_hash = ? AND p.state = 'active' AND g.revoked_at IS NULL", t.access_hash).toArray()[0]);
+          await revokeAccessTokens(this.env, ended.map((t) => ({ hash: t.access_hash, expiresAt: t.access_expires_at })));
+        } else {
+          const live = this.sql
+            .exec<{ hash: string; expiresAt: number }>('SELECT access_hash AS hash, access_expires_at AS expiresAt FROM token_pairs WHERE access_expires_at > ?', now)
+            .toArray();
+          await revokeAccessTokens(this.env, live);
+        }
+        this.sql.exec('UPDATE user_state SET synced_version = ? WHERE version = ?', state.version, state.version);
+      }
+    });
+    this.syncing = run.catch(() => undefined);
+    return run;
+  }
+
   // ---- rules, each in one place ----
 
   /** RFC 7636 §4.6 and RFC 9700 §2.1.1: a verifier exactly when a challenge was sent; public clients always. */
@@ -464,34 +585,11 @@ export class Grants extends DurableObject<Env> {
     return this.sql.exec<PairRow>(`${PAIR_SELECT} WHERE p.refresh_hash = ?`, refreshHash).toArray()[0];
   }
 
-  /**
-   * The user, if still active, as the Directory said at most USER_RECHECK_MS ago. Every refresh
-   * and code redemption checks it, but asking the single Directory each time would put it on
-   * every refresh's path. Knock has no way to edit or deactivate a user today; whatever adds one
-   * should also end the user's grants here (immediate). Until then this rule lags by at most a
-   * minute, as KV's edge propagation does for revoked access tokens. Failures are not remembered.
-   */
-  private async activeUser(userId: number): Promise<UserRow | null> {
-    const now = clock.now();
-    const known = this.userCheck;
-    if (known && known.userId === userId && now < known.until && known.until - now <= USER_RECHECK_MS) return known.user;
-    const user = directory(this.env)
-      .getUser(userId)
-      .then((u) => (u && u.state === 'active' ? (u as UserRow) : null));
-    const check = { userId, until: now + USER_RECHECK_MS, user };
-    this.userCheck = check;
-    const forget = () => {
-      if (this.userCheck === check) this.userCheck = null;
-    };
-    user.then((u) => u ?? forget(), forget);
-    return user;
-  }
-
-  private async preparePair(user: UserRow, clientId: string, grantId: string, scopes: string[]): Promise<PreparedPair> {
+  private async preparePair(userId: number, clientId: string, grantId: string, scopes: string[]): Promise<PreparedPair> {
     const { accessTokenTtl, refreshTokenTtl } = config(this.env);
     const now = epochSeconds();
     const accessToken = newAccessToken(now + accessTokenTtl);
-    const refreshToken = newRoutedSecret(REFRESH_TOKEN_PREFIX, user.id);
+    const refreshToken = newRoutedSecret(REFRESH_TOKEN_PREFIX, userId);
     const [accessHash, refreshHash] = await Promise.all([hashSecret(this.env, accessToken), hashSecret(this.env, refreshToken)]);
     const scope = [...scopes].sort().join(' ');
     return {
@@ -500,7 +598,7 @@ export class Grants extends DurableObject<Env> {
       refreshHash,
       refreshExpiresAt: now + refreshTokenTtl,
       response: tokenResponse({ accessToken, refreshToken, expiresIn: accessTokenTtl, scope, createdAt: now }),
-      record: accessTokenRecord(user, { scopes: scope.split(' '), clientId, grantId, createdAt: now, expiresAt: now + accessTokenTtl }),
+      token: { scopes: scope.split(' '), clientId, grantId, createdAt: now, expiresAt: now + accessTokenTtl },
     };
   }
 
@@ -511,10 +609,10 @@ export class Grants extends DurableObject<Env> {
       p.refreshHash,
       p.grantId,
       p.accessHash,
-      p.record.expiresAt,
+      p.token.expiresAt,
       p.refreshExpiresAt,
       p.response.scope,
-      p.record.createdAt,
+      p.token.createdAt,
     );
   }
 
@@ -524,14 +622,15 @@ export class Grants extends DurableObject<Env> {
       await revokeAccessTokens(this.env, outcome.ended);
       return fail(outcome.problem);
     }
-    const { pair } = outcome;
-    // Different keys (the ended token's tombstone, the new token): written side by side.
-    await Promise.all([revokeAccessTokens(this.env, outcome.ended), putAccessToken(this.env, pair.accessHash, pair.record)]);
+    const { pair, record } = outcome;
+    // Different keys (the ended token's tombstone, the new token): written side by side, and
+    // tracked, so a change of the user waits for this write before it rewrites or ends the token.
+    await this.track(Promise.all([revokeAccessTokens(this.env, outcome.ended), putAccessToken(this.env, pair.accessHash, record)]));
     // A revocation decided while the token was being written (a replayed code, a reused refresh
     // token) may have written its tombstone first; make sure the revocation wins.
     const grant = this.sql.exec<{ revoked_at: string | null }>('SELECT revoked_at FROM grants WHERE id = ?', pair.grantId).toArray()[0];
     if (!grant || grant.revoked_at) {
-      await revokeAccessTokens(this.env, [{ hash: pair.accessHash, expiresAt: pair.record.expiresAt }]);
+      await revokeAccessTokens(this.env, [{ hash: pair.accessHash, expiresAt: record.expiresAt }]);
     }
     return ok(pair.response);
   }

@@ -1,5 +1,6 @@
 import { OWNER, type NamespaceKind } from '../../shared/access-levels';
 import { KINDS } from '../auth/policy';
+import type { UserState } from './user-lifecycle';
 
 /**
  * The owners' inbox: for each user, every pending access request they may act on, across all
@@ -16,7 +17,7 @@ import { KINDS } from '../auth/policy';
  *
  * `inbox_versions` holds a number per user that rises in the same transaction as anything that
  * changes what their inbox shows (a row in or out, their level there, a source's name or path, a
- * requester's name). It is the inbox's ETag. Administrators act everywhere, so their inbox is
+ * requester's name or state). It is the inbox's ETag. Administrators act everywhere, so their inbox is
  * every pending request, versioned under `EVERY_REQUEST`.
  *
  * A manager's row carries `until`: the earliest expiry date among the memberships it rests on.
@@ -33,8 +34,11 @@ const EVERY_REQUEST = 0;
 /** No level below this manages requests anywhere. */
 const LOWEST_MANAGER_LEVEL = Math.min(KINDS.group.managesRequests, KINDS.project.managesRequests);
 
-/** Requests of these requesters are never shown (their requests are also being removed). */
-const HIDDEN_REQUESTER_STATE = 'blocked';
+/**
+ * Only active users' requests are shown: a blocked or deactivated user's requests are being
+ * removed by the user's fan-out, and are hidden from the moment the state changes.
+ */
+const SHOWN_REQUESTER_STATE = 'active';
 
 type SourceKind = NamespaceKind | 'user';
 
@@ -203,8 +207,12 @@ export const requestsDeletedWith = (sql: SqlStorage, namespaceId: number): void 
   bump(sql, [...managers.map((r) => r.manager_id), ...(had ? [EVERY_REQUEST] : [])]);
 };
 
-/** A requester's username or name changed: the inboxes showing their requests show the new one. */
-export const requesterRenamed = (sql: SqlStorage, userId: number): void => {
+/**
+ * A requester's username, name or state changed, or they are being deleted: the inboxes showing
+ * their requests show the new names, or (not active) no longer show them. Called in the
+ * transaction that changes the users row.
+ */
+export const requesterChanged = (sql: SqlStorage, userId: number): void => {
   const managers = sql
     .exec<{ manager_id: number }>(
       `SELECT DISTINCT i.manager_id FROM pending_requests p JOIN inbox i ON i.namespace_id = p.namespace_id AND i.user_id = p.user_id
@@ -240,7 +248,7 @@ export type InboxItem = {
   user_id: number;
   username: string;
   name: string;
-  state: string;
+  state: UserState;
   requested_at: string;
   /** The reader's effective level on the source (Owner for administrators). */
   access_level: number;
@@ -269,8 +277,8 @@ export const inboxPage = (sql: SqlStorage, reader: InboxReader, filter: InboxFil
   const from = reader.admin
     ? { table: 'pending_requests i', where: ['i.pending = 1', 'i.requested_at IS NOT NULL'], args: [] as unknown[], kind: 'n.kind', level: String(OWNER) }
     : { table: 'inbox i', where: ['i.manager_id = ?'], args: [reader.userId] as unknown[], kind: 'i.kind', level: 'i.access_level' };
-  const where = [...from.where, 'u.state != ?'];
-  const args = [...from.args, HIDDEN_REQUESTER_STATE];
+  const where = [...from.where, 'u.state = ?'];
+  const args = [...from.args, SHOWN_REQUESTER_STATE];
   if (filter.kind) {
     where.push(`${from.kind} = ?`);
     args.push(filter.kind);

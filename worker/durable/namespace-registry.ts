@@ -5,6 +5,7 @@ import { isoNow, todayUtc } from '../clock';
 import { membershipChanged, requestChanged, requestsDeletedWith, sourcesRenamed } from './inbox-index';
 import { problems } from '../errors';
 import { fail, ok, type Result } from './result';
+import type { UserState } from './user-lifecycle';
 
 /**
  * The Directory's half of groups and projects: the path registry (ids, full paths, the tree of
@@ -51,6 +52,8 @@ export interface NamespaceSnapshot {
   visibility: Visibility;
   request_access_enabled: boolean;
   full_path: string;
+  /** The name its events carry. */
+  name: string;
   version: number;
 }
 
@@ -58,6 +61,7 @@ export const snapshotOf = (row: NamespaceRow): NamespaceSnapshot => ({
   visibility: row.visibility,
   request_access_enabled: row.request_access_enabled,
   full_path: row.full_path,
+  name: row.name,
   version: row.version,
 });
 
@@ -135,7 +139,7 @@ export interface EffectiveMember {
   user_id: number;
   username: string;
   name: string;
-  state: string;
+  state: UserState;
   access_level: number;
   created_at: string;
   expires_at: string | null;
@@ -451,7 +455,7 @@ export const namespaceById = (sql: SqlStorage, kind: 'group' | 'project', id: nu
 const visibilityRank = (v: Visibility) => VISIBILITIES.indexOf(v);
 
 /** Ids of every group and project below `id`, nearest first. */
-const descendantIds = (sql: SqlStorage, id: number): number[] =>
+export const namespacesBelow = (sql: SqlStorage, id: number): number[] =>
   sql
     .exec<{ id: number }>(
       `WITH RECURSIVE down (id, depth) AS (
@@ -525,26 +529,47 @@ export const updateNamespace = (
     if (isUniqueViolation(e)) return fail(pathTaken());
     throw e;
   }
-  const changed = [id];
-  const renamed = name !== row.name || fullPath !== row.full_path;
-  if (fullPath !== row.full_path || fullName !== row.full_name) {
-    // Everything below keeps its id and its own path; the part of its full path (and full name)
-    // that was this one's changes with it.
-    for (const child of descendantIds(sql, id)) {
-      sql.exec(
-        `UPDATE namespaces SET full_path = ? || substr(full_path, ?), full_name = ? || substr(full_name, ?), version = version + 1 WHERE id = ?`,
-        fullPath,
-        row.full_path.length + 1,
-        fullName,
-        row.full_name.length + 1,
-        child,
-      );
-      changed.push(child);
-    }
-  }
+  const changed = [id, ...moveBelow(sql, row, fullPath, fullName)];
   // The owners' inbox shows each request's source by name and full path.
-  if (renamed) sourcesRenamed(sql, changed);
+  const shown = fullPath !== row.full_path ? changed : name !== row.name ? [id] : [];
+  if (shown.length > 0) sourcesRenamed(sql, shown);
   return ok({ row: getById(sql, id)!, changed: changed.map((cid) => ({ id: cid, snapshot: snapshotOf(getById(sql, cid)!) })) });
+};
+
+/**
+ * After a namespace's full path or full name changed, everything below keeps its id and its own
+ * path; the part of its full path (and full name) that was this one's changes with it, and its
+ * version rises. Returns the ids moved.
+ */
+const moveBelow = (sql: SqlStorage, was: Pick<NamespaceRow, 'id' | 'full_path' | 'full_name'>, fullPath: string, fullName: string): number[] => {
+  if (fullPath === was.full_path && fullName === was.full_name) return [];
+  const below = namespacesBelow(sql, was.id);
+  for (const child of below) {
+    sql.exec(
+      `UPDATE namespaces SET full_path = ? || substr(full_path, ?), full_name = ? || substr(full_name, ?), version = version + 1 WHERE id = ?`,
+      fullPath,
+      was.full_path.length + 1,
+      fullName,
+      was.full_name.length + 1,
+      child,
+    );
+  }
+  return below;
+};
+
+/**
+ * A user's personal namespace is named by their username (and titled by their name): when either
+ * changes, so do its path and the full paths and names of the projects in it (GitLab moves a
+ * user's namespace with a username change). Returns the ids of those projects.
+ */
+export const renameUserNamespace = (sql: SqlStorage, oldUsername: string, username: string, name: string): number[] => {
+  const row = sql.exec<RawNamespace>(`${SELECT_NAMESPACE} WHERE n.kind = 'user' AND n.full_path = ?`, oldUsername).toArray()[0];
+  if (!row || (row.path === username && row.name === name)) return [];
+  sql.exec('UPDATE namespaces SET name = ?, path = ?, full_path = ?, full_name = ?, version = version + 1 WHERE id = ?', name, username, username, name, row.id);
+  const moved = moveBelow(sql, row, username, name);
+  // The owners' inbox shows these projects' requests by full path.
+  if (row.path !== username) sourcesRenamed(sql, moved);
+  return moved;
 };
 
 /**
@@ -595,7 +620,7 @@ export const listEffectiveMembers = (
       expires_at: string | null;
       username: string;
       name: string;
-      state: string;
+      state: UserState;
       cb_username: string | null;
       cb_name: string | null;
     }>(

@@ -1,3 +1,5 @@
+import { EVENTS_TABLE_V1 } from './event-log-schema';
+
 /**
  * The tables of one group's or project's Durable Object. Append new migrations; never edit one
  * that has shipped.
@@ -105,6 +107,59 @@ export const namespaceMigrations = [
      INSERT INTO outbox (version, entry, user_id, access_level, created_at)
        SELECT version, 'request', OLD.user_id, 0, OLD.requested_at FROM meta;
    END;`,
+  // The version of the requester's users row that the stored names come from (0: as the token
+  // record had them), so a rename is applied only over older names.
+  `ALTER TABLE access_requests ADD COLUMN requester_version INTEGER NOT NULL DEFAULT 0;`,
+  // Events and webhooks (docs/architecture.md#events-and-webhooks). The object also keeps its name
+  // (events carry it) and, once known, its ancestor groups (events are copied to their logs).
+  // `hooks` hold their secret token and signing secret sealed (worker/auth/secret-box.ts), and
+  // GitLab's failure count and rest; `deliveries` is the queue of (hook, event) still to send, due
+  // at `next_attempt_at` (epoch ms); `hook_logs` records every attempt for seven days.
+  `ALTER TABLE meta ADD COLUMN name TEXT;
+   ALTER TABLE meta ADD COLUMN ancestor_ids TEXT;
+   ${EVENTS_TABLE_V1}
+   CREATE TABLE hooks (
+     id INTEGER PRIMARY KEY AUTOINCREMENT,
+     uuid TEXT NOT NULL UNIQUE,
+     url TEXT NOT NULL,
+     name TEXT NOT NULL,
+     description TEXT NOT NULL,
+     token TEXT,
+     signing_secret TEXT NOT NULL,
+     member_events INTEGER NOT NULL,
+     access_request_events INTEGER NOT NULL,
+     enable_ssl_verification INTEGER NOT NULL,
+     instance_url TEXT NOT NULL,
+     recent_failures INTEGER NOT NULL DEFAULT 0,
+     disabled_until INTEGER,
+     created_at TEXT NOT NULL
+   );
+   CREATE TABLE deliveries (
+     id INTEGER PRIMARY KEY AUTOINCREMENT,
+     hook_id INTEGER NOT NULL,
+     event_seq INTEGER NOT NULL,
+     attempts INTEGER NOT NULL DEFAULT 0,
+     next_attempt_at INTEGER NOT NULL
+   );
+   CREATE INDEX deliveries_due ON deliveries (hook_id, next_attempt_at, id);
+   CREATE TABLE hook_logs (
+     id INTEGER PRIMARY KEY AUTOINCREMENT,
+     hook_id INTEGER NOT NULL,
+     event_uuid TEXT NOT NULL,
+     trigger TEXT NOT NULL,
+     url TEXT NOT NULL,
+     attempt INTEGER NOT NULL,
+     request_headers TEXT NOT NULL,
+     request_body TEXT NOT NULL,
+     response_status INTEGER,
+     response_headers TEXT NOT NULL,
+     response_body TEXT NOT NULL,
+     duration_ms REAL NOT NULL,
+     error TEXT,
+     created_at TEXT NOT NULL
+   );
+   CREATE INDEX hook_logs_hook ON hook_logs (hook_id, id);
+   CREATE INDEX hook_logs_created ON hook_logs (created_at);`,
   // Why a pending request went. The rule that removes one first writes its outcome on the row
   // (`approved` with the level and expiry granted, `denied`, `withdrawn`, or `removed` when its
   // requester was blocked or deleted), in the same transaction; the delete trigger copies it into

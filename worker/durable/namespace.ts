@@ -1,11 +1,12 @@
 import { DurableObject } from 'cloudflare:workers';
-import { OWNER, type NamespaceKind } from '../../shared/access-levels';
+import { DEVELOPER, OWNER, type NamespaceKind } from '../../shared/access-levels';
 import {
   directStanding,
   hasAccess,
   KINDS,
   mayGrantLevel,
   mayManageMemberAt,
+  mayManageEvents,
   mayManageMembers,
   mayManageRequests,
   maySee,
@@ -16,11 +17,16 @@ import { clock, isoNow, todayUtc } from '../clock';
 import type { Visibility } from '../../shared/api-types';
 import type { Env } from '../env';
 import { problems } from '../errors';
-import { directory } from './directory';
+import { newEvent, redactedUrl, type EventEntity, type EventRecord, type HookTrigger, type NewEvent, type UserRef } from '../events/event';
+import { hookPayload } from '../events/payload';
+import { auditLog } from './audit-log';
+import { directory, type IndexReply } from './directory';
+import { EventLog, type AuditFilter, type LoggedEvent, type UserLookup } from './event-log';
 import { migrate } from './migrations';
 import type { MembershipChange, NamespaceSnapshot, RequestChange, RequestOutcome } from './namespace-registry';
 import { namespaceMigrations } from './namespace-schema';
 import { fail, ok, type Result } from './result';
+import { MAX_HOOKS, Webhooks, type HookLogRow, type HookRow, type HookSettings, type StatusFilter } from './webhooks';
 
 /** Which group or project an object is, as the caller found it (passed on every call). */
 export interface NamespaceRef {
@@ -60,6 +66,9 @@ export interface Actor {
   userId: number;
   admin: boolean;
   inherited: number | { ancestorIds: number[] };
+  /** The caller's names, for the events they cause (looked up later when absent). */
+  username?: string;
+  name?: string;
 }
 
 /** Who asks for access, as stored with the request (see namespace-schema.ts). */
@@ -95,9 +104,11 @@ export interface PageOf<T> {
 const REQUEST_COLUMNS = 'user_id, requested_at, username, name';
 const MEMBER_COLUMNS = 'user_id, access_level, created_at, created_by, expires_at';
 
-/** How long before an unpushed membership change is retried. */
+/** How long before an unpushed membership change, or an event not yet copied up, is retried. */
 const PUSH_RETRY_MS = 10_000;
 const PUSH_BATCH = 100;
+/** Events copied to the ancestor groups and the instance log per call. */
+const FORWARD_BATCH = 100;
 
 /** When a membership expiring on `date` ends: 00:00 UTC that day. */
 const startOfDay = (date: string): number => Date.parse(`${date}T00:00:00Z`);
@@ -107,6 +118,7 @@ interface Settings {
   visibility: Visibility;
   requestAccessEnabled: boolean;
   fullPath: string;
+  name: string;
   version: number;
   deleted: boolean;
 }
@@ -130,8 +142,20 @@ type Closing =
   | { outcome: 'denied' | 'withdrawn'; by: number }
   | { outcome: 'removed' };
 
+/** The caller as an event's author. */
+const actorRef = (actor: Actor): UserRef => ({ id: actor.userId, username: actor.username ?? null, name: actor.name ?? null });
+/** The requester, with the names their request carries. */
+const requesterRef = (r: AccessRequestRow): UserRef => ({ id: r.user_id, username: r.username, name: r.name });
+/** A user whose names the object does not have; they are looked up when the event is read or sent. */
+const unnamed = (id: number): UserRef => ({ id, username: null, name: null });
+/** A membership's fields of an event. */
+const membership = (m: MemberRow) => ({ access_level: m.access_level, expires_at: m.expires_at, since: m.created_at });
+
+/** Who may read a group's or project's audit events and manage its webhooks. */
+const managesEvents = (kind: Kind) => (s: Standing) => mayManageEvents(kind, s);
+
 /** GitLab's answer when the last Owner of a group would go (`forbidden!` with a reason). */
-const lastOwner = () => ({ status: 403, body: { message: '403 Forbidden - A group must have at least one owner' } }) as const;
+const lastOwner = () => problems.forbidden('A group must have at least one owner');
 
 /**
  * One group or project: its members and access requests, in SQLite. Every rule that reads and
@@ -141,14 +165,23 @@ const lastOwner = () => ({ status: 403, body: { message: '403 Forbidden - A grou
 export class Namespace extends DurableObject<Env> {
   private readonly sql: SqlStorage;
   private namespaceId: number | null = null;
+  private kind: NamespaceKind = 'group';
   private settings: Settings | null = null;
   /** The earliest `expires_at` of any member; undefined until read. */
   private nextExpiry: string | null | undefined = undefined;
+  /** Its audit events, with those of everything below it (see event-log.ts). */
+  private readonly log: EventLog;
+  private readonly hooks: Webhooks;
+  /** Copying events up failed: not again before this time (epoch ms). */
+  private forwardRetryAt = 0;
+  private readonly lookup: UserLookup = (ids) => directory(this.env).getUsers(ids);
 
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
     this.sql = ctx.storage.sql;
     migrate(ctx.storage, namespaceMigrations);
+    this.log = new EventLog(this.sql);
+    this.hooks = new Webhooks(ctx.storage, env, () => this.namespaceId ?? 0);
     // Rows a migration queued have no alarm yet: deliver them soon (the alarm sets the next one).
     if (this.outboxSize() > 0) void ctx.storage.setAlarm(clock.now());
   }
@@ -184,17 +217,18 @@ export class Namespace extends DurableObject<Env> {
       if (hasAccess(standing)) return fail(problems.forbidden());
       if (this.pendingRequest(actor.userId)) return fail(problems.badRequest({ user_id: ['already exists in source'] }));
       if (!here.value.requestAccessEnabled) return fail(problems.forbidden());
-      return ok(
-        this.sql
-          .exec<AccessRequestRow>(
-            `INSERT INTO access_requests (user_id, requested_at, username, name) VALUES (?, ?, ?, ?) RETURNING ${REQUEST_COLUMNS}`,
-            actor.userId,
-            isoNow(),
-            requester.username,
-            requester.name,
-          )
-          .one(),
-      );
+      const request = this.sql
+        .exec<AccessRequestRow>(
+          `INSERT INTO access_requests (user_id, requested_at, username, name) VALUES (?, ?, ?, ?) RETURNING ${REQUEST_COLUMNS}`,
+          actor.userId,
+          isoNow(),
+          requester.username,
+          requester.name,
+        )
+        .one();
+      const user = { id: actor.userId, username: requester.username, name: requester.name };
+      this.record({ action: 'requested', author: user, user, since: request.requested_at });
+      return ok(request);
     });
     await this.push();
     return result;
@@ -230,6 +264,14 @@ export class Namespace extends DurableObject<Env> {
           expiresAt,
         )
         .one();
+      this.record({
+        action: 'approved',
+        author: actorRef(actor),
+        user: requesterRef(request),
+        access_level: member.access_level,
+        expires_at: member.expires_at,
+        since: request.requested_at,
+      });
       return ok({ ...member, username: request.username, name: request.name });
     });
     await this.push();
@@ -246,9 +288,11 @@ export class Namespace extends DurableObject<Env> {
     const standing = await this.standing(actor, permitted);
     const result = this.mutate((): Result<null> => {
       if (!maySee(here.value.visibility, standing)) return fail(kind.notFound());
-      if (!this.pendingRequest(userId)) return fail(problems.notFound());
+      const request = this.pendingRequest(userId);
+      if (!request) return fail(problems.notFound());
       if (!permitted(standing)) return fail(problems.forbidden());
       this.closeRequest(userId, { outcome: withdrawing ? 'withdrawn' : 'denied', by: actor.userId });
+      this.record({ action: withdrawing ? 'withdrawn' : 'denied', author: actorRef(actor), user: requesterRef(request), since: request.requested_at });
       return ok(null);
     });
     await this.push();
@@ -302,18 +346,18 @@ export class Namespace extends DurableObject<Env> {
       if (!mayGrantLevel(kind, standing, accessLevel)) return fail(problems.forbidden());
       // Being added answers a pending request as an approval would.
       this.closeRequest(userId, { outcome: 'approved', by: actor.userId, level: accessLevel, expiresAt });
-      return ok(
-        this.sql
-          .exec<MemberRow>(
-            `INSERT INTO members (user_id, access_level, created_at, created_by, expires_at) VALUES (?, ?, ?, ?, ?) RETURNING ${MEMBER_COLUMNS}`,
-            userId,
-            accessLevel,
-            isoNow(),
-            actor.userId,
-            expiresAt,
-          )
-          .one(),
-      );
+      const member = this.sql
+        .exec<MemberRow>(
+          `INSERT INTO members (user_id, access_level, created_at, created_by, expires_at) VALUES (?, ?, ?, ?, ?) RETURNING ${MEMBER_COLUMNS}`,
+          userId,
+          accessLevel,
+          isoNow(),
+          actor.userId,
+          expiresAt,
+        )
+        .one();
+      this.record({ action: 'added', author: actorRef(actor), user: { id: userId, ...user }, ...membership(member) });
+      return ok(member);
     });
     await this.push();
     return result;
@@ -343,11 +387,17 @@ export class Namespace extends DurableObject<Env> {
       if (change.accessLevel !== undefined && !mayGrantLevel(kind, standing, level)) return fail(problems.forbidden());
       if (this.wouldLoseLastOwner(kind, member, level)) return fail(lastOwner());
       const expiresAt = change.expiresAt === undefined ? member.expires_at : change.expiresAt;
-      return ok(
-        this.sql
-          .exec<MemberRow>(`UPDATE members SET access_level = ?, expires_at = ? WHERE user_id = ? RETURNING ${MEMBER_COLUMNS}`, level, expiresAt, userId)
-          .one(),
-      );
+      const updated = this.sql
+        .exec<MemberRow>(`UPDATE members SET access_level = ?, expires_at = ? WHERE user_id = ? RETURNING ${MEMBER_COLUMNS}`, level, expiresAt, userId)
+        .one();
+      this.record({
+        action: 'updated',
+        author: actorRef(actor),
+        user: unnamed(userId),
+        ...membership(updated),
+        previous: { access_level: member.access_level, expires_at: member.expires_at },
+      });
+      return ok(updated);
     });
     await this.push();
     return result;
@@ -369,6 +419,7 @@ export class Namespace extends DurableObject<Env> {
       if (!leaving && !mayManageMemberAt(kind, standing, member.access_level)) return fail(problems.forbidden());
       if (this.wouldLoseLastOwner(kind, member, 0)) return fail(lastOwner());
       this.sql.exec('DELETE FROM members WHERE user_id = ?', userId);
+      this.record({ action: 'removed', author: actorRef(actor), user: unnamed(userId), ...membership(member) });
       return ok(null);
     });
     await this.push();
@@ -387,6 +438,161 @@ export class Namespace extends DurableObject<Env> {
   /** Creates the object's state for a new group or project: its creator as Owner. */
   async initialize(ref: NamespaceRef): Promise<void> {
     await this.ready(ref);
+  }
+
+  // ---- audit events and webhooks ----
+
+  /** Its audit events and those of everything below it, newest first (GitLab's audit events API). */
+  async listAuditEvents(ref: NamespaceRef, actor: Actor, filter: AuditFilter, offset: number, limit: number): Promise<NamespaceResult<PageOf<LoggedEvent>>> {
+    const here = await this.permitted(ref, actor, managesEvents(KINDS[ref.kind]));
+    if (!here.ok) return here;
+    const page = this.log.list(filter, offset, limit);
+    return ok({ total: page.total, items: await this.log.withNames(page.items, this.lookup) });
+  }
+
+  async listHooks(ref: NamespaceRef, actor: Actor, offset: number, limit: number): Promise<NamespaceResult<PageOf<HookRow>>> {
+    const here = await this.permitted(ref, actor, managesEvents(KINDS[ref.kind]));
+    if (!here.ok) return here;
+    return ok(this.hooks.list(offset, limit));
+  }
+
+  async getHook(ref: NamespaceRef, actor: Actor, hookId: number): Promise<NamespaceResult<HookRow>> {
+    const here = await this.permitted(ref, actor, managesEvents(KINDS[ref.kind]));
+    if (!here.ok) return here;
+    const hook = this.hooks.get(hookId);
+    return hook ? ok(hook) : fail(problems.notFound('Hook'));
+  }
+
+  /** A new hook; its signing secret is returned this once and kept only sealed. */
+  async createHook(ref: NamespaceRef, actor: Actor, settings: HookSettings, instanceUrl: string): Promise<NamespaceResult<{ hook: HookRow; signingSecret: string }>> {
+    const here = await this.permitted(ref, actor, managesEvents(KINDS[ref.kind]));
+    if (!here.ok) return here;
+    const { uuid, signingSecret } = this.hooks.newSecrets();
+    const sealed = await this.hooks.sealed(uuid, settings.token, signingSecret);
+    return this.mutate(() => {
+      if (this.hooks.count() >= MAX_HOOKS) return fail(problems.badRequest({ base: [`Maximum number of ${ref.kind} hooks (${MAX_HOOKS}) exceeded`] }));
+      const hook = this.hooks.insert(uuid, settings, sealed, instanceUrl);
+      this.record({ action: 'hook_created', author: actorRef(actor), hook: { id: hook.id, url: redactedUrl(hook.url) } });
+      return ok({ hook, signingSecret });
+    });
+  }
+
+  /**
+   * Changes a hook (GitLab's `PUT …/hooks/:hook_id`): the fields given; a new URL without a new
+   * token drops the old token, as in GitLab. Editing enables a disabled hook again.
+   */
+  async updateHook(ref: NamespaceRef, actor: Actor, hookId: number, change: Partial<HookSettings>): Promise<NamespaceResult<HookRow>> {
+    const here = await this.permitted(ref, actor, managesEvents(KINDS[ref.kind]));
+    if (!here.ok) return here;
+    const before = this.hooks.get(hookId);
+    if (!before) return fail(problems.notFound('Hook'));
+    const url = change.url ?? before.url;
+    const token = change.token !== undefined ? change.token : url === before.url ? await this.hooks.openToken(before) : null;
+    const sealedToken = await this.hooks.sealToken(before.uuid, token);
+    return this.mutate(() => {
+      const current = this.hooks.get(hookId);
+      if (!current) return fail(problems.notFound('Hook'));
+      const settings: HookSettings = {
+        url,
+        name: change.name ?? current.name,
+        description: change.description ?? current.description,
+        token,
+        member_events: change.member_events ?? current.member_events,
+        access_request_events: change.access_request_events ?? current.access_request_events,
+        enable_ssl_verification: change.enable_ssl_verification ?? current.enable_ssl_verification,
+      };
+      const hook = this.hooks.update(hookId, settings, sealedToken);
+      this.record({ action: 'hook_updated', author: actorRef(actor), hook: { id: hook.id, url: redactedUrl(hook.url) } });
+      return ok(hook);
+    });
+  }
+
+  /** Deletes a hook with its queued deliveries and its log. */
+  async deleteHook(ref: NamespaceRef, actor: Actor, hookId: number): Promise<NamespaceResult<null>> {
+    const here = await this.permitted(ref, actor, managesEvents(KINDS[ref.kind]));
+    if (!here.ok) return here;
+    return this.mutate(() => {
+      const hook = this.hooks.get(hookId);
+      if (!hook) return fail(problems.notFound('Hook'));
+      this.hooks.remove(hookId);
+      this.record({ action: 'hook_deleted', author: actorRef(actor), hook: { id: hook.id, url: redactedUrl(hook.url) } });
+      return ok(null);
+    });
+  }
+
+  /** A hook's delivery attempts of the last seven days, newest first. */
+  async listHookEvents(
+    ref: NamespaceRef,
+    actor: Actor,
+    hookId: number,
+    status: StatusFilter | undefined,
+    offset: number,
+    limit: number,
+  ): Promise<NamespaceResult<PageOf<HookLogRow>>> {
+    const here = await this.permitted(ref, actor, managesEvents(KINDS[ref.kind]));
+    if (!here.ok) return here;
+    if (!this.hooks.get(hookId)) return fail(problems.notFound('Hook'));
+    return ok(this.hooks.logs(hookId, status, offset, limit));
+  }
+
+  /** Sends a logged delivery again, now: the same body, `webhook-id` and `Idempotency-Key`. */
+  async resendHookEvent(ref: NamespaceRef, actor: Actor, hookId: number, logId: number): Promise<NamespaceResult<{ status: number | null }>> {
+    const here = await this.permitted(ref, actor, managesEvents(KINDS[ref.kind]));
+    if (!here.ok) return here;
+    const hook = this.hooks.get(hookId);
+    if (!hook) return fail(problems.notFound('Hook'));
+    const entry = this.hooks.log(hookId, logId);
+    if (!entry) return fail(problems.notFound());
+    const result = await this.hooks.send(hook, { id: entry.event_uuid, body: entry.request_body }, entry.trigger);
+    this.scheduleAlarm();
+    return ok({ status: result.status });
+  }
+
+  /**
+   * Sends a sample event to a hook now (GitLab's `POST …/hooks/:hook_id/test/:trigger`): the
+   * caller added as a Developer, or asking for access; `"test": true` marks it.
+   */
+  async testHook(ref: NamespaceRef, actor: Actor, hookId: number, trigger: HookTrigger): Promise<NamespaceResult<{ ok: boolean; status: number | null; error: string | null }>> {
+    const here = await this.permitted(ref, actor, managesEvents(KINDS[ref.kind]));
+    if (!here.ok) return here;
+    const hook = this.hooks.get(hookId);
+    if (!hook) return fail(problems.notFound('Hook'));
+    const caller = actorRef(actor);
+    const sample = newEvent(
+      this.entity(),
+      trigger === 'member_events' ? { action: 'added', author: caller, user: caller, access_level: DEVELOPER } : { action: 'requested', author: caller, user: caller },
+    );
+    const body = JSON.stringify({ ...hookPayload(sample), test: true });
+    const result = await this.hooks.send(hook, { id: sample.uuid, body }, trigger === 'member_events' ? 'member_hooks' : 'access_request_hooks');
+    this.scheduleAlarm();
+    return ok({ ok: result.ok, status: result.status, error: result.error });
+  }
+
+  /** Events of a subgroup or project below this group, copied up by its alarm (idempotent). */
+  async receiveEvents(records: EventRecord[]): Promise<void> {
+    this.load();
+    this.ctx.storage.transactionSync(() => {
+      for (const r of records) {
+        const seq = this.log.append(r, false);
+        if (seq !== null) this.hooks.enqueue(seq, r);
+      }
+    });
+    this.scheduleAlarm();
+  }
+
+  /**
+   * Events of this group or project recorded elsewhere: a settings change is recorded by the
+   * Directory in the transaction that makes it, and handed over here (idempotent by uuid).
+   */
+  async recordEvents(records: EventRecord[]): Promise<void> {
+    if (!this.load()) return;
+    this.mutate(() => {
+      for (const r of records) {
+        const seq = this.log.append(r, true);
+        if (seq !== null) this.hooks.enqueue(seq, r);
+      }
+      return ok(null);
+    });
   }
 
   // ---- settings, deletion, and the requester index ----
@@ -411,6 +617,7 @@ export class Namespace extends DurableObject<Env> {
       this.sql.exec('DELETE FROM members');
       this.sql.exec('DELETE FROM access_requests');
       this.sql.exec('DELETE FROM outbox');
+      this.hooks.removeAll();
       this.sql.exec('UPDATE meta SET deleted = 1');
     });
     this.settings = null;
@@ -418,18 +625,37 @@ export class Namespace extends DurableObject<Env> {
     await this.ctx.storage.deleteAlarm();
   }
 
-  /** A user's pending request here disappears (they were blocked or deleted); false when there was none. */
+  /** A user's pending request here disappears (they were blocked, deactivated or deleted); false when there was none. */
   async removePendingRequestOf(userId: number): Promise<boolean> {
     if (!this.load()) return false;
-    const removed = this.mutate(() => ok(this.closeRequest(userId, { outcome: 'removed' })));
+    const removed = this.mutate(() => {
+      const gone = this.pendingRequest(userId);
+      if (!gone) return ok(false);
+      this.closeRequest(userId, { outcome: 'removed' });
+      this.record({ action: 'discarded', author: null, user: requesterRef(gone), since: gone.requested_at });
+      return ok(true);
+    });
     await this.push();
     return removed.ok && removed.value;
   }
 
-  /** The names stored with a user's pending request follow a rename. */
-  async renameRequester(userId: number, names: Requester): Promise<void> {
+  /**
+   * A deleted user's membership and pending request here disappear, in one transaction. No
+   * last-Owner rule: the Directory refused to delete a group's only Owner.
+   */
+  async removeDeletedUser(userId: number): Promise<void> {
     if (!this.load()) return;
-    this.sql.exec('UPDATE access_requests SET username = ?, name = ? WHERE user_id = ?', names.username, names.name, userId);
+    this.mutate(() => {
+      this.forget([userId], [userId]);
+      return ok(null);
+    });
+    await this.push();
+  }
+
+  /** The names stored with a user's pending request follow a rename (`version`: of the users row; older never wins). */
+  async renameRequester(userId: number, names: Requester, version: number): Promise<void> {
+    if (!this.load()) return;
+    this.rename([{ userId, ...names, version }]);
   }
 
   // ---- the membership index: outbox pushed to the Directory ----
@@ -454,6 +680,13 @@ export class Namespace extends DurableObject<Env> {
     if (!this.load()) return;
     this.expireDue();
     await this.push();
+    await this.forward();
+    try {
+      await this.hooks.run(this.log, this.lookup);
+      this.hooks.prune();
+    } catch (e) {
+      console.error('webhook deliveries failed; the alarm will retry', this.namespaceId, e);
+    }
     this.scheduleAlarm();
   }
 
@@ -469,11 +702,17 @@ export class Namespace extends DurableObject<Env> {
     return result;
   }
 
-  /** One alarm for the earliest due time: an outbox retry, or the next membership expiry. */
+  /**
+   * One alarm for the earliest due time of all the object's background work: an outbox retry,
+   * the next membership expiry, events to copy up, and webhook deliveries (docs/architecture.md).
+   */
   private scheduleAlarm(): void {
-    const retry = this.outboxSize() > 0 ? clock.now() + PUSH_RETRY_MS : Infinity;
+    const now = clock.now();
+    const retry = this.outboxSize() > 0 ? now + PUSH_RETRY_MS : Infinity;
     const expiry = this.earliestExpiry();
-    const due = Math.min(retry, expiry === null ? Infinity : startOfDay(expiry));
+    const forward = this.log.hasPendingForward() ? Math.max(now, this.forwardRetryAt) : Infinity;
+    const delivery = this.hooks.nextDue() ?? Infinity;
+    const due = Math.min(retry, expiry === null ? Infinity : startOfDay(expiry), forward, delivery);
     if (due === Infinity) void this.ctx.storage.deleteAlarm();
     else void this.ctx.storage.setAlarm(due);
   }
@@ -494,7 +733,8 @@ export class Namespace extends DurableObject<Env> {
     const expiry = this.earliestExpiry();
     if (expiry === null || startOfDay(expiry) > clock.now()) return;
     this.mutate(() => {
-      this.sql.exec('DELETE FROM members WHERE expires_at IS NOT NULL AND expires_at <= ?', todayUtc());
+      const expired = this.sql.exec<MemberRow>(`DELETE FROM members WHERE expires_at IS NOT NULL AND expires_at <= ? RETURNING ${MEMBER_COLUMNS}`, todayUtc());
+      for (const member of expired) this.record({ action: 'expired', author: null, user: unnamed(member.user_id), ...membership(member) });
       return ok(null);
     });
   }
@@ -536,13 +776,21 @@ export class Namespace extends DurableObject<Env> {
           decidedBy: r.created_by,
           decidedAt: r.decided_at,
         }));
+      let reply: IndexReply;
       try {
-        await directory(this.env).applyMembershipChanges(namespaceId, members, requests);
+        reply = await directory(this.env).applyMembershipChanges(namespaceId, members, requests);
       } catch (e) {
         console.warn('membership push failed; the alarm will retry', namespaceId, e);
         return;
       }
-      this.sql.exec('DELETE FROM outbox WHERE version <= ?', rows[rows.length - 1].version);
+      this.ctx.storage.transactionSync(() => {
+        this.sql.exec('DELETE FROM outbox WHERE version <= ?', rows[rows.length - 1].version);
+        // A user changed while this was being made (deleted, blocked, renamed): correct it here
+        // too; the removals queue their own outbox rows, pushed by the next turn of this loop.
+        this.forget(reply.departed, reply.inactive);
+        this.rename(reply.requesters);
+      });
+      if (reply.departed.length > 0) this.nextExpiry = undefined;
       if (this.outboxSize() === 0) {
         this.scheduleAlarm();
         return;
@@ -550,14 +798,95 @@ export class Namespace extends DurableObject<Env> {
     }
   }
 
+  // ---- events: recorded in the change's transaction, copied up by the alarm ----
+
+  /** Records an event of this group or project in the running transaction, and queues its deliveries. */
+  private record(input: NewEvent, entity: EventEntity = this.entity()): void {
+    const e = newEvent(entity, input);
+    const seq = this.log.append(e, true);
+    if (seq !== null) this.hooks.enqueue(seq, e);
+  }
+
+  /** This group or project as its events describe it. */
+  private entity(): EventEntity {
+    const s = (this.settings ??= this.readSettings());
+    return { id: this.namespaceId ?? 0, kind: this.kind, full_path: s.fullPath, name: s.name, visibility: s.visibility };
+  }
+
+  /**
+   * Copies this object's new events to its ancestor groups' objects and to the instance log.
+   * Each receiver keeps an event once however often it arrives, so a batch is sent again whole
+   * until every receiver has taken it.
+   */
+  private async forward(): Promise<void> {
+    if (!this.log.hasPendingForward() || clock.now() < this.forwardRetryAt) return;
+    try {
+      const ancestors = await this.ancestorGroups();
+      for (;;) {
+        const batch = this.log.pendingForward(FORWARD_BATCH);
+        if (batch.length === 0) return;
+        const records = batch.map((b) => b.record);
+        await Promise.all([auditLog(this.env).receiveEvents(records), ...ancestors.map((id) => namespaceObject(this.env, id).receiveEvents(records))]);
+        this.log.markForwarded(batch.map((b) => b.seq));
+      }
+    } catch (e) {
+      console.warn('events could not be copied to the ancestor groups; the alarm will retry', this.namespaceId, e);
+      this.forwardRetryAt = clock.now() + PUSH_RETRY_MS;
+    }
+  }
+
+  /**
+   * The groups above this one, nearest first, asked of the Directory once and then kept (Knock
+   * has no transfer, so they never change). A project in a personal namespace has none.
+   */
+  private async ancestorGroups(): Promise<number[]> {
+    const stored = this.sql.exec<{ ancestor_ids: string | null }>('SELECT ancestor_ids FROM meta').one().ancestor_ids;
+    if (stored !== null) return JSON.parse(stored) as number[];
+    const found = await directory(this.env).resolveNamespace(this.kind, this.namespaceId ?? 0, 0);
+    const ids = !found || found.namespace.parent?.kind !== 'group' ? [] : found.ancestorIds;
+    this.sql.exec('UPDATE meta SET ancestor_ids = ?', JSON.stringify(ids));
+    return ids;
+  }
+
+  /** `ready`, then the caller may see it (else 404 Group/Project Not Found) and `may` holds (else 403). */
+  private async permitted(ref: NamespaceRef, actor: Actor, may: (s: Standing) => boolean): Promise<Result<Settings> | Stale> {
+    const here = await this.ready(ref);
+    if (!here.ok) return here;
+    const standing = await this.standing(actor, may);
+    if (!maySee(here.value.visibility, standing)) return fail(KINDS[ref.kind].notFound());
+    if (!may(standing)) return fail(problems.forbidden());
+    return here;
+  }
+
   // ---- helpers ----
+
+  /** Removes these users' memberships and these users' pending requests (the triggers queue both). */
+  private forget(members: number[], requesters: number[]): void {
+    if (members.length > 0) this.sql.exec('DELETE FROM members WHERE user_id IN (SELECT value FROM json_each(?))', JSON.stringify(members));
+    if (requesters.length > 0) this.sql.exec('DELETE FROM access_requests WHERE user_id IN (SELECT value FROM json_each(?))', JSON.stringify(requesters));
+  }
+
+  /** Stores requesters' newer names; names from an older users row never replace newer ones. */
+  private rename(requesters: IndexReply['requesters']): void {
+    for (const r of requesters) {
+      this.sql.exec(
+        'UPDATE access_requests SET username = ?, name = ?, requester_version = ? WHERE user_id = ? AND requester_version < ?',
+        r.username,
+        r.name,
+        r.version,
+        r.userId,
+        r.version,
+      );
+    }
+  }
 
   /** Whether this object has state yet; records which namespace it is. */
   private load(): boolean {
     if (this.namespaceId !== null) return true;
-    const meta = this.sql.exec<{ namespace_id: number }>('SELECT namespace_id FROM meta').toArray()[0];
+    const meta = this.sql.exec<{ namespace_id: number; kind: NamespaceKind }>('SELECT namespace_id, kind FROM meta').toArray()[0];
     if (!meta) return false;
     this.namespaceId = meta.namespace_id;
+    this.kind = meta.kind;
     return true;
   }
 
@@ -568,14 +897,20 @@ export class Namespace extends DurableObject<Env> {
    */
   private async ready(ref: NamespaceRef): Promise<Result<Settings> | Stale> {
     if (!this.load()) {
+      const entity: EventEntity = { id: ref.id, kind: ref.kind, full_path: ref.snapshot.full_path, name: ref.snapshot.name, visibility: ref.snapshot.visibility };
       this.mutate(() => {
         this.sql.exec('INSERT INTO meta (singleton, namespace_id, kind) VALUES (1, ?, ?)', ref.id, ref.kind);
         if (ref.creatorId !== null) {
-          this.sql.exec('INSERT INTO members (user_id, access_level, created_at) VALUES (?, ?, ?)', ref.creatorId, OWNER, ref.createdAt);
+          const creator = this.sql
+            .exec<MemberRow>(`INSERT INTO members (user_id, access_level, created_at) VALUES (?, ?, ?) RETURNING ${MEMBER_COLUMNS}`, ref.creatorId, OWNER, ref.createdAt)
+            .one();
+          const user = unnamed(ref.creatorId);
+          this.record({ action: 'added', author: user, user, ...membership(creator) }, entity);
         }
         return ok(null);
       });
       this.namespaceId = ref.id;
+      this.kind = ref.kind;
       await this.push();
     }
     if (this.namespaceId !== ref.id) throw new Error(`namespace object ${this.namespaceId} called as ${ref.id}`);
@@ -595,16 +930,18 @@ export class Namespace extends DurableObject<Env> {
     this.settings ??= this.readSettings();
     if (snapshot.version > this.settings.version && !this.settings.deleted) {
       this.sql.exec(
-        'UPDATE meta SET visibility = ?, request_access_enabled = ?, full_path = ?, registry_version = ?',
+        'UPDATE meta SET visibility = ?, request_access_enabled = ?, full_path = ?, name = ?, registry_version = ?',
         snapshot.visibility,
         snapshot.request_access_enabled ? 1 : 0,
         snapshot.full_path,
+        snapshot.name,
         snapshot.version,
       );
       this.settings = {
         visibility: snapshot.visibility,
         requestAccessEnabled: snapshot.request_access_enabled,
         fullPath: snapshot.full_path,
+        name: snapshot.name,
         version: snapshot.version,
         deleted: false,
       };
@@ -614,14 +951,22 @@ export class Namespace extends DurableObject<Env> {
 
   private readSettings(): Settings {
     const m = this.sql
-      .exec<{ visibility: Visibility | null; request_access_enabled: number | null; full_path: string | null; registry_version: number; deleted: number }>(
-        'SELECT visibility, request_access_enabled, full_path, registry_version, deleted FROM meta',
-      )
+      .exec<{
+        visibility: Visibility | null;
+        request_access_enabled: number | null;
+        full_path: string | null;
+        name: string | null;
+        registry_version: number;
+        deleted: number;
+      }>('SELECT visibility, request_access_enabled, full_path, name, registry_version, deleted FROM meta')
       .one();
+    const fullPath = m.full_path ?? '';
     return {
       visibility: m.visibility ?? 'private',
       requestAccessEnabled: m.request_access_enabled === 1,
-      fullPath: m.full_path ?? '',
+      fullPath,
+      // Objects from before names were kept know their path.
+      name: m.name ?? fullPath.split('/').pop() ?? '',
       version: m.registry_version,
       deleted: m.deleted === 1,
     };

@@ -51,6 +51,8 @@ const issueCodeAndRedirect = async <E extends PageEnv>(
     codeChallenge: r.codeChallenge,
     rememberConsent,
   });
+  // The user was blocked while authorizing: their session has ended; back to the sign-in page.
+  if (code === null) return c.redirect('/users/sign_in', 303);
   return c.redirect(redirectWith(r.redirectUri, { code, state: r.state, iss: publicOrigin(c.env, c.req.url) }), status);
 };
 

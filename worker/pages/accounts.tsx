@@ -1,5 +1,5 @@
 import { Hono, type Context, type MiddlewareHandler } from 'hono';
-import { hashPassword, verifyPassword, DUMMY_PASSWORD_HASH } from '../auth/crypto';
+import { verifyPassword, DUMMY_PASSWORD_HASH } from '../auth/crypto';
 import { csrfTokenFor, endSession, safeReturnTo, startSession } from '../auth/session';
 import { config } from '../config';
 import { directory, type UserRow } from '../durable/directory';
@@ -7,6 +7,7 @@ import type { Result } from '../durable/result';
 import type { PageEnv } from '../env';
 import { NewUserSchema } from '../api/users';
 import { describeIssue } from '../api/router';
+import { createAccount } from '../services/accounts';
 import { errorPage } from './error-page';
 import { formCsrf } from './form-csrf';
 import { CsrfField, ErrorNotice, Layout } from './layout';
@@ -65,6 +66,12 @@ const SignUpPage = (p: { csrf: string; returnTo: string; values?: Record<string,
   </Layout>
 );
 
+/** Why a user with the right password may not sign in (GitLab's wording, without its auto-reactivation). */
+const INACTIVE = {
+  blocked: 'Your account has been blocked. Contact your administrator if you think this is an error.',
+  deactivated: 'Your account has been deactivated. Contact your administrator to reactivate it.',
+} as const;
+
 const formField = (form: Record<string, unknown>, name: string): string => (typeof form[name] === 'string' ? (form[name] as string) : '');
 
 /** Sign-up pages are 404 while SIGNUP_ENABLED is off (before any form is read). */
@@ -85,7 +92,7 @@ export const accountPages = new Hono<PageEnv>()
     const returnTo = safeReturnTo(form.return_to);
     const username = formField(form, 'username').trim();
     const password = formField(form, 'password');
-    const page = (error: string, status: 401 | 429 | 400) =>
+    const page = (error: string, status: 400 | 401 | 403 | 429) =>
       c.html(<SignInPage csrf={csrfTokenFor(c)} returnTo={returnTo} username={username} error={error} signupEnabled={config(c.env).signupEnabled} />, status);
     if (!username || !password) return page('Enter your username and password.', 400);
 
@@ -97,10 +104,14 @@ export const accountPages = new Hono<PageEnv>()
     }
     // Verify against a dummy hash for unknown users, so timing does not reveal who exists.
     const valid = await verifyPassword(password, attempt.passwordHash ?? DUMMY_PASSWORD_HASH);
-    const succeeded = valid && !!attempt.user && attempt.user.state === 'active';
+    const user = valid ? attempt.user : null;
+    const succeeded = user !== null && user.state === 'active';
     await dir.recordSignIn(username, clientAddress(c), succeeded);
-    if (!succeeded || !attempt.user) return page('Invalid username or password.', 401);
-    await startSession(c, attempt.user);
+    if (!user) return page('Invalid username or password.', 401);
+    // Only someone who knows the password learns why the account may not sign in.
+    if (user.state !== 'active') return page(INACTIVE[user.state], 403);
+    // Blocked or deactivated while the password was being checked.
+    if (!(await startSession(c, user))) return page('Your account can no longer sign in. Contact your administrator.', 403);
     return c.redirect(returnTo, 303);
   })
   .post('/users/sign_out', formCsrf(), async (c) => {
@@ -118,13 +129,9 @@ export const accountPages = new Hono<PageEnv>()
     const again = (error: string, status: 400 | 409) =>
       c.html(<SignUpPage csrf={csrfTokenFor(c)} returnTo={returnTo} values={values} error={error} />, status);
     if (!parsed.success) return again(`The ${parsed.error.issues.map(describeIssue)[0]}.`, 400);
-    const created = await directory(c.env).createUser({
-      username: parsed.data.username,
-      name: parsed.data.name,
-      email: parsed.data.email ?? null,
-      passwordHash: await hashPassword(parsed.data.password),
-    });
+    // What an administrator may set is not for a sign-up form to choose.
+    const created = await createAccount(c.env, { ...parsed.data, admin: false });
     if (!created.ok) return again(String(created.problem.body.message), 409);
-    await startSession(c, created.value);
+    if (!(await startSession(c, created.value))) return again('The account could not be signed in.', 409);
     return c.redirect(returnTo, 303);
   });

@@ -1,7 +1,15 @@
 import type { Child } from 'hono/jsx';
 import type { UserRow } from '../durable/directory';
 
-export const Layout = (props: { title: string; user?: UserRow | null; csrf?: string; wide?: boolean; children: Child }) => (
+/** The console's main navigation; Administration only for administrators. */
+const NAV: { href: string; label: string; admin?: boolean }[] = [
+  { href: '/', label: 'Dashboard' },
+  { href: '/explore', label: 'Explore' },
+  { href: '/-/profile', label: 'Account' },
+  { href: '/admin/users', label: 'Administration', admin: true },
+];
+
+export const Layout = (props: { title: string; user?: UserRow | null; csrf?: string; wide?: boolean; current?: string; children: Child }) => (
   <html lang="en">
     <head>
       <meta charset="utf-8" />
@@ -10,17 +18,37 @@ export const Layout = (props: { title: string; user?: UserRow | null; csrf?: str
       <link rel="stylesheet" href="/assets/knock.css" />
     </head>
     <body>
+      <a class="skip" href="#content">
+        Skip to content
+      </a>
       <header class="top">
-        <a class="brand" href="/">Knock</a>
+        <a class="brand" href="/">
+          Knock
+        </a>
         {props.user && props.csrf ? (
-          <form class="inline" method="post" action="/users/sign_out">
-            <input type="hidden" name="authenticity_token" value={props.csrf} />
-            <span class="muted">@{props.user.username} </span>
-            <button type="submit">Sign out</button>
-          </form>
+          <>
+            <nav aria-label="Main">
+              <ul>
+                {NAV.filter((n) => !n.admin || props.user?.admin).map((n) => (
+                  <li>
+                    <a href={n.href} aria-current={props.current === n.href ? 'page' : undefined}>
+                      {n.label}
+                    </a>
+                  </li>
+                ))}
+              </ul>
+            </nav>
+            <form class="inline" method="post" action="/users/sign_out">
+              <input type="hidden" name="authenticity_token" value={props.csrf} />
+              <span class="muted">@{props.user.username} </span>
+              <button type="submit">Sign out</button>
+            </form>
+          </>
         ) : null}
       </header>
-      <main class={props.wide ? 'wide' : ''}>{props.children}</main>
+      <main id="content" class={props.wide ? 'wide' : ''}>
+        {props.children}
+      </main>
     </body>
   </html>
 );

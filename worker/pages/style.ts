@@ -1,28 +1,63 @@
 /** The one stylesheet of the HTML pages, served at /assets/knock.css. */
 export const STYLESHEET = `
-:root { color-scheme: light dark; --fg:#1f2328; --muted:#59636e; --bg:#f6f8fa; --card:#fff; --line:#d1d9e0; --accent:#1f6feb; --danger:#cf222e; }
-@media (prefers-color-scheme: dark) { :root { --fg:#e6edf3; --muted:#9198a1; --bg:#0d1117; --card:#151b23; --line:#3d444d; --accent:#4493f8; --danger:#f85149; } }
+:root { color-scheme: light dark; --fg:#1f2328; --muted:#59636e; --bg:#f6f8fa; --card:#fff; --line:#d1d9e0; --accent:#0969da; --danger:#cf222e; --ok:#1a7f37; --ok-bg:#dafbe1; }
+@media (prefers-color-scheme: dark) { :root { --fg:#e6edf3; --muted:#9198a1; --bg:#0d1117; --card:#151b23; --line:#3d444d; --accent:#4493f8; --danger:#f85149; --ok:#3fb950; --ok-bg:#12261e; } }
 * { box-sizing: border-box; }
 body { margin:0; font:16px/1.5 system-ui,-apple-system,"Segoe UI",sans-serif; color:var(--fg); background:var(--bg); }
-header.top { padding:12px 24px; border-bottom:1px solid var(--line); background:var(--card); display:flex; justify-content:space-between; align-items:center; }
+.skip { position:absolute; left:-9999px; top:8px; background:var(--card); padding:8px 12px; border-radius:8px; z-index:10; }
+.skip:focus { left:8px; }
+.visually-hidden { position:absolute; width:1px; height:1px; padding:0; margin:-1px; overflow:hidden; clip:rect(0,0,0,0); white-space:nowrap; border:0; }
+header.top { padding:10px 24px; border-bottom:1px solid var(--line); background:var(--card); display:flex; gap:24px; align-items:center; flex-wrap:wrap; }
 header.top a.brand { font-weight:700; color:var(--fg); text-decoration:none; font-size:18px; }
+header.top nav { flex:1; }
+header.top form { margin-left:auto; }
+nav ul { list-style:none; display:flex; gap:18px; margin:0; padding:0; flex-wrap:wrap; }
+nav a { text-decoration:none; }
+nav a[aria-current=page] { font-weight:700; text-decoration:underline; text-underline-offset:6px; }
+nav.tabs { margin-bottom:16px; }
 main { max-width:440px; margin:48px auto; padding:0 16px; }
-main.wide { max-width:760px; }
-.card { background:var(--card); border:1px solid var(--line); border-radius:12px; padding:28px; }
-h1 { font-size:22px; margin:0 0 16px; }
+main.wide { max-width:1040px; margin-top:28px; }
+.card { background:var(--card); border:1px solid var(--line); border-radius:12px; padding:24px 28px; margin-bottom:20px; }
+h1 { font-size:24px; margin:0 0 16px; }
+h2 { font-size:19px; margin:0 0 14px; }
+h3 { font-size:16px; margin:22px 0 8px; }
 p.muted, .muted { color:var(--muted); }
 label { display:block; font-weight:600; margin:14px 0 6px; }
-input[type=text], input[type=password], input[type=email] { width:100%; padding:9px 12px; border:1px solid var(--line); border-radius:8px; background:var(--bg); color:var(--fg); font:inherit; }
-input:focus-visible, button:focus-visible, a:focus-visible { outline:3px solid var(--accent); outline-offset:2px; }
-button { font:inherit; font-weight:600; padding:9px 16px; border-radius:8px; border:1px solid var(--line); background:var(--card); color:var(--fg); cursor:pointer; }
+label.choice { font-weight:400; display:flex; gap:8px; align-items:center; margin:8px 0; }
+fieldset { border:1px solid var(--line); border-radius:8px; margin:14px 0; padding:6px 14px 10px; }
+legend { font-weight:600; padding:0 4px; }
+input[type=text], input[type=password], input[type=email], input[type=search], input[type=date], select, textarea { padding:8px 10px; border:1px solid var(--line); border-radius:8px; background:var(--bg); color:var(--fg); font:inherit; }
+input[type=text], input[type=password], input[type=email], textarea { width:100%; }
+input[aria-invalid=true], select[aria-invalid=true], textarea[aria-invalid=true] { border-color:var(--danger); }
+input:focus-visible, select:focus-visible, textarea:focus-visible, button:focus-visible, a:focus-visible { outline:3px solid var(--accent); outline-offset:2px; }
+button, a.button { display:inline-block; font:inherit; font-weight:600; padding:8px 14px; border-radius:8px; border:1px solid var(--line); background:var(--card); color:var(--fg); cursor:pointer; text-decoration:none; line-height:1.5; }
 button.primary { background:var(--accent); border-color:var(--accent); color:#fff; }
-button.danger { color:var(--danger); }
-.actions { display:flex; gap:12px; margin-top:22px; }
+button.danger, a.button.danger { color:var(--danger); }
+.actions { display:flex; gap:12px; margin-top:20px; align-items:center; }
 .actions.stretch button { flex:1; }
-.error { border:1px solid var(--danger); color:var(--danger); border-radius:8px; padding:10px 12px; margin-bottom:12px; }
+.error, .field-error { color:var(--danger); }
+.error { border:1px solid var(--danger); border-radius:8px; padding:10px 12px; margin-bottom:12px; }
+.field-error { margin:6px 0 0; font-weight:600; flex-basis:100%; }
+.notice { border:1px solid var(--ok); background:var(--ok-bg); color:var(--fg); border-radius:8px; padding:10px 14px; margin-bottom:16px; }
+.secret { border:2px solid var(--accent); border-radius:10px; padding:14px 16px; margin:12px 0 18px; }
 ul.scopes { padding-left:20px; }
+ul.plain { list-style:none; padding:0; margin:0; }
+ul.plain li { padding:8px 0; border-bottom:1px solid var(--line); }
+ul.requests { list-style:none; padding:0; margin:0; }
+ul.requests li { display:flex; justify-content:space-between; gap:16px; padding:12px 0; border-bottom:1px solid var(--line); flex-wrap:wrap; }
+form.row-form { display:flex; gap:8px; align-items:center; flex-wrap:wrap; margin:0; }
+form.row-form label { margin:0; font-weight:400; font-size:14px; }
+td form.row-form label { position:absolute; left:-9999px; }
+.fields { display:grid; grid-template-columns:repeat(auto-fit, minmax(200px, 1fr)); gap:0 16px; }
+form.search { display:flex; gap:8px; align-items:end; flex-wrap:wrap; margin-bottom:16px; }
+form.search label { flex-basis:100%; margin-bottom:0; }
+form.search input { flex:1; min-width:200px; }
 table { width:100%; border-collapse:collapse; }
 th, td { text-align:left; padding:10px 6px; border-bottom:1px solid var(--line); vertical-align:middle; }
+dl.facts { display:grid; grid-template-columns:max-content 1fr; gap:4px 16px; margin:0 0 8px; }
+dl.facts dt { color:var(--muted); }
+dl.facts dd { margin:0; }
+.pagination { display:flex; gap:16px; align-items:center; margin-top:14px; }
 a { color:var(--accent); }
 form.inline { display:inline; margin:0; }
 footer { text-align:center; margin:24px 0; }

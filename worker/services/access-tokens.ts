@@ -2,7 +2,8 @@ import { epochSeconds } from '../clock';
 import { directory, type AccessTokenRow, type UserRow } from '../durable/directory';
 import type { Env } from '../env';
 import { problems, raise } from '../errors';
-import { accessTokenRecord, hashSecret, newAccessToken, putAccessToken, revokeAccessTokens } from '../store/tokens';
+import { unwrap } from '../durable/result';
+import { hashSecret, newAccessToken } from '../store/tokens';
 import type { Window } from './namespaces';
 
 /**
@@ -19,13 +20,14 @@ export interface TokenRequest {
   impersonation: boolean;
 }
 
-/** Issues a token for `user`: listed first, then made usable, so no usable token goes unlisted. */
-export const issueAccessToken = async (env: Env, user: UserRow, req: TokenRequest): Promise<{ row: AccessTokenRow; token: string }> => {
+/**
+ * Issues a token for an active `user`: listed first, then made usable, so no usable token goes
+ * unlisted; the Directory writes its KV record in the user's queue, after any change to the user.
+ */
+export const issueAccessToken = async (env: Env, user: Pick<UserRow, 'id'>, req: TokenRequest): Promise<{ row: AccessTokenRow; token: string }> => {
   const token = newAccessToken(req.expiresAt);
   const tokenHash = await hashSecret(env, token);
-  const row = await directory(env).createAccessToken({ userId: user.id, tokenHash, ...req });
-  const now = epochSeconds();
-  await putAccessToken(env, tokenHash, accessTokenRecord(user, { scopes: req.scopes, clientId: null, grantId: null, createdAt: now, expiresAt: req.expiresAt }));
+  const row = unwrap(await directory(env).issueAccessToken({ userId: user.id, tokenHash, ...req }));
   return { row, token };
 };
 
@@ -41,13 +43,9 @@ export const findAccessToken = async (env: Env, userId: number, id: number, impe
   return row;
 };
 
-/**
- * Ends a token at once: KV gets its tombstone first, then the Directory marks it revoked, so a
- * failure in between leaves it listed as active (and a retry revokes it), never usable.
- */
-export const revokeAccessToken = async (env: Env, token: AccessTokenRow & { token_hash: string }): Promise<void> => {
-  if (!token.revoked) await revokeAccessTokens(env, [{ hash: token.token_hash, expiresAt: token.expires_at }]);
-  await directory(env).markAccessTokenRevoked(token.id);
+/** Ends a token at once (the Directory writes its tombstone, then marks it revoked). */
+export const revokeAccessToken = async (env: Env, token: Pick<AccessTokenRow, 'id'>): Promise<void> => {
+  await directory(env).revokeAccessToken(token.id);
 };
 
 /** Whether a token still works at this moment. */

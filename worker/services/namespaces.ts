@@ -30,12 +30,12 @@ export interface Window {
 }
 
 /** The value of a namespace object's answer; its error raised; `StaleTarget` when the caller's record was old. */
-const settle = <T>(result: NamespaceResult<T>): T => {
+export const settle = <T>(result: NamespaceResult<T>): T => {
   if ('stale' in result) throw new StaleTarget();
   return unwrap(result);
 };
 
-const objectOf = (env: Env, target: Target) => namespaceObject(env, target.ref.id);
+export const objectOf = (env: Env, target: Target) => namespaceObject(env, target.ref.id);
 
 /** Where the caller stands on a group or project; `404 … Not Found` when they may not see it. */
 export const standingOn = async (env: Env, target: Target): Promise<Standing> =>
@@ -82,8 +82,16 @@ export const updateNamespace = async (env: Env, kind: Kind, target: Target, chan
   const standing = await standingOn(env, target);
   const ownsPart = changes.path !== undefined || changes.visibility !== undefined;
   if (!mayEditSettings(kind, standing, ownsPart)) return raise(problems.forbidden());
-  const { row, changed } = unwrap(await directory(env).updateNamespace(kind.name, target.id, changes));
+  const { actor } = target;
+  const author = { id: actor.userId, username: actor.username ?? null, name: actor.name ?? null };
+  const { row, changed, events } = unwrap(await directory(env).updateNamespace(kind.name, target.id, changes, author));
   await Promise.all(changed.map((c) => namespaceObject(env, c.id).applySnapshot(c.snapshot)));
+  // The audit events were recorded with the change; the object's log takes them now (or the
+  // Directory's alarm hands them over later).
+  if (events.length > 0) {
+    await objectOf(env, target).recordEvents(events);
+    await directory(env).ackNamespaceEvents(events.map((e) => e.uuid));
+  }
   for (const c of changed) forgetRecord(c.id);
   rememberRecord(recordOf(row, target.ancestorIds));
   return row;
@@ -122,24 +130,6 @@ export const approveAccessRequest = async (
 /** Deny (by a manager) or withdraw (by the requester). */
 export const removeAccessRequest = async (env: Env, target: Target, userId: number): Promise<void> => {
   settle(await objectOf(env, target).removeAccessRequest(target.ref, target.actor, userId));
-};
-
-/**
- * Every pending request of a user disappears (they were blocked or deleted), wherever the
- * requester index says they have one. Each removal is queued for the index by the object.
- */
-export const removePendingRequestsOf = async (env: Env, userId: number): Promise<number> => {
-  const where = await directory(env).pendingRequestsOf(userId);
-  const removed = await Promise.all(where.map((ns) => namespaceObject(env, ns.id).removePendingRequestOf(userId)));
-  return removed.filter(Boolean).length;
-};
-
-/** The names stored with a user's pending requests follow a rename. */
-export const renameRequester = async (env: Env, userId: number, names: { username: string; name: string }): Promise<void> => {
-  const where = await directory(env).pendingRequestsOf(userId);
-  await Promise.all(where.map((ns) => namespaceObject(env, ns.id).renameRequester(userId, names)));
-  // The owners' inboxes read names from the users table; their ETags must change with them.
-  await directory(env).requesterRenamed(userId);
 };
 
 // ---- members ----

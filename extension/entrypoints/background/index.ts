@@ -1,20 +1,19 @@
 import { browser } from 'wxt/browser';
 import { defineBackground } from 'wxt/utils/define-background';
 import { backgroundCommands } from '../../lib/background';
-import { showPendingCount } from '../../lib/badge';
 import { handleCommands } from '../../lib/messaging';
 import { onPollAlarm, schedulePolling } from '../../lib/polling';
-import { accountItem, settingsItem } from '../../lib/stored-values';
+import { permissionsChanged } from '../../lib/servers';
+import { accountsItem, settingsItem } from '../../lib/stored-values';
 
 export default defineBackground(() => {
   handleCommands(backgroundCommands);
 
   browser.alarms.onAlarm.addListener((alarm) => void onPollAlarm(alarm));
   browser.notifications.onClicked.addListener((id) => void browser.notifications.clear(id));
-  accountItem.watch((account) => {
-    void schedulePolling();
-    if (!account) void showPendingCount(0);
-  });
+  browser.permissions.onAdded.addListener(() => void permissionsChanged());
+  browser.permissions.onRemoved.addListener(() => void permissionsChanged());
+  accountsItem.watch(() => void schedulePolling());
   settingsItem.watch(() => void schedulePolling());
   browser.runtime.onInstalled.addListener(() => void schedulePolling());
   browser.runtime.onStartup.addListener(() => void schedulePolling());

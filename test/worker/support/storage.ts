@@ -1,5 +1,6 @@
 import { env } from 'cloudflare:workers';
-import { runInDurableObject } from 'cloudflare:test';
+import { runDurableObjectAlarm, runInDurableObject } from 'cloudflare:test';
+import { clock } from '../../../worker/clock';
 
 // Loosely typed: the Durable Objects' RPC types are too deep for a generic helper.
 type Stub = DurableObjectStub;
@@ -35,4 +36,17 @@ export const dumpKv = async (): Promise<{ key: string; value: string | null }[]>
     cursor = page.list_complete ? undefined : page.cursor;
   } while (cursor);
   return out;
+};
+
+/**
+ * Runs a Durable Object's alarm as long as it is due now (events to copy up, webhook deliveries),
+ * so what is left scheduled is later work, such as a membership expiry.
+ */
+export const runDueAlarms = async (stub: Stub): Promise<void> => {
+  for (let i = 0; i < 20; i++) {
+    const at = await runInDurableObject<DurableObject, number | null>(stub, (_instance, state) => state.storage.getAlarm());
+    if (at === null || at > clock.now()) return;
+    await runDurableObjectAlarm(stub);
+  }
+  throw new Error('the alarm keeps being due');
 };

@@ -1,0 +1,256 @@
+// The extension's journey end to end, written once and run in each browser
+// (extension-chromium.test.ts, extension-firefox.test.ts): the built extension against two real
+// Knock servers at once (two `wrangler dev` on two ports, each with its own state).
+//
+// Alice adds both servers (no permission prompt: 127.0.0.1 was granted at install), signs in to
+// the first through its real sign-in and consent pages, and to the second with a personal access
+// token (a wrong one is refused with a clear error). The popup groups the pending requests by
+// server; she approves Bob at a level and the API agrees; the badge counts every server. The
+// second server is stopped: the popup says it is not answering and the first keeps working (she
+// denies Carol). She signs out of the first and signs in again without seeing a page, and asks for
+// access to a group by its path.
+
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { Page } from 'puppeteer-core';
+import { afterAll, beforeAll, expect, it, vi } from 'vitest';
+import type { ExtensionBrowser } from './support/extension-browser';
+import { callApi, ROOT, startKnock, type RunningServer } from './support/knock-server';
+
+interface Person {
+  username: string;
+  password: string;
+  name: string;
+}
+const alice: Person = { username: 'alice', password: 'alice-password-1', name: 'Alice Owner' };
+const bob: Person = { username: 'bob', password: 'bob-password-1', name: 'Bob Builder' };
+const carol: Person = { username: 'carol', password: 'carol-password-1', name: 'Carol Coder' };
+const dave: Person = { username: 'dave', password: 'dave-password-1', name: 'Dave Dev' };
+
+/** Set KNOCK_SCREENSHOTS=1 to refresh the README's screenshot of the popup (Chromium's run takes it). */
+const SCREENSHOTS = process.env.KNOCK_SCREENSHOTS === '1';
+
+const WAIT = { timeout: 30_000 };
+
+/** A Knock server with people in it, and a token for each (GitLab's impersonation tokens, made by the administrator). */
+async function serverWith(stateDir: string, people: Person[]) {
+  const server = await startKnock(stateDir);
+  const tokens = new Map<Person, string>();
+  for (const person of people) {
+    const user = await callApi<{ id: number }>(server, server.adminToken, 'POST', '/users', 201, {
+      username: person.username,
+      name: person.name,
+      password: person.password,
+      email: `${person.username}@example.test`,
+    });
+    const issued = await callApi<{ token: string }>(server, server.adminToken, 'POST', `/users/${user.id}/impersonation_tokens`, 201, {
+      name: 'e2e',
+      scopes: ['api'],
+    });
+    tokens.set(person, issued.token);
+  }
+  const tokenOf = (person: Person) => {
+    const token = tokens.get(person);
+    if (!token) throw new Error(`${person.username} has no account on ${server.url}`);
+    return token;
+  };
+  return { server, tokenOf };
+}
+
+const host = (server: RunningServer) => new URL(server.url).host;
+
+/** Waits until the text appears in the page, or in the element `within` selects. */
+async function waitForText(page: Page, text: string, within = 'body'): Promise<void> {
+  await page.waitForFunction(
+    (selector, expected) => (document.querySelector(selector) as HTMLElement | null)?.innerText.includes(expected) ?? false,
+    { ...WAIT, polling: 100 },
+    within,
+    text,
+  );
+}
+
+// Elements are found by CSS (ids, names, aria-label attributes): puppeteer's ARIA queries do not
+// find the sign-in page's fields in Firefox's auth window.
+const inServer = (server: RunningServer, selector: string) => `[aria-label="${host(server)}"] ${selector}`;
+
+export function extensionJourney(launch: () => Promise<ExtensionBrowser>) {
+  const tmp = mkdtempSync(join(tmpdir(), 'knock-e2e-'));
+  let first: RunningServer;
+  let second: RunningServer;
+  let aliceOnFirst: string;
+  let aliceOnSecond: string;
+  let extension: ExtensionBrowser;
+  let website: { id: number };
+  let acme: { id: number };
+
+  beforeAll(async () => {
+    const [a, b] = await Promise.all([
+      serverWith(join(tmp, 'first'), [alice, bob, carol]),
+      serverWith(join(tmp, 'second'), [alice, dave]),
+    ]);
+    [first, second] = [a.server, b.server];
+    [aliceOnFirst, aliceOnSecond] = [a.tokenOf(alice), b.tokenOf(alice)];
+    acme = await callApi(first, aliceOnFirst, 'POST', '/groups', 201, { name: 'Acme', path: 'acme', visibility: 'public' });
+    website = await callApi(first, aliceOnFirst, 'POST', '/projects', 201, {
+      name: 'Website',
+      path: 'website',
+      namespace_id: acme.id,
+      visibility: 'public',
+    });
+    await callApi(first, a.tokenOf(bob), 'POST', '/projects/acme%2Fwebsite/access_requests', 201);
+    await callApi(first, a.tokenOf(carol), 'POST', '/groups/acme/access_requests', 201);
+    await callApi(second, aliceOnSecond, 'POST', '/groups', 201, { name: 'Beta', path: 'beta', visibility: 'public' });
+    await callApi(second, b.tokenOf(dave), 'POST', '/groups/beta/access_requests', 201);
+
+    extension = await launch();
+  });
+
+  afterAll(async () => {
+    await extension?.close();
+    await Promise.all([first?.stop(), second?.stop()]);
+    rmSync(tmp, { recursive: true, force: true });
+  });
+
+  const badgeText = async () => (await extension.badge()).text;
+
+  it('adds both servers without asking for a permission granted at install', async () => {
+    const granted = await extension.grantedOrigins();
+    const options = await extension.openExtensionPage('options');
+    for (const server of [first, second]) {
+      await options.locator('input[name="serverUrl"]').fill(server.url);
+      await options.locator('form.add-server button[type="submit"]').click();
+      await waitForText(options, `Added ${host(server)}. Sign in to it below.`);
+    }
+    expect(await extension.grantedOrigins()).toEqual(granted);
+    expect(granted).toEqual(expect.arrayContaining(['http://127.0.0.1/*']));
+    await options.close();
+  });
+
+  it('signs in to the first server through its sign-in and consent pages', async () => {
+    const options = await extension.openExtensionPage('options');
+    const authWindow = extension.waitForWindow(`${first.url}/`);
+    await options.locator(`button[aria-label="Sign in to ${host(first)}"]`).click();
+    const auth = await authWindow;
+    await auth.locator('input#username').fill(alice.username);
+    await auth.locator('input#password').fill(alice.password);
+    await auth.locator('button[type="submit"]').click();
+    await auth.locator('button[value="authorize"]').click();
+
+    await waitForText(options, `Signed in as ${alice.name} (@alice).`, `[aria-label="${host(first)}"]`);
+    await vi.waitFor(async () => expect(await badgeText()).toBe('2'), { timeout: 15_000, interval: 100 });
+    await options.close();
+  });
+
+  it('signs in to the second server with a personal access token, after refusing a wrong one', async () => {
+    const options = await extension.openExtensionPage('options');
+    await options.locator(`button[aria-label="Use a personal access token for ${host(second)}"]`).click();
+    const field = options.locator(inServer(second, 'input[name="token"]'));
+    const useToken = options.locator(inServer(second, '.token-form button[type="submit"]'));
+    await field.fill('knock_at_not-a-real-token');
+    await useToken.click();
+    await waitForText(options, `${host(second)} refused the personal access token (401 Unauthorized).`);
+
+    await field.fill(aliceOnSecond);
+    await useToken.click();
+    await waitForText(options, `Signed in as ${alice.name} (@alice) with a personal access token.`, `[aria-label="${host(second)}"]`);
+    await vi.waitFor(async () => expect(await badgeText()).toBe('3'), { timeout: 15_000, interval: 100 });
+    await options.close();
+  });
+
+  it('shows the pending requests grouped by server, then by group and project', async () => {
+    const popup = await openPopup();
+    await waitForText(popup, `${bob.name} @bob`, inServer(first, '[aria-labelledby*="project"]'));
+    await waitForText(popup, `${carol.name} @carol`, inServer(first, '[aria-labelledby*="group"]'));
+    await waitForText(popup, `${dave.name} @dave`, inServer(second, '[aria-labelledby*="group"]'));
+    expect(await regionText(popup, first)).toMatch(/@alice[\s\S]*Acme[\s\S]*Acme \/ Website/);
+    expect(await regionText(popup, first)).not.toContain('@dave');
+    const levels = await popup.$$eval('select[aria-label="Access level for @bob"] option', (options) => options.map((o) => o.textContent));
+    expect(levels).toEqual(['Guest', 'Planner', 'Reporter', 'Developer', 'Maintainer', 'Owner']);
+    expect(await popup.$eval('select[aria-label="Access level for @bob"]', (select) => (select as HTMLSelectElement).value)).toBe('30');
+    await waitForText(popup, 'Updated ');
+    if (SCREENSHOTS && extension.name === 'Chromium') {
+      const main = await popup.$('main.popup');
+      await main?.screenshot({ path: join(ROOT, 'docs', 'popup-two-servers.png') });
+    }
+    await popup.close();
+  });
+
+  it('approves Bob as Maintainer on the first server, and its API agrees', async () => {
+    const popup = await openPopup();
+    await popup.locator('select[aria-label="Access level for @bob"]').wait();
+    await popup.select('select[aria-label="Access level for @bob"]', '40');
+    await popup.locator('button[aria-label="Approve @bob"]').click();
+    await waitForText(popup, 'Approved @bob as Maintainer on acme/website.');
+
+    const members = await callApi<{ username: string; access_level: number }[]>(
+      first, aliceOnFirst, 'GET', `/projects/${website.id}/members`, 200,
+    );
+    expect(members).toContainEqual(expect.objectContaining({ username: 'bob', access_level: 40 }));
+    expect(await callApi(first, aliceOnFirst, 'GET', `/projects/${website.id}/access_requests`, 200)).toEqual([]);
+    expect(await badgeText()).toBe('2');
+    await popup.close();
+  });
+
+  it('shows a stopped server as not answering, and the other keeps working', async () => {
+    await second.stop();
+    const popup = await openPopup();
+    await waitForText(popup, `${host(second)} is not answering (Could not reach ${second.url}).`, `[aria-label="${host(second)}"]`);
+    await waitForText(popup, `${carol.name} @carol`, `[aria-label="${host(first)}"]`);
+
+    await popup.locator('button[aria-label="Deny @carol"]').click();
+    await waitForText(popup, "Denied @carol's request for acme.");
+    expect(await callApi(first, aliceOnFirst, 'GET', `/groups/${acme.id}/access_requests`, 200)).toEqual([]);
+    const members = await callApi<{ username: string }[]>(first, aliceOnFirst, 'GET', `/groups/${acme.id}/members`, 200);
+    expect(members.map((m) => m.username)).not.toContain('carol');
+    // Dave's request, as the second server last listed it, is still waiting.
+    expect(await extension.badge()).toEqual({
+      text: '1',
+      title: `Knock: 1 access request waiting. Not up to date: ${host(second)}.`,
+    });
+    await popup.close();
+  });
+
+  it('signs out of the first server, and signs in again without a page to fill in', async () => {
+    const options = await extension.openExtensionPage('options');
+    const firstItem = `[aria-label="${host(first)}"]`;
+    await options.locator(`button[aria-label="Sign out of ${host(first)}"]`).click();
+    await waitForText(options, 'Not signed in.', firstItem);
+
+    // The server remembers alice's consent and her session: the auth window closes by itself.
+    await options.locator(`button[aria-label="Sign in to ${host(first)}"]`).click();
+    await waitForText(options, `Signed in as ${alice.name} (@alice).`, firstItem);
+    await options.close();
+  });
+
+  it('asks for access to a group on the first server by its path', async () => {
+    const other = await callApi<{ id: number }>(first, first.adminToken, 'POST', '/groups', 201, {
+      name: 'Gamma',
+      path: 'gamma',
+      visibility: 'public',
+    });
+    const popup = await openPopup();
+    await popup.locator('nav.views button:nth-of-type(2)').click();
+    await popup.locator('select[name="server"]').wait();
+    await popup.select('select[name="server"]', first.url);
+    await popup.locator('input[name="kind"][value="group"]').click();
+    await popup.locator('input[name="path"]').fill('gamma');
+    await popup.locator('form.request-access button[type="submit"]').click();
+    await waitForText(popup, 'Access requested to group gamma. Its owners will see your request.');
+
+    const pending = await callApi<{ username: string }[]>(first, first.adminToken, 'GET', `/groups/${other.id}/access_requests`, 200);
+    expect(pending.map((r) => r.username)).toEqual(['alice']);
+    await popup.close();
+  });
+
+  /** The popup's page, opened in a tab (a test cannot click the toolbar button), at the popup's size. */
+  async function openPopup(): Promise<Page> {
+    const popup = await extension.openExtensionPage('popup');
+    await popup.setViewport({ width: 380, height: 560 });
+    return popup;
+  }
+
+  async function regionText(popup: Page, server: RunningServer): Promise<string> {
+    return popup.$eval(`[aria-label="${host(server)}"]`, (element) => (element as HTMLElement).innerText);
+  }
+}

@@ -1,0 +1,79 @@
+import { createRoute, z } from '@hono/zod-openapi';
+import type { Kind } from '../auth/policy';
+import type { AuditFilter } from '../durable/event-log';
+import * as service from '../services/events';
+import { namespaceIdParam, withNamespace } from './finder';
+import { pageOf, paginationHeaders, paginationQuery, windowOf } from './pagination';
+import { intParam } from './params';
+import { AuditEventSchema, presentAuditEvent } from './presenters/audit-event';
+import { createApiRouter } from './router';
+
+/** An ISO 8601 time (`2026-11-21T12:00:00Z`, or a date), as stored: UTC with milliseconds. */
+const timeParam = () =>
+  z
+    .string()
+    .max(64)
+    .refine((v) => /^\d{4}-\d{2}-\d{2}/.test(v) && !Number.isNaN(Date.parse(v)), { message: 'is invalid' })
+    .transform((v) => new Date(Date.parse(v)).toISOString())
+    .openapi({ type: 'string', format: 'date-time', example: '2026-11-21T12:00:00Z' });
+
+const timeFilter = {
+  created_after: timeParam().optional().openapi({ description: 'Events created at or after this time (ISO 8601)' }),
+  created_before: timeParam().optional().openapi({ description: 'Events created at or before this time (ISO 8601)' }),
+};
+
+const filterOf = (q: { created_after?: string; created_before?: string }): AuditFilter => ({ createdAfter: q.created_after, createdBefore: q.created_before });
+
+const auditEvents = { 200: { description: 'Audit events, newest first', content: { 'application/json': { schema: z.array(AuditEventSchema) } } } };
+
+/**
+ * `GET /groups/:id/audit_events` and `GET /projects/:id/audit_events` (GitLab's audit events
+ * API), written once: a group's log includes its subgroups' and projects' events.
+ */
+export const auditEventRoutes = (kind: Kind) => {
+  const list = createRoute({
+    method: 'get',
+    path: '/{id}/audit_events',
+    tags: [`${kind.label} audit events`],
+    summary: `Audit events of a ${kind.name}${kind.name === 'group' ? ' and everything in it' : ''}, newest first (${kind.name === 'group' ? 'Owner' : 'Maintainer'} or above)`,
+    request: { params: z.object({ id: namespaceIdParam() }), query: z.object({ ...timeFilter, ...paginationQuery }) },
+    responses: auditEvents,
+  });
+  return createApiRouter().openapi(list, async (c) => {
+    const q = c.req.valid('query');
+    const page = pageOf(q);
+    const { total, items } = await withNamespace(c, kind, c.req.valid('param').id, (target) =>
+      service.listAuditEvents(c.env, target, filterOf(q), windowOf(page)),
+    );
+    return c.json(items.map(presentAuditEvent), 200, paginationHeaders(c, page, total));
+  });
+};
+
+/** `GET /audit_events`: every group's and project's events (administrators; GitLab's instance audit events). */
+const instanceList = createRoute({
+  method: 'get',
+  path: '/',
+  tags: ['Instance audit events'],
+  summary: "Every group's and project's audit events, newest first (administrators)",
+  request: {
+    query: z.object({
+      ...timeFilter,
+      entity_type: z.enum(['Group', 'Project']).optional(),
+      entity_id: intParam().optional().openapi({ description: 'With entity_type: one group or project' }),
+      ...paginationQuery,
+    }),
+  },
+  responses: auditEvents,
+});
+
+export const instanceAuditEvents = createApiRouter().openapi(instanceList, async (c) => {
+  const q = c.req.valid('query');
+  const page = pageOf(q);
+  const filter: AuditFilter = {
+    ...filterOf(q),
+    entityType: q.entity_type === undefined ? undefined : q.entity_type === 'Group' ? 'group' : 'project',
+    entityId: q.entity_type === undefined ? undefined : q.entity_id,
+  };
+  const { total, items } = await service.listInstanceAuditEvents(c.env, c.var.caller, filter, windowOf(page));
+  return c.json(items.map(presentAuditEvent), 200, paginationHeaders(c, page, total));
+});

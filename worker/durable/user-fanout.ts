@@ -1,0 +1,94 @@
+import type { Env } from '../env';
+import { accessTokenRecord, epochOf, putAccessToken, putRootRecord, revokeAccessTokens, rootRecord } from '../store/tokens';
+import type { UserRow, UserSnapshot } from './directory';
+import { grantsOf } from './grants';
+import { namespaceObject } from './namespace';
+import type { NamespaceSnapshot } from './namespace-registry';
+
+/**
+ * What a change to a user must reach besides the Directory's users row, and how. The Directory
+ * works out a `FanOut` from its tables (after the change committed with an outbox row) and runs it
+ * through `fanOut` before answering, and again from its alarm until one run completes. Every step
+ * is idempotent and brings its copy to the snapshot it is given, so running it twice is harmless.
+ */
+
+/** A personal or impersonation token of the user that may still be live in KV. */
+export interface LiveToken {
+  id: number;
+  token_hash: string;
+  scopes: string[];
+  created_at: string;
+  /** Epoch seconds. */
+  expires_at: number;
+}
+
+export interface FanOut {
+  snapshot: UserSnapshot;
+  /** The user's personal and impersonation tokens (the Directory's `access_tokens`) still live. */
+  tokens: LiveToken[];
+  /** Where the requester index says the user has a pending access request. */
+  pendingIn: number[];
+  /** Where the membership index says a deleted user is still a member. */
+  memberOf: number[];
+  /** Groups and projects deleted with the user (their personal projects). */
+  deletedNamespaces: number[];
+  /** The user's personal projects, whose full path follows a new username. */
+  personalProjects: { id: number; snapshot: NamespaceSnapshot }[];
+}
+
+export const isActive = (s: UserSnapshot): s is UserRow => s.state === 'active';
+
+/**
+ * Every copy of the user made to agree with `snapshot`:
+ * - KV: an active user's live tokens carry the new profile (and `root`'s caller record); anyone
+ *   else's are replaced by tombstones;
+ * - the user's grant authority takes the new state (an inactive user's grants, codes and consents
+ *   end there, and their access tokens become tombstones);
+ * - groups and projects: pending requests follow a rename, or go when the user may no longer act;
+ *   a deleted user's memberships go, and so do their personal projects.
+ */
+export const fanOut = async (env: Env, plan: FanOut): Promise<void> => {
+  const user = plan.snapshot;
+  await (isActive(user) ? rewriteTokens(env, user, plan.tokens) : revokeAccessTokens(env, plan.tokens.map((t) => ({ hash: t.token_hash, expiresAt: t.expires_at }))));
+  await grantsOf(env, user.id).applyUser(user);
+  if (isActive(user)) {
+    await Promise.all([
+      renameRequester(env, user, plan.pendingIn),
+      ...plan.personalProjects.map((p) => namespaceObject(env, p.id).applySnapshot(p.snapshot)),
+    ]);
+    return;
+  }
+  await removePendingRequestsOf(env, user.id, plan.pendingIn);
+  await Promise.all([
+    ...plan.memberOf.map((id) => namespaceObject(env, id).removeDeletedUser(user.id)),
+    ...plan.deletedNamespaces.map((id) => namespaceObject(env, id).markDeleted()),
+  ]);
+};
+
+/** The profile inside each live token's KV record (and in root's caller record) becomes the new one. */
+const rewriteTokens = async (env: Env, user: UserRow, tokens: LiveToken[]): Promise<void> => {
+  await Promise.all([
+    ...tokens.map((t) =>
+      putAccessToken(
+        env,
+        t.token_hash,
+        accessTokenRecord(user, { scopes: t.scopes, clientId: null, grantId: null, createdAt: epochOf(t.created_at), expiresAt: t.expires_at }),
+      ),
+    ),
+    ...(user.builtin ? [putRootRecord(env, rootRecord(user))] : []),
+  ]);
+};
+
+/**
+ * A blocked, deactivated or deleted user's pending requests disappear from every owner's list,
+ * wherever the requester index says they are. Each removal is queued for the index by the object.
+ */
+export const removePendingRequestsOf = async (env: Env, userId: number, where: number[]): Promise<number> => {
+  const removed = await Promise.all(where.map((id) => namespaceObject(env, id).removePendingRequestOf(userId)));
+  return removed.filter(Boolean).length;
+};
+
+/** The names stored with a user's pending requests follow a rename (newer versions only). */
+export const renameRequester = async (env: Env, user: UserRow, where: number[]): Promise<void> => {
+  await Promise.all(where.map((id) => namespaceObject(env, id).renameRequester(user.id, { username: user.username, name: user.name }, user.version)));
+};

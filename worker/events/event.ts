@@ -1,0 +1,95 @@
+import type { NamespaceKind } from '../../shared/access-levels';
+import type { Visibility } from '../../shared/api-types';
+import { isoNow } from '../clock';
+
+/**
+ * One change to who may access a group or project, as recorded in the same transaction as the
+ * change itself: the audit log shows it and webhooks deliver it. Plain data (stored as JSON,
+ * copied to every ancestor group's log and to the instance log), identified by `uuid`, which is
+ * also the delivery's `webhook-id`, `Idempotency-Key` and `X-Gitlab-Event-UUID`.
+ */
+
+/** A pending access request appeared or went away. */
+export const REQUEST_ACTIONS = ['requested', 'withdrawn', 'denied', 'discarded'] as const;
+/** A membership began, changed or ended. `approved` also ends a request. */
+export const MEMBER_ACTIONS = ['approved', 'added', 'updated', 'removed', 'expired'] as const;
+/** Recorded in the audit log only. */
+export const SETTINGS_ACTIONS = ['settings_changed', 'hook_created', 'hook_updated', 'hook_deleted'] as const;
+
+export type RequestAction = (typeof REQUEST_ACTIONS)[number];
+export type MemberAction = (typeof MEMBER_ACTIONS)[number];
+export type EventAction = RequestAction | MemberAction | (typeof SETTINGS_ACTIONS)[number];
+
+/** A user as the event saw them; names may be filled in later (see `EventLog.withNames`). */
+export interface UserRef {
+  id: number;
+  username: string | null;
+  name: string | null;
+}
+
+/** The group or project the change happened in, as it was then. */
+export interface EventEntity {
+  id: number;
+  kind: NamespaceKind;
+  full_path: string;
+  name: string;
+  visibility: Visibility;
+}
+
+export interface EventRecord {
+  uuid: string;
+  action: EventAction;
+  created_at: string;
+  entity: EventEntity;
+  /** Who made the change; null when Knock did (an expiry, the requests of a removed user). */
+  author: UserRef | null;
+  /** The user a request or membership event is about. */
+  user: UserRef | null;
+  /** The membership's level and end date after the change (the request's default level before). */
+  access_level: number | null;
+  expires_at: string | null;
+  /** When the request was made or the membership began. */
+  since: string | null;
+  /** The membership before an update. */
+  previous: { access_level: number; expires_at: string | null } | null;
+  /** `settings_changed`: one attribute of the group or project. */
+  change: { attribute: string; from: string | boolean | null; to: string | boolean | null } | null;
+  /** `hook_*`: the hook, its URL without credentials or query. */
+  hook: { id: number; url: string } | null;
+}
+
+export type NewEvent = Pick<EventRecord, 'action' | 'author'> & Partial<Omit<EventRecord, 'uuid' | 'created_at' | 'entity' | 'action' | 'author'>>;
+
+export const newEvent = (entity: EventEntity, input: NewEvent): EventRecord => ({
+  uuid: crypto.randomUUID(),
+  created_at: isoNow(),
+  entity,
+  user: null,
+  access_level: null,
+  expires_at: null,
+  since: null,
+  previous: null,
+  change: null,
+  hook: null,
+  ...input,
+});
+
+/** The hook setting that subscribes to an event (`approved` answers a request and adds a member). */
+export type HookTrigger = 'member_events' | 'access_request_events';
+
+export const triggersOf = (action: EventAction): HookTrigger[] => {
+  if (action === 'approved') return ['member_events', 'access_request_events'];
+  if ((MEMBER_ACTIONS as readonly string[]).includes(action)) return ['member_events'];
+  if ((REQUEST_ACTIONS as readonly string[]).includes(action)) return ['access_request_events'];
+  return [];
+};
+
+/** A URL as an audit log may show it: no credentials, no query (either may carry a secret). */
+export const redactedUrl = (url: string): string => {
+  try {
+    const u = new URL(url);
+    return `${u.protocol}//${u.host}${u.pathname}`;
+  } catch {
+    return '';
+  }
+};

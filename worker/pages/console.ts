@@ -1,0 +1,42 @@
+import { Hono } from 'hono';
+import { KINDS } from '../auth/policy';
+import { ApiError } from '../errors';
+import { accountSettingsPages } from './account';
+import { problemPage } from './actions';
+import { adminApplicationPages } from './admin/applications';
+import { adminUserPages } from './admin/users';
+import { dashboardPages } from './dashboard';
+import { errorPage } from './error-page';
+import { explorePages } from './explore';
+import { namespacePages } from './namespace/page';
+import { requireAdmin, requireViewer, type ConsoleEnv } from './viewer';
+
+/**
+ * The console's addresses: each needs a signed-in viewer (the administration area an
+ * administrator). app.ts gives them the session and the origin check of every page.
+ */
+export const CONSOLE_PATHS = ['/', '/explore', '/-/*', '/groups/*', '/projects/*', '/admin/*'];
+
+/**
+ * The web console: server-rendered pages over the services the API uses (worker/services/,
+ * the Durable Objects, worker/auth/policy.ts). Every form posts through formCsrf and answers
+ * with a redirect and a flash message (POST-redirect-GET).
+ */
+export const consolePages = new Hono<ConsoleEnv>();
+for (const path of CONSOLE_PATHS) consolePages.use(path, requireViewer);
+consolePages.use('/admin/*', requireAdmin);
+consolePages
+  .route('/', dashboardPages)
+  .route('/', explorePages)
+  .route('/', accountSettingsPages)
+  .route('/', adminUserPages)
+  .route('/', adminApplicationPages)
+  .route(`/${KINDS.group.route}`, namespacePages(KINDS.group))
+  .route(`/${KINDS.project.route}`, namespacePages(KINDS.project));
+
+// A page answers with a page: the error a service raised, in words, never its JSON body.
+consolePages.onError((err, c) => {
+  if (err instanceof ApiError) return problemPage(c, err);
+  console.error('console page error', c.req.method, c.req.path, err);
+  return errorPage(c, 500, 'Something went wrong', 'Knock could not show this page. Please try again.');
+});

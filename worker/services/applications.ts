@@ -1,0 +1,33 @@
+import type { z } from '@hono/zod-openapi';
+import { CLIENT_SECRET_PREFIX, type NewApplicationSchema } from '../api/applications';
+import { hex, randomBytes, randomToken } from '../auth/crypto';
+import { directory } from '../durable/directory';
+import type { Env } from '../env';
+import { problems, raise } from '../errors';
+import { endApplicationGrants } from '../oauth/application-grants';
+import { hashSecret } from '../store/tokens';
+
+/** OAuth applications (GitLab's applications API): what the API's routes and the administrators' pages do. */
+
+/** Registers an OAuth application; its secret (none for a public client) is returned this once. */
+export const registerApplication = async (env: Env, input: z.output<typeof NewApplicationSchema>, ownerId: number) => {
+  const secret = input.confidential ? randomToken(CLIENT_SECRET_PREFIX) : null;
+  const application = await directory(env).createApplication({
+    clientId: hex(randomBytes(32)),
+    secretHash: secret ? await hashSecret(env, secret) : null,
+    name: input.name,
+    redirectUris: input.redirect_uri,
+    scopes: input.scopes,
+    confidential: input.confidential,
+    ownerId,
+  });
+  return { application, secret };
+};
+
+/** Deletes an application and ends every grant made to it, or raises `404 Application Not Found`. */
+export const deleteApplication = async (env: Env, id: number): Promise<void> => {
+  const clientId = await directory(env).deleteApplication(id);
+  if (!clientId) return raise(problems.notFound('Application'));
+  await endApplicationGrants(env, clientId);
+};
+

@@ -1,0 +1,67 @@
+import { config } from '../config';
+import { auditLog } from '../durable/audit-log';
+import type { AuditFilter, LoggedEvent } from '../durable/event-log';
+import type { PageOf } from '../durable/namespace';
+import type { HookLogRow, HookRow, HookSettings, StatusFilter } from '../durable/webhooks';
+import type { Caller, Env } from '../env';
+import { problems, raise } from '../errors';
+import type { HookTrigger } from '../events/event';
+import { blockedReason } from '../events/url-guard';
+import type { Target } from '../api/finder';
+import { objectOf, settle, type Window } from './namespaces';
+
+/**
+ * Audit events and webhooks of groups and projects (GitLab's audit events and hooks APIs): who
+ * may is judged by the group's or project's object (Owner on groups, Maintainer on projects),
+ * which also keeps the log, the hooks and their deliveries.
+ */
+
+/** A group's or project's audit events, with those of everything below it. */
+export const listAuditEvents = async (env: Env, target: Target, filter: AuditFilter, page: Window): Promise<PageOf<LoggedEvent>> =>
+  settle(await objectOf(env, target).listAuditEvents(target.ref, target.actor, filter, page.offset, page.limit));
+
+/** Every group's and project's audit events (`GET /audit_events`): administrators only. */
+export const listInstanceAuditEvents = async (env: Env, caller: Caller, filter: AuditFilter, page: Window): Promise<PageOf<LoggedEvent>> => {
+  if (!caller.admin) return raise(problems.forbidden());
+  return auditLog(env).listEvents(filter, page.offset, page.limit);
+};
+
+/** GitLab's refusal of a hook URL that leads somewhere it may not (400, "Url is blocked: …"). */
+const assertAllowedUrl = (env: Env, url: string): void => {
+  const reason = blockedReason(url, config(env).allowLocalWebhooks);
+  if (reason) raise(problems.badRequest(`Url is blocked: ${reason}`));
+};
+
+export const listHooks = async (env: Env, target: Target, page: Window): Promise<PageOf<HookRow>> =>
+  settle(await objectOf(env, target).listHooks(target.ref, target.actor, page.offset, page.limit));
+
+export const getHook = async (env: Env, target: Target, hookId: number): Promise<HookRow> =>
+  settle(await objectOf(env, target).getHook(target.ref, target.actor, hookId));
+
+/** A new hook and its signing secret (shown this once); `instanceUrl` is sent as `X-Gitlab-Instance`. */
+export const createHook = async (env: Env, target: Target, settings: HookSettings, instanceUrl: string) => {
+  assertAllowedUrl(env, settings.url);
+  return settle(await objectOf(env, target).createHook(target.ref, target.actor, settings, instanceUrl));
+};
+
+export const updateHook = async (env: Env, target: Target, hookId: number, change: Partial<HookSettings>): Promise<HookRow> => {
+  if (change.url !== undefined) assertAllowedUrl(env, change.url);
+  return settle(await objectOf(env, target).updateHook(target.ref, target.actor, hookId, change));
+};
+
+export const deleteHook = async (env: Env, target: Target, hookId: number): Promise<void> => {
+  settle(await objectOf(env, target).deleteHook(target.ref, target.actor, hookId));
+};
+
+export const listHookEvents = async (env: Env, target: Target, hookId: number, status: StatusFilter | undefined, page: Window): Promise<PageOf<HookLogRow>> =>
+  settle(await objectOf(env, target).listHookEvents(target.ref, target.actor, hookId, status, page.offset, page.limit));
+
+/** Sends a logged delivery again now; the status of the answer, or null when none came. */
+export const resendHookEvent = async (env: Env, target: Target, hookId: number, logId: number): Promise<number | null> =>
+  settle(await objectOf(env, target).resendHookEvent(target.ref, target.actor, hookId, logId)).status;
+
+/** Sends a sample event now; a failure is GitLab's 422 with what went wrong. */
+export const testHook = async (env: Env, target: Target, hookId: number, trigger: HookTrigger): Promise<void> => {
+  const result = settle(await objectOf(env, target).testHook(target.ref, target.actor, hookId, trigger));
+  if (!result.ok) raise(problems.unprocessable(`Hook execution failed: ${result.error ?? `HTTP ${result.status}`}`));
+};
