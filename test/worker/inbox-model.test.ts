@@ -2,13 +2,12 @@ import fc from 'fast-check';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { levelsAllowedToApprove } from '../../shared/access-levels';
 import type { InboxAccessRequest, OwnAccessRequest } from '../../shared/api-types';
-import { todayUtc } from '../../worker/clock';
+import { clock, todayUtc } from '../../worker/clock';
 import { resetClock } from './support/clock';
 import { fuzzParameters, reportCases, timeoutFor } from './support/fuzz';
 import { ADMIN, call, issueToken, unique, type TestUser } from './support/http';
 import { startWorker } from './support/namespaces';
 import { quickUser } from './support/world';
-import { clock } from '../../worker/clock';
 
 /**
  * The owners' inbox and the requesters' view against the per-source lists, after random
