@@ -38,6 +38,44 @@ export const AccessRequestSchema = UserBasicSchema.extend({
   requested_at: z.string(),
 }).openapi('AccessRequest');
 
+/** GitLab's `source_type` of a membership: `Namespace` for a group, `Project` for a project. */
+export const SOURCE_TYPES = ['Namespace', 'Project'] as const;
+export const SourceTypeSchema = z.enum(SOURCE_TYPES);
+
+/** Where a request is, as GitLab's membership entity names a source. */
+const SourceFields = {
+  source_type: SourceTypeSchema,
+  source_id: z.number().int(),
+  source_full_path: z.string(),
+  source_name: z.string(),
+};
+
+/**
+ * Knock's owners' inbox (`GET /access_requests`): a pending request with its group or project,
+ * and the highest `access_level` the caller may approve it at there.
+ */
+export const InboxAccessRequestSchema = AccessRequestSchema.extend({
+  ...SourceFields,
+  max_access_level: z.number().int(),
+}).openapi('InboxAccessRequest');
+
+/** What became of one of the caller's own requests (`GET /user/access_requests`). */
+export const OWN_REQUEST_STATUSES = ['pending', 'approved', 'denied', 'withdrawn', 'expired'] as const;
+
+export const OwnAccessRequestSchema = z
+  .object({
+    ...SourceFields,
+    requested_at: z.string(),
+    status: z.enum(OWN_REQUEST_STATUSES),
+    /** The level an approval granted (approved, expired); else null. */
+    access_level: z.number().int().nullable(),
+    /** The expiry date an approval gave the membership (`YYYY-MM-DD`), if any. */
+    expires_at: z.string().nullable(),
+    /** When it was approved, denied or withdrawn; null while pending. */
+    decided_at: z.string().nullable(),
+  })
+  .openapi('OwnAccessRequest');
+
 export const CreatedBySchema = UserBasicSchema.pick({ id: true, username: true, name: true }).openapi('CreatedBy');
 
 /** GitLab's `Member`: `created_by` is who added them, when someone did. */

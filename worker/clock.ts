@@ -8,3 +8,6 @@ export const clock = {
 
 export const isoNow = (): string => new Date(clock.now()).toISOString();
 export const epochSeconds = (): number => Math.floor(clock.now() / 1000);
+
+/** Today's date in UTC (`YYYY-MM-DD`): a membership whose `expires_at` is today or earlier has ended. */
+export const todayUtc = (): string => new Date(clock.now()).toISOString().slice(0, 10);

@@ -41,8 +41,23 @@ export function renderTable(results) {
     lines.push(`Scale — list page of 20, p50 latency by pending requests in one project: ${cells.join(', ')}`);
     const [first, last] = [sc.points[0], sc.points[sc.points.length - 1]];
     lines.push(`        ${last.pending.toLocaleString('en-US')} vs ${first.pending.toLocaleString('en-US')}: ${ratio(sc.ratio)} (goal ≤${sc.goal.target}× ${sc.goal.verdict})`);
-  } else {
+  } else if (sc.reason !== 'not run') {
     lines.push(`Scale — not available: ${sc.reason}`);
+  }
+  const ib = results.inbox;
+  if (ib?.available) {
+    const r = ib.ratios;
+    lines.push(
+      `Inbox — owner of ${ib.sources.toLocaleString('en-US')} groups and projects, ${ib.pending} pending: p50 inbox ${fmt(ib.p50.inbox, 2)} ms, one list ${fmt(ib.p50.list, 2)} ms (${ratio(r.inboxToList)}), 304 poll ${fmt(ib.p50.notModified, 2)} ms vs GET /user ${fmt(ib.p50.user, 2)} ms (${ratio(r.notModifiedToUser)})`,
+    );
+    lines.push(
+      `        whole poll, one client: old way ${ib.polls.old.requests} requests, p50 ${fmt(ib.polls.old.p50, 1)} ms; inbox 1 request, p50 ${fmt(ib.polls.inbox.p50, 2)} ms (${fmt(r.oldWayToInbox, 0)}× faster)`,
+    );
+    lines.push(
+      `        inbox p50 at ${ib.scale.small.toLocaleString('en-US')} managed projects ${fmt(ib.scale.p50Small, 2)} ms, at ${ib.scale.large.toLocaleString('en-US')} ${fmt(ib.scale.p50Large, 2)} ms (${ratio(r.largeToSmall)})`,
+    );
+  } else if (ib && ib.reason !== 'not run') {
+    lines.push(`Inbox — not available: ${ib.reason}`);
   }
   const sat = results.webhooksSaturated;
   if (sat) {
@@ -53,13 +68,13 @@ export function renderTable(results) {
   const wh = results.webhooks;
   if (wh?.available) {
     lines.push(`Webhooks — one project's object, ${wh.hooks} hooks on a local receiver: a backlog of ${wh.backlog} deliveries drained in ${fmt(wh.seconds, 1)} s, ${fmt(wh.perSecond)} deliveries/s`);
-  } else if (wh) {
+  } else if (wh && wh.reason !== 'not run') {
     lines.push(`Webhooks — not available: ${wh.reason}`);
   }
   const pp = results.popup;
   if (pp.available) {
     lines.push(`Popup JavaScript, gzipped: ${(pp.bytes / 1000).toFixed(2)} kB in ${pp.files.length} file(s) (goal ≤${pp.goal.target / 1000} kB ${pp.goal.verdict})`);
-  } else {
+  } else if (pp.reason !== 'not run') {
     lines.push(`Popup JavaScript — not available: ${pp.reason}`);
   }
   return lines.join('\n');

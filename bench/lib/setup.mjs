@@ -122,8 +122,8 @@ export async function seedUsers(seeder, prefix, from, count, { tokens = false } 
   return json;
 }
 
-export async function seedAccessRequests(seeder, namespaceId, ownerId, userIds) {
-  await call(`${seeder}/access_requests`, { method: 'POST', body: { kind: 'project', namespaceId, ownerId, userIds }, expect: 200 });
+export async function seedAccessRequests(seeder, namespaceId, ownerId, userIds, kind = 'project') {
+  await call(`${seeder}/access_requests`, { method: 'POST', body: { kind, namespaceId, ownerId, userIds }, expect: 200 });
 }
 
 /**

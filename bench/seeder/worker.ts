@@ -74,6 +74,29 @@ const requestAccess = async (env: Env, kind: 'group' | 'project', namespaceId: n
   return users.length;
 };
 
+/**
+ * Groups or projects owned by `ownerId`, as `POST /groups` and `POST /projects` make them: the
+ * registry row (the creator is Owner in the same transaction), then the object's own state.
+ * Projects without a parent go in the owner's personal namespace.
+ */
+const createNamespaces = async (env: Env, kind: 'group' | 'project', ownerId: number, parentId: number | null, paths: string[]): Promise<number[]> => {
+  const dir = env.DIRECTORY.getByName('directory');
+  let parent = parentId;
+  if (parent === null && kind === 'project') {
+    const owner = await dir.getUser(ownerId);
+    if (!owner) throw new Error(`no user ${ownerId}`);
+    parent = value<{ id: number }>(await dir.ensureUserNamespace({ username: owner.username, name: owner.name })).id;
+  }
+  return pool(paths, 32, async (path) => {
+    const row = value<Parameters<typeof snapshotOf>[0]>(
+      await dir.createNamespace({ kind, name: path, path, parentId: parent, visibility: 'public', requestAccessEnabled: true, description: '', creatorId: ownerId }),
+    );
+    const ref = { id: row.id, kind, creatorId: row.creator_id, createdAt: row.created_at, snapshot: snapshotOf(row), byPath: false };
+    await env.NAMESPACES.getByName(String(row.id)).initialize(ref);
+    return row.id;
+  });
+};
+
 export default {
   async fetch(request: Request, env: Env): Promise<Response> {
     const path = new URL(request.url).pathname;
@@ -85,6 +108,9 @@ export default {
         return Response.json(users.map((u, i) => ({ ...u, token: tokens?.[i] })));
       }
       if (path === '/tokens') return Response.json(await mintTokens(env, input.users, input.scopes ?? ['api']));
+      if (path === '/namespaces') {
+        return Response.json(await createNamespaces(env, input.kind, input.ownerId, input.parentId ?? null, input.paths));
+      }
       if (path === '/access_requests') {
         return Response.json({ created: await requestAccess(env, input.kind, input.namespaceId, input.ownerId, input.userIds) });
       }

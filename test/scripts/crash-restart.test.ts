@@ -3,7 +3,7 @@
 // requests, approvals, denials and blocks, then started again on the same state. Every write
 // acknowledged (201/204) before the kill must be there, and nothing may be half-written: a block
 // that committed ends the user's token and pending request, if need be through the Directory's
-// alarm after the restart.
+// alarm after the restart; the indexes kept by the outbox (memberships, the owners' inbox) catch up.
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -222,6 +222,24 @@ describe('crash and restart under load', () => {
         expect(Date.now() < deadline, `${s.username} does not see ${s.ns} in /${kind}?min_access_level=10`).toBe(true);
         await new Promise((r) => setTimeout(r, 250));
       }
+    }
+
+    // The owners' inbox, kept by the same outbox, catches up too: the owner's holds exactly the
+    // requests of both lists.
+    const listed = async () => {
+      const keys: string[] = [];
+      for (const ns of spaces) for (const r of (await api('GET', `${ns}/access_requests?per_page=100`, ownerToken)).body as { id: number }[]) keys.push(`${ns}:${r.id}`);
+      return keys.sort();
+    };
+    const inboxed = async () => {
+      const items = (await api('GET', '/access_requests?per_page=100', ownerToken)).body as { source_type: string; source_id: number; id: number }[];
+      return items.map((i) => `/${i.source_type === 'Namespace' ? 'groups' : 'projects'}/${i.source_id}:${i.id}`).sort();
+    };
+    for (const inboxDeadline = Date.now() + 30_000; ; ) {
+      const [inbox, lists] = await Promise.all([inboxed(), listed()]);
+      if (JSON.stringify(inbox) === JSON.stringify(lists)) break;
+      expect(Date.now() < inboxDeadline, `the owner's inbox ${JSON.stringify(inbox)} is not the lists' ${JSON.stringify(lists)}`).toBe(true);
+      await new Promise((r) => setTimeout(r, 250));
     }
 
     console.log(`crash-restart: ${CYCLES} SIGKILL cycles, ${acknowledged} acknowledged writes kept, ${inFlightAtKills} writes in flight at the kills`);

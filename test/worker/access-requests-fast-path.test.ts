@@ -1,9 +1,8 @@
-import { createExecutionContext, runInDurableObject } from 'cloudflare:test';
+import { runInDurableObject } from 'cloudflare:test';
 import { env } from 'cloudflare:workers';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { app } from '../../worker/app';
 import type { Namespace } from '../../worker/durable/namespace';
-import type { Env } from '../../worker/env';
+import { counted, namespaceCalls } from './support/counted';
 import { addMember, admin, as, createGroup, createProject, person, startWorker, type Person } from './support/namespaces';
 
 /**
@@ -12,39 +11,6 @@ import { addMember, admin, as, createGroup, createProject, person, startWorker, 
  * judges the caller on its own members, asks the Directory about ancestor groups only when that
  * is not enough, and keeps each requester's name with the request.
  */
-
-/** Calls the app with its Durable Object bindings wrapped to record which methods the Worker calls. */
-const counted = async (path: string, headers: Record<string, string>, method = 'GET') => {
-  const calls: string[] = [];
-  const wrap = (ns: DurableObjectNamespace, label: string) =>
-    new Proxy(ns, {
-      get(target, prop) {
-        const value = Reflect.get(target, prop);
-        if (prop !== 'getByName') return typeof value === 'function' ? value.bind(target) : value;
-        return (name: string) =>
-          new Proxy(target.getByName(name), {
-            get(stub, method) {
-              const fn = Reflect.get(stub, method);
-              if (typeof fn !== 'function' || typeof method !== 'string') return fn;
-              return (...args: unknown[]) => {
-                calls.push(`${label}.${method}`);
-                return Reflect.apply(fn, stub, args);
-              };
-            },
-          });
-      },
-    });
-  const countedEnv = {
-    ...env,
-    DIRECTORY: wrap(env.DIRECTORY as unknown as DurableObjectNamespace, 'Directory'),
-    NAMESPACES: wrap(env.NAMESPACES as unknown as DurableObjectNamespace, 'Namespace'),
-  } as unknown as Env;
-  const response = await app.fetch(new Request(`http://knock.test/api/v4${path}`, { method, headers }), countedEnv, createExecutionContext());
-  const text = await response.text();
-  return { status: response.status, body: text ? JSON.parse(text) : null, calls };
-};
-
-const namespaceCalls = (calls: string[]) => calls.filter((c) => c.startsWith('Namespace.'));
 
 describe('access requests answered by the namespace object alone', () => {
   let owner: Person, maintainer: Person, developer: Person, instanceAdmin: Person;

@@ -18,6 +18,8 @@ const CACHES = {
   users:
     'The user in the grant authority (user_state in each Grants object) and the profile copied into each token record and root\'s caller record: user edits, blocks, deactivation, deletion',
   sessions: "Browser sessions (the Directory's sessions): a password change, a block, deactivation or deletion ends them",
+  inbox:
+    "The owners' inbox (the Directory's inbox rows and each user's inbox version, its ETag), fed by each Namespace object's outbox: requests made, approved, denied or withdrawn; member changes; a source's rename, settings or deletion; a requester's rename, block, deactivation or deletion",
 } as const;
 type Cache = keyof typeof CACHES;
 
@@ -54,6 +56,10 @@ const unblocked: Covered[] = [
 ];
 const userDeleted: Covered = ['user-lifecycle.test.ts', 'answers 204; the user, their tokens, session, memberships, pending requests and personal projects are gone'];
 const renamedEverywhere: Covered = ['user-lifecycle.test.ts', 'shows a rename through every copy: OAuth and personal tokens, pending requests, members lists, the browser session'];
+const inboxRequests: Covered = ['inbox.test.ts', 'answers 304 to the current ETag with one Directory call and no group or project object, 200 with a new ETag after each change'];
+const inboxMembers: Covered = ['inbox.test.ts', 'shows a new Maintainer their project at once, and forgets a removed one'];
+const inboxSources: Covered = ['inbox.test.ts', 'shows a renamed source by its new name and path, keeps requests when requests are turned off or visibility changes, and drops them when it is deleted'];
+const inboxRequesters: Covered = ['inbox.test.ts', 'drops the requests of a blocked, deactivated or deleted requester, with a new ETag'];
 const HOOKS_OWN_OBJECT = "hooks are kept and read in their group's or project's own object at each delivery; the opened signing key is remembered under its sealed value, which a new secret changes";
 const SENDS = 'sends a delivery now and logs it in the hook\'s object; nothing else keeps a copy';
 
@@ -74,9 +80,13 @@ const ROUTES: Record<string, Effect> = {
     requesters: [renamedEverywhere, requesterIndex],
     registry: [['user-lifecycle.test.ts', "moves the user's personal namespace with the username: its projects answer at the new path, the old one is 404"]],
     sessions: [['user-lifecycle.test.ts', 'a new password replaces the old one and ends the browser sessions']],
+    inbox: [
+      ['inbox.test.ts', 'shows a renamed requester by their new name, with a new ETag'],
+      ['inbox.test.ts', 'shows the new full path of a project in a renamed user’s personal namespace'],
+    ],
   }),
-  'POST /api/v4/users/{id}/block': changes({ tokens: [blocked, blockByAlarm], users: [blocked, blockedRefresh, blockByAlarm], requesters: [requestIndexed, blocked], sessions: [blocked] }),
-  'POST /api/v4/users/{id}/deactivate': changes({ tokens: [deactivated], users: [deactivated], requesters: [deactivated], sessions: [deactivated] }),
+  'POST /api/v4/users/{id}/block': changes({ tokens: [blocked, blockByAlarm], users: [blocked, blockedRefresh, blockByAlarm], requesters: [requestIndexed, blocked], sessions: [blocked], inbox: [inboxRequesters] }),
+  'POST /api/v4/users/{id}/deactivate': changes({ tokens: [deactivated], users: [deactivated], requesters: [deactivated], sessions: [deactivated], inbox: [inboxRequesters] }),
   'POST /api/v4/users/{id}/unblock': changes({ users: unblocked }),
   'POST /api/v4/users/{id}/activate': changes({ users: [deactivated] }),
   'DELETE /api/v4/users/{id}': changes({
@@ -86,6 +96,7 @@ const ROUTES: Record<string, Effect> = {
     memberships: [userDeleted],
     requesters: [userDeleted],
     registry: [userDeleted],
+    inbox: [inboxRequesters],
   }),
   'POST /api/v4/users/{id}/impersonation_tokens': none('issues a token: its KV record is written before the token is shown'),
   'DELETE /api/v4/users/{id}/impersonation_tokens/{token_id}': changes({ tokens: [['impersonation-tokens.test.ts', 'can be revoked, and then stop working at once']] }),
@@ -108,18 +119,18 @@ const ROUTES: Record<string, Effect> = {
   }),
   'POST /api/v4/groups': none(`${NOTHING_CACHED_YET}; the creator's Owner row enters the membership index in the same Directory transaction as the path`),
   'POST /api/v4/projects': none(`${NOTHING_CACHED_YET}; the creator's Owner row enters the membership index in the same Directory transaction as the path`),
-  'PUT /api/v4/groups/{id}': changes({ registry: [renamed, elsewhere, madePrivate, requestsOff] }),
-  'PUT /api/v4/projects/{id}': changes({ registry: [projectMoved, madePrivate, requestsOff] }),
-  'DELETE /api/v4/groups/{id}': changes({ registry: [deleted], memberships: [deleted], requesters: [deleted] }),
-  'DELETE /api/v4/projects/{id}': changes({ registry: [deleted], memberships: [deleted], requesters: [deleted] }),
+  'PUT /api/v4/groups/{id}': changes({ registry: [renamed, elsewhere, madePrivate, requestsOff], inbox: [inboxSources] }),
+  'PUT /api/v4/projects/{id}': changes({ registry: [projectMoved, madePrivate, requestsOff], inbox: [inboxSources] }),
+  'DELETE /api/v4/groups/{id}': changes({ registry: [deleted], memberships: [deleted], requesters: [deleted], inbox: [inboxSources] }),
+  'DELETE /api/v4/projects/{id}': changes({ registry: [deleted], memberships: [deleted], requesters: [deleted], inbox: [inboxSources] }),
   ...Object.fromEntries(
     ['groups', 'projects'].flatMap((kind) => [
-      [`POST /api/v4/${kind}/{id}/members`, changes({ memberships: [memberAdded, memberEdited], requesters: [addedRequester] })],
-      [`PUT /api/v4/${kind}/{id}/members/{user_id}`, changes({ memberships: [memberEdited] })],
-      [`DELETE /api/v4/${kind}/{id}/members/{user_id}`, changes({ memberships: [memberEdited] })],
-      [`POST /api/v4/${kind}/{id}/access_requests`, changes({ requesters: [requestIndexed] })],
-      [`PUT /api/v4/${kind}/{id}/access_requests/{user_id}/approve`, changes({ memberships: [approved], requesters: [requesterIndex] })],
-      [`DELETE /api/v4/${kind}/{id}/access_requests/{user_id}`, changes({ requesters: [requesterIndex] })],
+      [`POST /api/v4/${kind}/{id}/members`, changes({ memberships: [memberAdded, memberEdited], requesters: [addedRequester], inbox: [inboxMembers] })],
+      [`PUT /api/v4/${kind}/{id}/members/{user_id}`, changes({ memberships: [memberEdited], inbox: [inboxMembers] })],
+      [`DELETE /api/v4/${kind}/{id}/members/{user_id}`, changes({ memberships: [memberEdited], inbox: [inboxMembers] })],
+      [`POST /api/v4/${kind}/{id}/access_requests`, changes({ requesters: [requestIndexed], inbox: [inboxRequests] })],
+      [`PUT /api/v4/${kind}/{id}/access_requests/{user_id}/approve`, changes({ memberships: [approved], requesters: [requesterIndex], inbox: [inboxRequests] })],
+      [`DELETE /api/v4/${kind}/{id}/access_requests/{user_id}`, changes({ requesters: [requesterIndex], inbox: [inboxRequests] })],
       [`POST /api/v4/${kind}/{id}/hooks`, none(NOTHING_CACHED_YET)],
       [`PUT /api/v4/${kind}/{id}/hooks/{hook_id}`, none(HOOKS_OWN_OBJECT)],
       [`DELETE /api/v4/${kind}/{id}/hooks/{hook_id}`, none(HOOKS_OWN_OBJECT)],

@@ -13,6 +13,7 @@ const ROUTES: [string, string[]][] = [
   ...['block', 'unblock', 'deactivate', 'activate'].map((action): [string, string[]] => [`/api/v4/users/{victim}/${action}`, ['POST']]), ['/api/v4/applications', ['GET', 'POST']], ['/api/v4/applications/{id}', ['DELETE']],
   ['/api/v4/openapi.json', ['GET']], ['/api/v4/user/personal_access_tokens', ['POST']], ['/api/v4/users/{uid}/personal_access_tokens', ['POST']],
   ['/api/v4/personal_access_tokens', ['GET']], ['/api/v4/personal_access_tokens/self', ['GET', 'DELETE']], ['/api/v4/personal_access_tokens/{id}', ['GET', 'DELETE']],
+  ['/api/v4/openapi.json', ['GET']], ['/api/v4/access_requests', ['GET']], ['/api/v4/user/access_requests', ['GET']],
   ...['groups', 'projects'].flatMap((kind): [string, string[]][] => [
     [`/api/v4/${kind}`, ['GET', 'POST']], [`/api/v4/${kind}/{ns}`, ['GET', 'PUT', 'DELETE']], [`/api/v4/${kind}/{ns}/access_requests`, ['GET', 'POST']],
     [`/api/v4/${kind}/{ns}/access_requests/{uid}`, ['DELETE']], [`/api/v4/${kind}/{ns}/access_requests/{uid}/approve`, ['PUT']],
@@ -36,6 +37,7 @@ const QUERY_NAMES = [
   'page', 'per_page', 'access_level', 'username', 'search', 'min_access_level', 'membership', 'client_id', 'redirect_uri', 'state',
   'scope', 'response_type', 'code_challenge', 'code_challenge_method', 'return_to', 'expires_at', 'active', 'blocked', 'hard_delete',
   'user_id', 'revoked', 'created_before', 'created_after', 'last_used_before', 'last_used_after', 'expires_before', 'expires_after',
+  'source_type', 'min_requested_at',
 ];
 
 const METHODS = ['GET', 'POST', 'PUT', 'DELETE', 'PATCH', 'HEAD', 'OPTIONS'] as const;
@@ -138,6 +140,10 @@ describe('fuzzing every route with hostile requests', () => {
         return fc.oneof(fc.constant('E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM'), hostileValue);
       case 'code_challenge_method':
         return fc.constantFrom('S256', 'plain', 's256', '');
+      case 'source_type':
+        return fc.oneof(fc.constantFrom('Namespace', 'Project', 'namespace', 'Group'), hostileValue);
+      case 'min_requested_at':
+        return fc.oneof(fc.constantFrom('2026-11-21', '2026-11-21T12:00:00Z', '2026-11-21T12:00:00.123+02:00', '2026-02-30', '9999-12-31T23:59:59Z', '+275760-09-13'), hostileValue);
       case 'return_to':
         return fc.constantFrom('/', '//evil.example', '/\\evil.example', 'https://evil.example', '/%2F%2Fevil.example', 'javascript:alert(1)', '/\t/evil');
       default:

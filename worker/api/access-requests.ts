@@ -8,7 +8,7 @@ import { pageOf, paginationHeaders, paginationQuery, windowOf } from './paginati
 import { bodyContent, bodyOf, intParam } from './params';
 import { AccessRequestSchema, ApprovedAccessRequestSchema, presentAccessRequest, presentApprovedMember } from './presenters/member';
 import { createApiRouter } from './router';
-import { todayUtc } from '../durable/namespace';
+import { todayUtc } from '../clock';
 import { problems, raise } from '../errors';
 
 /**

@@ -117,4 +117,40 @@ export const directoryMigrations = [
   // When a personal access token or impersonation token was last used (GitLab's `last_used_at`),
   // written at most every 10 minutes per token and isolate.
   `ALTER TABLE access_tokens ADD COLUMN last_used_at TEXT;`,
+  // The owners' inbox (see inbox-index.ts). The requester index keeps when each request was made
+  // and how it ended (outcome, with the level and expiry an approval granted, who decided and
+  // when). `request_scopes` holds each pending request's source and its ancestors; `inbox` one
+  // row per pending request and user who may act on it, with their level there and the earliest
+  // expiry of the memberships that level rests on; `inbox_versions` each user's inbox version.
+  `ALTER TABLE pending_requests ADD COLUMN requested_at TEXT;
+   ALTER TABLE pending_requests ADD COLUMN outcome TEXT;
+   ALTER TABLE pending_requests ADD COLUMN access_level INTEGER;
+   ALTER TABLE pending_requests ADD COLUMN expires_at TEXT;
+   ALTER TABLE pending_requests ADD COLUMN decided_by INTEGER;
+   ALTER TABLE pending_requests ADD COLUMN decided_at TEXT;
+   CREATE INDEX pending_requests_open ON pending_requests (requested_at, namespace_id, user_id) WHERE pending = 1;
+   CREATE TABLE request_scopes (
+     scope_id INTEGER NOT NULL,
+     namespace_id INTEGER NOT NULL,
+     user_id INTEGER NOT NULL,
+     PRIMARY KEY (scope_id, namespace_id, user_id)
+   ) WITHOUT ROWID;
+   CREATE INDEX request_scopes_request ON request_scopes (namespace_id, user_id);
+   CREATE TABLE inbox (
+     manager_id INTEGER NOT NULL,
+     namespace_id INTEGER NOT NULL,
+     user_id INTEGER NOT NULL,
+     requested_at TEXT NOT NULL,
+     kind TEXT NOT NULL,
+     access_level INTEGER NOT NULL,
+     until TEXT,
+     PRIMARY KEY (manager_id, namespace_id, user_id)
+   ) WITHOUT ROWID;
+   CREATE INDEX inbox_order ON inbox (manager_id, requested_at);
+   CREATE INDEX inbox_request ON inbox (namespace_id, user_id);
+   CREATE INDEX inbox_due ON inbox (manager_id, until) WHERE until IS NOT NULL;
+   CREATE TABLE inbox_versions (
+     user_id INTEGER PRIMARY KEY,
+     version INTEGER NOT NULL
+   );`,
 ];

@@ -1,5 +1,5 @@
 import { DurableObject } from 'cloudflare:workers';
-import { clock, epochSeconds, isoNow } from '../clock';
+import { clock, epochSeconds, isoNow, todayUtc } from '../clock';
 import type { Env } from '../env';
 import { OWNER } from '../../shared/access-levels';
 import { problems } from '../errors';
@@ -7,10 +7,11 @@ import { accessTokenRecord, epochOf, putAccessToken, putRootRecord, revokeAccess
 import type { EventRecord, UserRef } from '../events/event';
 import { settingsEvents } from '../events/settings-events';
 import { directoryMigrations } from './directory-schema';
+import { inboxPage, inboxVersion, OUTCOME_DAYS, requesterChanged, requestsOf, type InboxFilter, type InboxPage, type InboxReader, type OwnRequestRow } from './inbox-index';
 import { migrate } from './migrations';
 import {
+  ancestorIdsOf,
   applyMembershipChanges,
-  applyRequestChanges,
   createNamespace,
   deleteNamespace,
   ensureUserNamespace,
@@ -357,6 +358,7 @@ export class Directory extends DurableObject<Env> {
       }
       // The personal namespace is the username: its path, and its projects' full paths, follow.
       renameUserNamespace(this.sql, user.username, updated.username, updated.name);
+      if (updated.username !== user.username || updated.name !== user.name) requesterChanged(this.sql, id);
       // A new password ends the user's browser sessions.
       if (changes.passwordHash) this.sql.exec('DELETE FROM sessions WHERE user_id = ?', id);
       this.queueFanOut(id, updated.version, []);
@@ -389,6 +391,7 @@ export class Directory extends DurableObject<Env> {
       if (t.next === user.state) return ok({ user, answer: t.answer });
       const updated = toUser(this.sql.exec<RawUser>(`UPDATE users SET state = ?, version = version + 1 WHERE id = ? RETURNING ${USER_COLUMNS}`, t.next, id).one());
       if (t.next !== 'active') this.sql.exec('DELETE FROM sessions WHERE user_id = ?', id);
+      requesterChanged(this.sql, id);
       this.queueFanOut(id, updated.version, []);
       return ok({ user: updated, answer: t.answer });
     });
@@ -410,6 +413,7 @@ export class Directory extends DurableObject<Env> {
       for (const projectId of gone) deleteNamespace(this.sql, 'project', projectId);
       if (personal !== null) this.sql.exec('DELETE FROM namespaces WHERE id = ?', personal);
       this.sql.exec('DELETE FROM sessions WHERE user_id = ?', id);
+      requesterChanged(this.sql, id);
       this.sql.exec('DELETE FROM users WHERE id = ?', id);
       this.queueFanOut(id, user.version + 1, gone);
       return ok(null);
@@ -664,8 +668,7 @@ export class Directory extends DurableObject<Env> {
    */
   applyMembershipChanges(namespaceId: number, changes: MembershipChange[], requests: RequestChange[] = []): IndexReply {
     return this.ctx.storage.transactionSync(() => {
-      applyMembershipChanges(this.sql, namespaceId, changes);
-      applyRequestChanges(this.sql, namespaceId, requests);
+      applyMembershipChanges(this.sql, namespaceId, changes, requests);
       const reply: IndexReply = { departed: [], inactive: [], requesters: [] };
       for (const c of changes) if (c.accessLevel > 0 && !this.getUser(c.userId)) reply.departed.push(c.userId);
       for (const r of requests) {
@@ -741,6 +744,40 @@ export class Directory extends DurableObject<Env> {
   /** Where a user has pending access requests (the requester index). */
   pendingRequestsOf(userId: number) {
     return pendingRequestsOf(this.sql, userId);
+  }
+
+  // ---- the owners' inbox and the requesters' view (see inbox-index.ts) ----
+
+  /**
+   * A page of the reader's inbox with its version; only the version when that is still
+   * `knownVersion` (the client's ETag), so an unchanged poll reads one row.
+   */
+  inbox(
+    reader: InboxReader,
+    filter: InboxFilter,
+    offset: number,
+    limit: number,
+    knownVersion: number | 'any' | null,
+  ): { version: number; page: InboxPage | null } {
+    return this.ctx.storage.transactionSync(() => {
+      const today = todayUtc();
+      const version = inboxVersion(this.sql, reader, today);
+      if (version === knownVersion || knownVersion === 'any') return { version, page: null };
+      return { version, page: inboxPage(this.sql, reader, filter, offset, limit, today) };
+    });
+  }
+
+  /**
+   * A requester's pending requests and those that ended in the last OUTCOME_DAYS (an approval with
+   * an expiry: until OUTCOME_DAYS after it), oldest first. A private group or project shows only
+   * while they can see it (a member, directly or inherited, or an administrator).
+   */
+  ownRequests(userId: number, admin: boolean, offset: number, limit: number): { total: number; items: OwnRequestRow[] } {
+    const since = new Date(clock.now() - OUTCOME_DAYS * 24 * 3600 * 1000).toISOString();
+    const visible = requestsOf(this.sql, userId, since, since.slice(0, 10)).filter(
+      (r) => admin || r.visibility !== 'private' || highestLevelIn(this.sql, userId, [r.namespace_id, ...ancestorIdsOf(this.sql, r.namespace_id)]) > 0,
+    );
+    return { total: visible.length, items: visible.slice(offset, offset + limit) };
   }
 
   // ---- personal access tokens and impersonation tokens ----

@@ -1,7 +1,8 @@
 import { OWNER } from '../../shared/access-levels';
 import type { Visibility } from '../../shared/api-types';
 import { VISIBILITIES } from '../../shared/schemas';
-import { isoNow } from '../clock';
+import { isoNow, todayUtc } from '../clock';
+import { membershipChanged, requestChanged, requestsDeletedWith, sourcesRenamed } from './inbox-index';
 import { problems } from '../errors';
 import { fail, ok, type Result } from './result';
 import type { UserState } from './user-lifecycle';
@@ -73,11 +74,25 @@ export interface NamespaceChanges {
   request_access_enabled?: boolean;
 }
 
+/**
+ * Why a pending request went: approved (or its requester added as a member), denied, withdrawn by
+ * the requester, or removed with its requester (blocked or deleted).
+ */
+export type RequestOutcome = 'approved' | 'denied' | 'withdrawn' | 'removed';
+
 /** A pending access request appearing (pending) or going (not), pushed like member changes. */
 export interface RequestChange {
   userId: number;
   pending: boolean;
   version: number;
+  requestedAt: string;
+  /** Null while pending. */
+  outcome: RequestOutcome | null;
+  /** What an approval granted. */
+  grantedLevel: number | null;
+  expiresAt: string | null;
+  decidedBy: number | null;
+  decidedAt: string | null;
 }
 
 export interface NewNamespace {
@@ -243,6 +258,21 @@ export const ensureUserNamespace = (sql: SqlStorage, user: { username: string; n
   return row && row.kind === 'user' ? ok(toNamespace(row)) : fail(pathTaken());
 };
 
+/** Ids of a group's or project's ancestor groups (or personal namespace), nearest first. */
+export const ancestorIdsOf = (sql: SqlStorage, id: number): number[] =>
+  sql
+    .exec<{ id: number }>(
+      `WITH RECURSIVE up (id, parent_id, depth) AS (
+         SELECT id, parent_id, 0 FROM namespaces WHERE id = ?
+         UNION ALL
+         SELECT n.id, n.parent_id, up.depth + 1 FROM namespaces n JOIN up ON n.id = up.parent_id WHERE up.depth < ?
+       ) SELECT id FROM up WHERE depth > 0 ORDER BY depth`,
+      id,
+      MAX_DEPTH + 1,
+    )
+    .toArray()
+    .map((r) => r.id);
+
 /** A group or project by integer id or full path (case-insensitive), with the user's standing. */
 export const resolveNamespace = (
   sql: SqlStorage,
@@ -255,18 +285,7 @@ export const resolveNamespace = (
       ? sql.exec<RawNamespace>(`${SELECT_NAMESPACE} WHERE n.id = ? AND n.kind = ?`, ref, kind).toArray()[0]
       : sql.exec<RawNamespace>(`${SELECT_NAMESPACE} WHERE n.full_path = ? AND n.kind = ?`, ref, kind).toArray()[0];
   if (!raw) return null;
-  const ancestorIds = sql
-    .exec<{ id: number }>(
-      `WITH RECURSIVE up (id, parent_id, depth) AS (
-         SELECT id, parent_id, 0 FROM namespaces WHERE id = ?
-         UNION ALL
-         SELECT n.id, n.parent_id, up.depth + 1 FROM namespaces n JOIN up ON n.id = up.parent_id WHERE up.depth < ?
-       ) SELECT id FROM up WHERE depth > 0 ORDER BY depth`,
-      raw.id,
-      MAX_DEPTH + 1,
-    )
-    .toArray()
-    .map((r) => r.id);
+  const ancestorIds = ancestorIdsOf(sql, raw.id);
   const levels = new Map(
     sql
       .exec<{ namespace_id: number; access_level: number }>(
@@ -345,17 +364,22 @@ export const listNamespaces = (
   return { total, namespaces: rows.map((r) => ({ ...toNamespace(r), access_level: r.lvl })) };
 };
 
-/** Idempotent: a change applies only when its version is newer than the one recorded. */
-export const applyMembershipChanges = (sql: SqlStorage, namespaceId: number, changes: MembershipChange[]): void => {
-  // A push that arrives after the group or project was deleted has nothing left to update.
-  if (!getById(sql, namespaceId)) return;
-  for (const c of changes) {
-    sql.exec(
+/**
+ * One member change into the membership index. Idempotent: it applies only when its version is
+ * newer than the one recorded; then the owners' inbox follows (see inbox-index.ts).
+ */
+const applyMembershipChange = (sql: SqlStorage, namespaceId: number, c: MembershipChange, today: string): void => {
+  const before = sql
+    .exec<{ access_level: number }>('SELECT access_level FROM memberships WHERE user_id = ? AND namespace_id = ?', c.userId, namespaceId)
+    .toArray()[0];
+  const applied = sql
+    .exec(
       `INSERT INTO memberships (user_id, namespace_id, access_level, created_at, created_by, expires_at, version) VALUES (?, ?, ?, ?, ?, ?, ?)
        ON CONFLICT (user_id, namespace_id) DO UPDATE SET
          access_level = excluded.access_level, created_at = excluded.created_at, created_by = excluded.created_by,
          expires_at = excluded.expires_at, version = excluded.version
-       WHERE excluded.version > memberships.version`,
+       WHERE excluded.version > memberships.version
+       RETURNING user_id`,
       c.userId,
       namespaceId,
       c.accessLevel,
@@ -363,24 +387,53 @@ export const applyMembershipChanges = (sql: SqlStorage, namespaceId: number, cha
       c.createdBy,
       c.expiresAt ?? null,
       c.version,
-    );
-  }
+    )
+    .toArray().length > 0;
+  if (applied) membershipChanged(sql, c.userId, namespaceId, Math.max(before?.access_level ?? 0, c.accessLevel), today);
 };
 
-/** The requester index: idempotent and forward-only, as `applyMembershipChanges`. */
-export const applyRequestChanges = (sql: SqlStorage, namespaceId: number, changes: RequestChange[]): void => {
-  if (!getById(sql, namespaceId)) return;
-  for (const c of changes) {
-    sql.exec(
-      `INSERT INTO pending_requests (user_id, namespace_id, pending, version) VALUES (?, ?, ?, ?)
-       ON CONFLICT (user_id, namespace_id) DO UPDATE SET pending = excluded.pending, version = excluded.version
-       WHERE excluded.version > pending_requests.version`,
+/** One pending-request change into the requester index; idempotent and forward-only, as members. */
+const applyRequestChange = (sql: SqlStorage, namespace: NamespaceRow, c: RequestChange, today: string): void => {
+  const applied = sql
+    .exec(
+      `INSERT INTO pending_requests (user_id, namespace_id, pending, version, requested_at, outcome, access_level, expires_at, decided_by, decided_at)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+       ON CONFLICT (user_id, namespace_id) DO UPDATE SET
+         pending = excluded.pending, version = excluded.version, requested_at = excluded.requested_at, outcome = excluded.outcome,
+         access_level = excluded.access_level, expires_at = excluded.expires_at, decided_by = excluded.decided_by, decided_at = excluded.decided_at
+       WHERE excluded.version > pending_requests.version
+       RETURNING user_id`,
       c.userId,
-      namespaceId,
+      namespace.id,
       c.pending ? 1 : 0,
       c.version,
-    );
-  }
+      c.requestedAt,
+      c.outcome,
+      c.grantedLevel,
+      c.expiresAt,
+      c.decidedBy,
+      c.pending ? null : (c.decidedAt ?? isoNow()),
+    )
+    .toArray().length > 0;
+  if (!applied) return;
+  const chain = c.pending ? [namespace.id, ...ancestorIdsOf(sql, namespace.id)] : [];
+  requestChanged(sql, namespace, chain, c.userId, c.pending ? c.requestedAt : null, today);
+};
+
+/**
+ * A namespace object's outbox: member and pending-request changes, applied in the order they
+ * happened there (by version). A push that arrives after the group or project was deleted has
+ * nothing left to update.
+ */
+export const applyMembershipChanges = (sql: SqlStorage, namespaceId: number, members: MembershipChange[], requests: RequestChange[] = []): void => {
+  const namespace = getById(sql, namespaceId);
+  if (!namespace) return;
+  const today = todayUtc();
+  const changes = [
+    ...members.map((c) => ({ version: c.version, apply: () => applyMembershipChange(sql, namespaceId, c, today) })),
+    ...requests.map((c) => ({ version: c.version, apply: () => applyRequestChange(sql, namespace, c, today) })),
+  ].sort((a, b) => a.version - b.version);
+  for (const change of changes) change.apply();
 };
 
 /** The groups and projects where a user has a pending access request, by the requester index. */
@@ -477,6 +530,9 @@ export const updateNamespace = (
     throw e;
   }
   const changed = [id, ...moveBelow(sql, row, fullPath, fullName)];
+  // The owners' inbox shows each request's source by name and full path.
+  const shown = fullPath !== row.full_path ? changed : name !== row.name ? [id] : [];
+  if (shown.length > 0) sourcesRenamed(sql, shown);
   return ok({ row: getById(sql, id)!, changed: changed.map((cid) => ({ id: cid, snapshot: snapshotOf(getById(sql, cid)!) })) });
 };
 
@@ -510,7 +566,10 @@ export const renameUserNamespace = (sql: SqlStorage, oldUsername: string, userna
   const row = sql.exec<RawNamespace>(`${SELECT_NAMESPACE} WHERE n.kind = 'user' AND n.full_path = ?`, oldUsername).toArray()[0];
   if (!row || (row.path === username && row.name === name)) return [];
   sql.exec('UPDATE namespaces SET name = ?, path = ?, full_path = ?, full_name = ?, version = version + 1 WHERE id = ?', name, username, username, name, row.id);
-  return moveBelow(sql, row, username, name);
+  const moved = moveBelow(sql, row, username, name);
+  // The owners' inbox shows these projects' requests by full path.
+  if (row.path !== username) sourcesRenamed(sql, moved);
+  return moved;
 };
 
 /**
@@ -524,6 +583,7 @@ export const deleteNamespace = (sql: SqlStorage, kind: 'group' | 'project', id: 
     return fail(problems.badRequest('Group has subgroups or projects; delete them first'));
   }
   sql.exec('DELETE FROM memberships WHERE namespace_id = ?', id);
+  requestsDeletedWith(sql, id);
   sql.exec('DELETE FROM pending_requests WHERE namespace_id = ?', id);
   sql.exec('DELETE FROM namespaces WHERE id = ?', id);
   return ok(null);

@@ -160,4 +160,27 @@ export const namespaceMigrations = [
    );
    CREATE INDEX hook_logs_hook ON hook_logs (hook_id, id);
    CREATE INDEX hook_logs_created ON hook_logs (created_at);`,
+  // Why a pending request went. The rule that removes one first writes its outcome on the row
+  // (`approved` with the level and expiry granted, `denied`, `withdrawn`, or `removed` when its
+  // requester was blocked or deleted), in the same transaction; the delete trigger copies it into
+  // the outbox row, so the Directory can tell the requester. Requests already pending are queued
+  // once more, so the Directory learns when they were made (its owners' inbox orders by it).
+  `ALTER TABLE access_requests ADD COLUMN outcome TEXT;
+   ALTER TABLE access_requests ADD COLUMN granted_level INTEGER;
+   ALTER TABLE access_requests ADD COLUMN granted_expires_at TEXT;
+   ALTER TABLE access_requests ADD COLUMN decided_by INTEGER;
+   ALTER TABLE access_requests ADD COLUMN decided_at TEXT;
+   ALTER TABLE outbox ADD COLUMN outcome TEXT;
+   ALTER TABLE outbox ADD COLUMN granted_level INTEGER;
+   ALTER TABLE outbox ADD COLUMN decided_at TEXT;
+   DROP TRIGGER requests_removed;
+   CREATE TRIGGER requests_removed AFTER DELETE ON access_requests BEGIN
+     UPDATE meta SET requests = requests - 1, version = version + 1;
+     INSERT INTO outbox (version, entry, user_id, access_level, created_at, created_by, expires_at, outcome, granted_level, decided_at)
+       SELECT version, 'request', OLD.user_id, 0, OLD.requested_at, OLD.decided_by, OLD.granted_expires_at,
+              COALESCE(OLD.outcome, 'removed'), OLD.granted_level, OLD.decided_at FROM meta;
+   END;
+   INSERT INTO outbox (version, entry, user_id, access_level, created_at)
+     SELECT (SELECT version FROM meta) + ROW_NUMBER() OVER (ORDER BY seq), 'request', user_id, 1, requested_at FROM access_requests;
+   UPDATE meta SET version = version + (SELECT COUNT(*) FROM access_requests);`,
 ];

@@ -13,7 +13,7 @@ import {
   type Kind,
   type Standing,
 } from '../auth/policy';
-import { clock, isoNow } from '../clock';
+import { clock, isoNow, todayUtc } from '../clock';
 import type { Visibility } from '../../shared/api-types';
 import type { Env } from '../env';
 import { problems } from '../errors';
@@ -23,7 +23,7 @@ import { auditLog } from './audit-log';
 import { directory, type IndexReply } from './directory';
 import { EventLog, type AuditFilter, type LoggedEvent, type UserLookup } from './event-log';
 import { migrate } from './migrations';
-import type { MembershipChange, NamespaceSnapshot, RequestChange } from './namespace-registry';
+import type { MembershipChange, NamespaceSnapshot, RequestChange, RequestOutcome } from './namespace-registry';
 import { namespaceMigrations } from './namespace-schema';
 import { fail, ok, type Result } from './result';
 import { MAX_HOOKS, Webhooks, type HookLogRow, type HookRow, type HookSettings, type StatusFilter } from './webhooks';
@@ -115,8 +115,6 @@ const FORWARD_BATCH = 100;
  */
 const BACKGROUND_BATCH_MS = 250;
 
-/** Today's date in UTC (`YYYY-MM-DD`): a membership whose `expires_at` is today or earlier has ended. */
-export const todayUtc = (): string => new Date(clock.now()).toISOString().slice(0, 10);
 /** When a membership expiring on `date` ends: 00:00 UTC that day. */
 const startOfDay = (date: string): number => Date.parse(`${date}T00:00:00Z`);
 
@@ -138,7 +136,16 @@ type OutboxRow = {
   created_at: string;
   created_by: number | null;
   expires_at: string | null;
+  outcome: RequestOutcome | null;
+  granted_level: number | null;
+  decided_at: string | null;
 };
+
+/** How a pending request ends, written on its row just before it is deleted (see namespace-schema.ts). */
+type Closing =
+  | { outcome: 'approved'; by: number; level: number; expiresAt: string | null }
+  | { outcome: 'denied' | 'withdrawn'; by: number }
+  | { outcome: 'removed' };
 
 /** The caller as an event's author. */
 const actorRef = (actor: Actor): UserRef => ({ id: actor.userId, username: actor.username ?? null, name: actor.name ?? null });
@@ -182,6 +189,8 @@ export class Namespace extends DurableObject<Env> {
     migrate(ctx.storage, namespaceMigrations);
     this.log = new EventLog(this.sql);
     this.hooks = new Webhooks(ctx.storage, env, () => this.namespaceId ?? 0);
+    // Rows a migration queued have no alarm yet: deliver them soon (the alarm sets the next one).
+    if (this.outboxSize() > 0) void ctx.storage.setAlarm(clock.now());
   }
 
   // ---- access requests ----
@@ -249,7 +258,7 @@ export class Namespace extends DurableObject<Env> {
       const request = this.pendingRequest(userId);
       if (!request) return fail(problems.notFound());
       if (!mayManageRequests(kind, standing) || !mayGrantLevel(kind, standing, accessLevel)) return fail(problems.forbidden());
-      this.sql.exec('DELETE FROM access_requests WHERE user_id = ?', userId);
+      this.closeRequest(userId, { outcome: 'approved', by: actor.userId, level: accessLevel, expiresAt });
       const member = this.sql
         .exec<MemberRow>(
           `INSERT INTO members (user_id, access_level, created_at, created_by, expires_at) VALUES (?, ?, ?, ?, ?)
@@ -289,7 +298,7 @@ export class Namespace extends DurableObject<Env> {
       const request = this.pendingRequest(userId);
       if (!request) return fail(problems.notFound());
       if (!permitted(standing)) return fail(problems.forbidden());
-      this.sql.exec('DELETE FROM access_requests WHERE user_id = ?', userId);
+      this.closeRequest(userId, { outcome: withdrawing ? 'withdrawn' : 'denied', by: actor.userId });
       this.record({ action: withdrawing ? 'withdrawn' : 'denied', author: actorRef(actor), user: requesterRef(request), since: request.requested_at });
       return ok(null);
     });
@@ -342,7 +351,8 @@ export class Namespace extends DurableObject<Env> {
       if (!user) return fail(problems.notFound('User'));
       if (this.member(userId)) return fail(problems.conflict('Member already exists'));
       if (!mayGrantLevel(kind, standing, accessLevel)) return fail(problems.forbidden());
-      this.sql.exec('DELETE FROM access_requests WHERE user_id = ?', userId);
+      // Being added answers a pending request as an approval would.
+      this.closeRequest(userId, { outcome: 'approved', by: actor.userId, level: accessLevel, expiresAt });
       const member = this.sql
         .exec<MemberRow>(
           `INSERT INTO members (user_id, access_level, created_at, created_by, expires_at) VALUES (?, ?, ?, ?, ?) RETURNING ${MEMBER_COLUMNS}`,
@@ -623,9 +633,11 @@ export class Namespace extends DurableObject<Env> {
   async removePendingRequestOf(userId: number): Promise<boolean> {
     if (!this.load()) return false;
     const removed = this.mutate(() => {
-      const gone = this.sql.exec<AccessRequestRow>(`DELETE FROM access_requests WHERE user_id = ? RETURNING ${REQUEST_COLUMNS}`, userId).toArray()[0];
-      if (gone) this.record({ action: 'discarded', author: null, user: requesterRef(gone), since: gone.requested_at });
-      return ok(gone !== undefined);
+      const gone = this.pendingRequest(userId);
+      if (!gone) return ok(false);
+      this.closeRequest(userId, { outcome: 'removed' });
+      this.record({ action: 'discarded', author: null, user: requesterRef(gone), since: gone.requested_at });
+      return ok(true);
     });
     await this.push();
     return removed.ok && removed.value;
@@ -740,7 +752,8 @@ export class Namespace extends DurableObject<Env> {
     for (;;) {
       const rows = this.sql
         .exec<OutboxRow>(
-          'SELECT version, entry, user_id, access_level, created_at, created_by, expires_at FROM outbox ORDER BY version LIMIT ?',
+          `SELECT version, entry, user_id, access_level, created_at, created_by, expires_at, outcome, granted_level, decided_at
+           FROM outbox ORDER BY version LIMIT ?`,
           PUSH_BATCH,
         )
         .toArray();
@@ -757,7 +770,18 @@ export class Namespace extends DurableObject<Env> {
         }));
       const requests: RequestChange[] = rows
         .filter((r) => r.entry === 'request')
-        .map((r) => ({ userId: r.user_id, pending: r.access_level > 0, version: r.version }));
+        .map((r) => ({
+          userId: r.user_id,
+          pending: r.access_level > 0,
+          version: r.version,
+          requestedAt: r.created_at,
+          // Rows queued before outcomes were recorded say nothing of why the request went.
+          outcome: r.access_level > 0 ? null : (r.outcome ?? 'removed'),
+          grantedLevel: r.granted_level,
+          expiresAt: r.expires_at,
+          decidedBy: r.created_by,
+          decidedAt: r.decided_at,
+        }));
       let reply: IndexReply;
       try {
         reply = await directory(this.env).applyMembershipChanges(namespaceId, members, requests);
@@ -997,6 +1021,24 @@ export class Namespace extends DurableObject<Env> {
     return (
       this.sql.exec<AccessRequestRow>(`SELECT ${REQUEST_COLUMNS} FROM access_requests WHERE user_id = ?`, userId).toArray()[0] ?? null
     );
+  }
+
+  /**
+   * Deletes a user's pending request, first writing on its row how it ended, so the delete
+   * trigger's outbox row carries the outcome (same transaction). Returns whether there was one.
+   */
+  private closeRequest(userId: number, closing: Closing): boolean {
+    const granted = closing.outcome === 'approved' ? closing : null;
+    this.sql.exec(
+      'UPDATE access_requests SET outcome = ?, granted_level = ?, granted_expires_at = ?, decided_by = ?, decided_at = ? WHERE user_id = ?',
+      closing.outcome,
+      granted?.level ?? null,
+      granted?.expiresAt ?? null,
+      'by' in closing ? closing.by : null,
+      isoNow(),
+      userId,
+    );
+    return this.sql.exec('DELETE FROM access_requests WHERE user_id = ? RETURNING user_id', userId).toArray().length > 0;
   }
 
   private counts(): { members: number; requests: number } {

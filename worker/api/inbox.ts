@@ -1,0 +1,134 @@
+import { createRoute, z } from '@hono/zod-openapi';
+import { SourceTypeSchema } from '../../shared/schemas';
+import { todayUtc } from '../clock';
+import { publicOrigin } from '../config';
+import type { Caller } from '../env';
+import * as service from '../services/inbox';
+import { pageOf, paginationHeaders, paginationQuery, windowOf, type Page } from './pagination';
+import { InboxAccessRequestSchema, KIND_OF_SOURCE_TYPE, OwnAccessRequestSchema, presentInboxItem, presentOwnRequest } from './presenters/inbox';
+import { createApiRouter } from './router';
+
+/**
+ * Knock's additions to GitLab's access-request API: the owners' inbox, every pending request the
+ * caller may act on in one request (GitLab has no such endpoint: a client asks each group and
+ * project), and the requesters' own view with outcomes. Both are answered by the Directory's
+ * indexes without calling any group's or project's object (docs/architecture.md).
+ */
+
+/**
+ * An instant as GitLab's `created_after` takes it (ISO 8601: a date, or a date and time with `Z`
+ * or an offset), normalised to the stored form (UTC with milliseconds) so it compares as text.
+ */
+const instantParam = () =>
+  z
+    .string()
+    .max(40)
+    .transform((v, ctx) => {
+      const t = /^\d{4}-\d{2}-\d{2}(T\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?(Z|[+-]\d{2}:\d{2}))?$/.test(v) ? Date.parse(v) : NaN;
+      if (Number.isFinite(t)) return new Date(t).toISOString();
+      ctx.addIssue({ code: 'custom', message: 'is invalid' });
+      return z.NEVER;
+    })
+    .openapi({ type: 'string', format: 'date-time', example: '2026-11-21T12:00:00Z' });
+
+const InboxQuery = z.object({
+  source_type: SourceTypeSchema.optional().openapi({ description: '`Namespace` (groups) or `Project`' }),
+  min_requested_at: instantParam().optional().openapi({ description: 'Only requests made at or after this instant (ISO 8601)' }),
+  ...paginationQuery,
+});
+type InboxQuery = z.infer<typeof InboxQuery>;
+
+/** Private: the answer is the caller's; no-cache: a cached copy is revalidated with its ETag. */
+const CACHE_CONTROL = 'private, no-cache';
+
+/**
+ * The inbox's entity tag (RFC 9110 §8.8.3): the caller's inbox version, with whose inbox (theirs, or
+ * every request for an administrator) and the query, since each page and filter is its own
+ * representation. Weak: an equal tag means an equivalent answer, not the same bytes.
+ */
+const etagParts = (caller: Caller, page: Page, q: InboxQuery) => ({
+  head: `${caller.admin ? 'all' : caller.id}.`,
+  tail: `.${page.page}.${page.perPage}.${q.source_type ?? ''}.${q.min_requested_at ?? ''}`,
+});
+const etagOf = (parts: { head: string; tail: string }, version: number) => `W/"${parts.head}${version}${parts.tail}"`;
+
+/**
+ * The inbox version named by `If-None-Match` (RFC 9110 §13.1.2, weak comparison): `any` for `*`,
+ * else the version of the first of its tags that is this caller's and query's, or null.
+ */
+const knownVersion = (header: string | undefined, parts: { head: string; tail: string }): service.KnownVersion => {
+  if (!header) return null;
+  if (header.trim() === '*') return 'any';
+  for (const tag of header.split(',')) {
+    const opaque = /^\s*(?:W\/)?"([^"]*)"\s*$/.exec(tag)?.[1];
+    if (!opaque?.startsWith(parts.head) || !opaque.endsWith(parts.tail)) continue;
+    const version = opaque.slice(parts.head.length, opaque.length - parts.tail.length);
+    if (/^[0-9]{1,15}$/.test(version)) return Number(version);
+  }
+  return null;
+};
+
+const tags = ['Access requests inbox (Knock)'];
+
+const inbox = createRoute({
+  method: 'get',
+  path: '/access_requests',
+  tags,
+  summary: 'Knock extension: every pending access request the caller may act on, across all groups and projects, oldest first',
+  description:
+    'Requests of every group the caller owns and every project they maintain or own, directly or through an ancestor group (administrators: every request). ' +
+    'Each carries its source and the highest access_level the caller may approve it at. The ETag changes exactly when this list changes; ' +
+    'send it back in If-None-Match to get 304 Not Modified while nothing changed.',
+  request: {
+    query: InboxQuery,
+    headers: z.object({ 'if-none-match': z.string().max(8192).optional().openapi({ description: 'An ETag of an earlier answer' }) }),
+  },
+  responses: {
+    200: {
+      description: 'Pending requests',
+      headers: { ETag: { schema: { type: 'string' }, description: 'The version of this answer' } },
+      content: { 'application/json': { schema: z.array(InboxAccessRequestSchema) } },
+    },
+    304: { description: 'Not modified: If-None-Match named the current version' },
+  },
+});
+
+const own = createRoute({
+  method: 'get',
+  path: '/user/access_requests',
+  tags,
+  summary: "Knock extension: the caller's own access requests: those pending, and how the others ended in the last 30 days",
+  description:
+    'status is pending, approved (with access_level and expires_at), denied, withdrawn, or expired (approved with an expiry date that has come). ' +
+    'An outcome is listed for 30 days after it happened (an approval with an expiry: 30 days after the expiry). Oldest first.',
+  request: { query: z.object(paginationQuery) },
+  responses: { 200: { description: 'Your requests', content: { 'application/json': { schema: z.array(OwnAccessRequestSchema) } } } },
+});
+
+export const inboxRoutes = createApiRouter()
+  .openapi(inbox, async (c) => {
+    const q = c.req.valid('query');
+    const page = pageOf(q);
+    const parts = etagParts(c.var.caller, page, q);
+    const filter = { kind: q.source_type && KIND_OF_SOURCE_TYPE[q.source_type], minRequestedAt: q.min_requested_at };
+    const known = knownVersion(c.req.valid('header')['if-none-match'], parts);
+    const { version, page: found } = await service.readInbox(c.env, c.var.caller, filter, windowOf(page), known);
+    const headers = { ETag: etagOf(parts, version), 'Cache-Control': CACHE_CONTROL };
+    if (!found) return c.body(null, 304, headers);
+    const origin = publicOrigin(c.env, c.req.url);
+    return c.json(
+      found.items.map((r) => presentInboxItem(r, origin)),
+      200,
+      { ...paginationHeaders(c, page, found.total), ...headers },
+    );
+  })
+  .openapi(own, async (c) => {
+    const page = pageOf(c.req.valid('query'));
+    const { total, items } = await service.ownRequests(c.env, c.var.caller, windowOf(page));
+    const today = todayUtc();
+    return c.json(
+      items.map((r) => presentOwnRequest(r, today)),
+      200,
+      { ...paginationHeaders(c, page, total), 'Cache-Control': 'private, no-store' },
+    );
+  });

@@ -1,0 +1,41 @@
+import { levelsAllowedToApprove, type NamespaceKind } from '../../../shared/access-levels';
+import type { InboxAccessRequest, OwnAccessRequest, SourceType } from '../../../shared/api-types';
+import type { InboxItem, OwnRequestRow } from '../../durable/inbox-index';
+import { presentAccessRequest } from './member';
+
+export { InboxAccessRequestSchema, OwnAccessRequestSchema } from '../../../shared/schemas';
+
+/** GitLab's `source_type`: a group is a `Namespace`. */
+const SOURCE_TYPE: Record<NamespaceKind, SourceType> = { group: 'Namespace', project: 'Project' };
+export const KIND_OF_SOURCE_TYPE: Record<SourceType, NamespaceKind> = { Namespace: 'group', Project: 'project' };
+
+const sourceOf = (kind: NamespaceKind, id: number, fullPath: string, name: string) => ({
+  source_type: SOURCE_TYPE[kind],
+  source_id: id,
+  source_full_path: fullPath,
+  source_name: name,
+});
+
+/** A request in the owners' inbox: the access request, its source, and the highest level the reader may grant there. */
+export const presentInboxItem = (r: InboxItem, origin: string): InboxAccessRequest => ({
+  ...presentAccessRequest(r, { id: r.user_id, username: r.username, name: r.name, state: r.state }, origin),
+  ...sourceOf(r.kind, r.namespace_id, r.source_full_path, r.source_name),
+  max_access_level: levelsAllowedToApprove(r.kind, r.access_level).at(-1)?.value ?? 0,
+});
+
+/**
+ * One of the caller's own requests. An approval whose membership has reached its expiry date
+ * (00:00 UTC that day) reads `expired`.
+ */
+export const presentOwnRequest = (r: OwnRequestRow, today: string): OwnAccessRequest => {
+  const granted = r.pending === 0 && r.outcome === 'approved';
+  const status = r.pending === 1 || r.outcome === null ? 'pending' : granted && r.expires_at !== null && r.expires_at <= today ? 'expired' : r.outcome;
+  return {
+    ...sourceOf(r.kind, r.namespace_id, r.source_full_path, r.source_name),
+    requested_at: r.requested_at,
+    status,
+    access_level: granted ? r.access_level : null,
+    expires_at: granted ? r.expires_at : null,
+    decided_at: r.pending === 1 ? null : r.decided_at,
+  };
+};
