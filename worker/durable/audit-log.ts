@@ -30,6 +30,13 @@ export class AuditLog extends DurableObject<Env> {
     const page = this.log.list(filter, offset, limit);
     return { total: page.total, items: await this.log.withNames(page.items, (ids) => directory(this.env).getUsers(ids)) };
   }
+
+  async getEvent(seq: number): Promise<LoggedEvent | null> {
+    const found = this.log.find(seq);
+    if (!found) return null;
+    const [named] = await this.log.withNames([found], (ids) => directory(this.env).getUsers(ids));
+    return named ?? found;
+  }
 }
 
 /** The single instance log. */
