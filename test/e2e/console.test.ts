@@ -6,11 +6,11 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import AxeBuilder from '@axe-core/playwright';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { seedDemo, type DemoUser } from './support/demo';
 import { launchPlain } from './support/chromium';
+import { ConsoleVisits } from './support/console-visits';
 import { callApi, ROOT, startKnock, type RunningServer } from './support/knock-server';
 
 /** Set KNOCK_SCREENSHOTS=1 to refresh the README's screenshots of the console under docs/. */
@@ -24,44 +24,25 @@ describe('the web console, against a real Knock with the demo data', () => {
   let server: RunningServer;
   let browser: Browser;
   let demo: Record<'alice' | 'bob' | 'carol', DemoUser>;
-  /** Every page axe checked, by its path. */
-  const checked: string[] = [];
+  let visits: ConsoleVisits;
 
   beforeAll(async () => {
     server = await startKnock(join(tmp, 'state'));
     demo = await seedDemo(server);
     await callApi(server, server.adminToken, 'POST', '/users', 201, { ...admin, email: 'ada@example.test', admin: true });
     browser = await launchPlain();
+    visits = new ConsoleVisits(browser, server.url);
   });
 
   afterAll(async () => {
-    console.log(`axe checked ${checked.length} pages: ${checked.join(', ')}`);
+    if (visits) console.log(visits.report());
     await browser?.close();
     await server?.stop();
     rmSync(tmp, { recursive: true, force: true });
   });
 
-  /** No serious or critical accessibility violation on the page as it is now. */
-  async function expectAccessible(page: Page): Promise<void> {
-    const results = await new AxeBuilder({ page }).analyze();
-    const bad = results.violations.filter((v) => v.impact === 'serious' || v.impact === 'critical');
-    expect(bad.map((v) => `${v.id} (${v.impact}): ${v.help} — ${v.nodes.map((n) => n.target.join(' ')).join('; ')}`)).toEqual([]);
-    checked.push(new URL(page.url()).pathname);
-  }
-
-  /** A new browser window signed in as `who`, from the address the README gives. */
-  async function signIn(who: { username: string; password: string }): Promise<Page> {
-    const context = await browser.newContext({ viewport: { width: 1200, height: 900 } });
-    const page = await context.newPage();
-    await page.goto(server.url);
-    await page.waitForURL(/\/users\/sign_in/);
-    if (checked.length === 0) await expectAccessible(page);
-    await page.getByLabel('Username').fill(who.username);
-    await page.getByLabel('Password').fill(who.password);
-    await page.getByRole('button', { name: 'Sign in' }).click();
-    await page.waitForURL(`${server.url}/`);
-    return page;
-  }
+  const expectAccessible = (page: Page) => visits.expectAccessible(page);
+  const signIn = (who: { username: string; password: string }) => visits.signIn(who);
 
   const inDays = (days: number) => new Date(Date.now() + days * 86_400_000).toISOString().slice(0, 10);
 

@@ -62,6 +62,9 @@ describe('my personal access tokens', () => {
     expect(((await me2.json()) as { username: string }).username).toBe(me.username);
     expect((await call('/api/v4/groups', { method: 'POST', headers: { 'PRIVATE-TOKEN': token, 'Content-Type': 'application/json' }, body: '{}' })).status).toBe(403);
 
+    // Reloading the answer's address shows the list, never the token again.
+    const reload = await browser.get('/-/profile/personal_access_tokens');
+    expect(reload.headers.get('location')).toBe('/-/profile#personal-access-tokens');
     const page = await (await browser.get('/-/profile')).text();
     expect(page).not.toContain(token);
     const id = Number(/personal_access_tokens\/(\d+)\/revoke" aria-label="Revoke laptop script"/.exec(page)?.[1]);

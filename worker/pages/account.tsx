@@ -123,6 +123,8 @@ const ownToken = <E extends ConsoleEnv>(c: Context<E>) => tokens.findAccessToken
 /** `/-/profile`: the signed-in user's account. */
 export const accountSettingsPages = new Hono<ConsoleEnv>()
   .get('/-/profile', async (c) => accountPage(c, { c, flash: await takeFlash(c) }))
+  // The address the token form answers at (a reload, a bookmark): the tokens on the account page.
+  .get(TOKENS_PATH, (c) => c.redirect('/-/profile#personal-access-tokens', 302))
   // `POST /user/personal_access_tokens`, for the viewer.
   .post(TOKENS_PATH, formCsrf({ all: true }), (c) =>
     issueFromForm(c, c.var.form, { userId: c.var.viewer.user.id, kind: PERSONAL, formName: NEW_TOKEN }, (flash, issued, status) => accountPage(c, { c, flash, issued }, status)),

@@ -177,23 +177,28 @@ const AccountState = (p: { view: UserView }) => {
       <p>
         @{user.username} is <strong>{user.state}</strong>.
       </p>
-      {offered.map((a) => (
-        <PostForm action={`${userPath(user)}/${a.action}`} csrf={viewer.csrf} class="row-form" label={`${a.label} @${user.username}`}>
-          <button type="submit" class={a.danger ? 'danger' : undefined}>
-            {a.label} @{user.username}
-          </button>{' '}
-          <span class="muted">
-            @{user.username} {a.does}
-          </span>
-        </PostForm>
-      ))}
-      {deletable ? (
-        <p>
-          <a class="button danger" href={`${userPath(user)}/delete`}>
-            Delete @{user.username}
-          </a>
-        </p>
-      ) : null}
+      <ul class="plain">
+        {offered.map((a) => (
+          <li>
+            <PostForm action={`${userPath(user)}/${a.action}`} csrf={viewer.csrf} class="row-form" label={`${a.label} @${user.username}`}>
+              <button type="submit" class={a.danger ? 'danger' : undefined}>
+                {a.label} @{user.username}
+              </button>
+              <span class="muted">
+                @{user.username} {a.does}
+              </span>
+            </PostForm>
+          </li>
+        ))}
+        {deletable ? (
+          <li>
+            <a class="button danger" href={`${userPath(user)}/delete`}>
+              Delete @{user.username}
+            </a>{' '}
+            <span class="muted">after a confirmation: with their memberships, pending requests, tokens and personal projects.</span>
+          </li>
+        ) : null}
+      </ul>
       {offered.length === 0 && !deletable ? <p class="muted">This account cannot be blocked, deactivated or deleted.</p> : null}
       <FormError alert={alert} fields={[]} />
     </Section>
