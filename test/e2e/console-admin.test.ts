@@ -4,15 +4,10 @@
 // against /api/v4/user, revokes it, and the next call is 401. axe finds no serious or critical
 // violation on any page on the way.
 
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { Browser } from 'playwright-core';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { launchPlain } from './support/chromium';
-import { ConsoleVisits } from './support/console-visits';
-import { seedDemo, type DemoUser } from './support/demo';
-import { callApi, ROOT, startKnock, type RunningServer } from './support/knock-server';
+import { describe, expect, it } from 'vitest';
+import { useConsoleWorld } from './support/console-visits';
+import { callApi, ROOT } from './support/knock-server';
 
 /** Set KNOCK_SCREENSHOTS=1 to refresh docs/console-admin-user.png. */
 const SCREENSHOTS = process.env.KNOCK_SCREENSHOTS === '1';
@@ -20,63 +15,44 @@ const SCREENSHOTS = process.env.KNOCK_SCREENSHOTS === '1';
 const admin = { username: 'ada', password: 'ada-password-1', name: 'Ada Admin' };
 
 describe('My account and Administration, against a real Knock with the demo data', () => {
-  const tmp = mkdtempSync(join(tmpdir(), 'knock-console-admin-'));
-  let server: RunningServer;
-  let browser: Browser;
-  let demo: Record<'alice' | 'bob' | 'carol', DemoUser>;
-  let visits: ConsoleVisits;
+  const world = useConsoleWorld(admin);
 
-  beforeAll(async () => {
-    server = await startKnock(join(tmp, 'state'));
-    demo = await seedDemo(server);
-    await callApi(server, server.adminToken, 'POST', '/users', 201, { ...admin, email: 'ada@example.test', admin: true });
-    browser = await launchPlain();
-    visits = new ConsoleVisits(browser, server.url);
-  });
-
-  afterAll(async () => {
-    if (visits) console.log(visits.report());
-    await browser?.close();
-    await server?.stop();
-    rmSync(tmp, { recursive: true, force: true });
-  });
-
-  const whoAmI = (token: string) => fetch(`${server.url}/api/v4/user`, { headers: { 'PRIVATE-TOKEN': token } });
+  const whoAmI = (token: string) => fetch(`${world.server.url}/api/v4/user`, { headers: { 'PRIVATE-TOKEN': token } });
 
   it("an administrator blocks bob, and bob's open session ends: his next page is sign-in, saying why", async () => {
-    const bob = await visits.signIn(demo.bob);
-    const ada = await visits.signIn(admin);
+    const bob = await world.visits.signIn(world.demo.bob);
+    const ada = await world.visits.signIn(admin);
     await ada.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Administration' }).click();
     await ada.getByLabel('Search by username, name or email').fill('bob');
     await ada.getByRole('button', { name: 'Search' }).click();
     await ada.getByRole('link', { name: 'Bob Builder' }).click();
     await ada.getByRole('heading', { name: /Bob Builder/ }).waitFor();
-    await visits.expectAccessible(ada);
+    await world.visits.expectAccessible(ada);
     if (SCREENSHOTS) await ada.screenshot({ path: join(ROOT, 'docs', 'console-admin-user.png'), fullPage: true });
 
     await ada.getByRole('button', { name: 'Block @bob' }).click();
     await ada.getByRole('status').getByText('Blocked @bob.').waitFor();
     await ada.getByRole('button', { name: 'Unblock @bob' }).waitFor();
     expect(await ada.getByRole('button', { name: 'Deactivate @bob' }).count(), 'GitLab does not deactivate a blocked user').toBe(0);
-    const [found] = await callApi<{ state: string }[]>(server, server.adminToken, 'GET', '/users?username=bob', 200);
+    const [found] = await callApi<{ state: string }[]>(world.server, world.server.adminToken, 'GET', '/users?username=bob', 200);
     expect(found.state).toBe('blocked');
 
     await bob.reload();
     await bob.waitForURL(/\/users\/sign_in/);
     await bob.getByRole('alert').getByText('Your account has been blocked. Contact your administrator if you think this is an error.').waitFor();
-    await visits.expectAccessible(bob);
-    expect((await whoAmI(demo.bob.token)).status).toBe(401);
+    await world.visits.expectAccessible(bob);
+    expect((await whoAmI(world.demo.bob.token)).status).toBe(401);
 
     // Unblocked, bob signs in again; the delete confirmation, checked and cancelled.
     await ada.getByRole('button', { name: 'Unblock @bob' }).click();
     await ada.getByRole('status').getByText('Unblocked @bob.').waitFor();
     await ada.getByRole('link', { name: 'Delete @bob' }).click();
     await ada.getByRole('heading', { name: 'Delete @bob?' }).waitFor();
-    await visits.expectAccessible(ada);
+    await world.visits.expectAccessible(ada);
     await ada.getByRole('link', { name: 'Cancel' }).click();
     await ada.getByRole('heading', { name: /Bob Builder/ }).waitFor();
-    await bob.getByLabel('Username').fill(demo.bob.username);
-    await bob.getByLabel('Password').fill(demo.bob.password);
+    await bob.getByLabel('Username').fill(world.demo.bob.username);
+    await bob.getByLabel('Password').fill(world.demo.bob.password);
     await bob.getByRole('button', { name: 'Sign in' }).click();
     await bob.getByRole('heading', { name: /Waiting for you|Your groups/ }).first().waitFor();
     await bob.context().close();
@@ -84,7 +60,7 @@ describe('My account and Administration, against a real Knock with the demo data
   });
 
   it('carol makes a personal access token, sees it once, uses it, revokes it, and the next call is 401', async () => {
-    const page = await visits.signIn(demo.carol);
+    const page = await world.visits.signIn(world.demo.carol);
     await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Account' }).click();
     await page.getByRole('heading', { name: 'Your account' }).waitFor();
     const form = page.getByRole('form', { name: 'New personal access token' });
@@ -96,19 +72,19 @@ describe('My account and Administration, against a real Knock with the demo data
     await page.getByText('Created the token my script.').waitFor();
     const token = await page.getByLabel('Your new token (select it and copy)').inputValue();
     expect(token).toMatch(/^knock_at_/);
-    await visits.expectAccessible(page);
+    await world.visits.expectAccessible(page);
 
     const me = await whoAmI(token);
     expect(me.status).toBe(200);
     expect(((await me.json()) as { username: string }).username).toBe('carol');
 
-    await page.goto(`${server.url}/-/profile`);
+    await page.goto(`${world.server.url}/-/profile`);
     expect(await page.content()).not.toContain(token);
     const row = page.getByRole('row').filter({ hasText: 'my script' });
     expect(await row.textContent()).toContain(expiry);
     await row.getByRole('link', { name: 'Revoke my script' }).click();
     await page.getByRole('heading', { name: 'Revoke the token my script?' }).waitFor();
-    await visits.expectAccessible(page);
+    await world.visits.expectAccessible(page);
     await page.getByRole('button', { name: 'Revoke my script' }).click();
     await page.getByRole('status').getByText('Revoked the token my script. It stopped working at once.').waitFor();
     expect((await whoAmI(token)).status).toBe(401);

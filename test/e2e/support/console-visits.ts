@@ -1,9 +1,16 @@
-// The web console's journeys in Chromium: signing in as someone, and axe's check of each page
-// on the way (no serious or critical violation), remembering which pages it checked.
+// The web console's journeys in Chromium: a fresh Knock with the demo data and an
+// administrator, signing in as someone, and axe's check of each page on the way (no serious or
+// critical violation), remembering which pages it checked.
 
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import AxeBuilder from '@axe-core/playwright';
 import type { Browser, Page } from 'playwright-core';
-import { expect } from 'vitest';
+import { afterAll, beforeAll, expect } from 'vitest';
+import { launchPlain } from './chromium';
+import { seedDemo, type DemoUser } from './demo';
+import { callApi, startKnock, type RunningServer } from './knock-server';
 
 export class ConsoleVisits {
   /** Every page axe checked, by its path. */
@@ -39,4 +46,71 @@ export class ConsoleVisits {
   report(): string {
     return `axe checked ${this.checked.length} pages: ${this.checked.join(', ')}`;
   }
+}
+
+/** What a console journey runs against. */
+export interface ConsoleWorld {
+  server: RunningServer;
+  demo: Record<'alice' | 'bob' | 'carol', DemoUser>;
+  visits: ConsoleVisits;
+  /** Prints the pages axe checked, closes Chromium, stops the server and removes its state. */
+  close(): Promise<void>;
+}
+
+/** A fresh Knock (state in a temporary directory) with `npm start`'s demo data and the administrator `admin`, and Chromium. */
+export async function openConsoleWorld(admin: { username: string; password: string; name: string }): Promise<ConsoleWorld> {
+  const tmp = mkdtempSync(join(tmpdir(), 'knock-console-'));
+  let server: RunningServer | undefined;
+  let browser: Browser | undefined;
+  const stop = async () => {
+    await browser?.close();
+    await server?.stop();
+    rmSync(tmp, { recursive: true, force: true });
+  };
+  try {
+    server = await startKnock(join(tmp, 'state'));
+    const demo = await seedDemo(server);
+    await callApi(server, server.adminToken, 'POST', '/users', 201, { ...admin, email: `${admin.username}@example.test`, admin: true });
+    browser = await launchPlain();
+    const visits = new ConsoleVisits(browser, server.url);
+    return {
+      server,
+      demo,
+      visits,
+      close: async () => {
+        console.log(visits.report());
+        await stop();
+      },
+    };
+  } catch (e) {
+    await stop();
+    throw e;
+  }
+}
+
+/**
+ * Opens a console world before the file's tests and closes it after them; its parts are read
+ * through the answer (`world.server`, `world.demo`, `world.visits`) once the tests run.
+ */
+export function useConsoleWorld(admin: { username: string; password: string; name: string }): Omit<ConsoleWorld, 'close'> {
+  let opened: ConsoleWorld | undefined;
+  beforeAll(async () => {
+    opened = await openConsoleWorld(admin);
+  });
+  afterAll(() => opened?.close());
+  const get = (): ConsoleWorld => {
+    if (!opened) throw new Error('the console world opens in beforeAll');
+    return opened;
+  };
+  return {
+    get server() {
+      return get().server;
+    },
+    get demo() {
+      return get().demo;
+    },
+    get visits() {
+      return get().visits;
+    },
+  };
 }
