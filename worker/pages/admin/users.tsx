@@ -69,7 +69,7 @@ const UserForm = (p: { id: string; action: string; csrf: string; label: string; 
     <div class="fields">
       <TextField id={`${p.id}-username`} name="username" label="Username" value={p.values.username} alert={p.alert} required />
       <TextField id={`${p.id}-name`} name="name" label="Full name" value={p.values.name} alert={p.alert} required />
-      <TextField id={`${p.id}-email`} name="email" label={p.editing ? 'Email' : 'Email (optional)'} type="email" value={p.values.email} alert={p.alert} />
+      <TextField id={`${p.id}-email`} name="email" label={p.editing ? 'Email (empty: unchanged)' : 'Email (optional)'} type="email" value={p.values.email} alert={p.alert} />
       <TextField
         id={`${p.id}-password`}
         name="password"
