@@ -3,15 +3,11 @@
 // acme/website's members and removes him; an administrator creates a user, who asks for access
 // to acme and withdraws. axe finds no serious or critical violation on any page on the way.
 
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import AxeBuilder from '@axe-core/playwright';
-import type { Browser, Page } from 'playwright-core';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { seedDemo, type DemoUser } from './support/demo';
-import { launchPlain } from './support/chromium';
-import { callApi, ROOT, startKnock, type RunningServer } from './support/knock-server';
+import type { Page } from 'playwright-core';
+import { describe, expect, it } from 'vitest';
+import { useConsoleWorld } from './support/console-visits';
+import { callApi, ROOT } from './support/knock-server';
 
 /** Set KNOCK_SCREENSHOTS=1 to refresh the README's screenshots of the console under docs/. */
 const SCREENSHOTS = process.env.KNOCK_SCREENSHOTS === '1';
@@ -20,53 +16,15 @@ const admin = { username: 'ada', password: 'ada-password-1', name: 'Ada Admin' }
 const dave = { username: 'dave', password: 'dave-password-1', name: 'Dave Newcomer' };
 
 describe('the web console, against a real Knock with the demo data', () => {
-  const tmp = mkdtempSync(join(tmpdir(), 'knock-console-'));
-  let server: RunningServer;
-  let browser: Browser;
-  let demo: Record<'alice' | 'bob' | 'carol', DemoUser>;
-  /** Every page axe checked, by its path. */
-  const checked: string[] = [];
+  const world = useConsoleWorld(admin);
 
-  beforeAll(async () => {
-    server = await startKnock(join(tmp, 'state'));
-    demo = await seedDemo(server);
-    await callApi(server, server.adminToken, 'POST', '/users', 201, { ...admin, email: 'ada@example.test', admin: true });
-    browser = await launchPlain();
-  });
-
-  afterAll(async () => {
-    console.log(`axe checked ${checked.length} pages: ${checked.join(', ')}`);
-    await browser?.close();
-    await server?.stop();
-    rmSync(tmp, { recursive: true, force: true });
-  });
-
-  /** No serious or critical accessibility violation on the page as it is now. */
-  async function expectAccessible(page: Page): Promise<void> {
-    const results = await new AxeBuilder({ page }).analyze();
-    const bad = results.violations.filter((v) => v.impact === 'serious' || v.impact === 'critical');
-    expect(bad.map((v) => `${v.id} (${v.impact}): ${v.help} — ${v.nodes.map((n) => n.target.join(' ')).join('; ')}`)).toEqual([]);
-    checked.push(new URL(page.url()).pathname);
-  }
-
-  /** A new browser window signed in as `who`, from the address the README gives. */
-  async function signIn(who: { username: string; password: string }): Promise<Page> {
-    const context = await browser.newContext({ viewport: { width: 1200, height: 900 } });
-    const page = await context.newPage();
-    await page.goto(server.url);
-    await page.waitForURL(/\/users\/sign_in/);
-    if (checked.length === 0) await expectAccessible(page);
-    await page.getByLabel('Username').fill(who.username);
-    await page.getByLabel('Password').fill(who.password);
-    await page.getByRole('button', { name: 'Sign in' }).click();
-    await page.waitForURL(`${server.url}/`);
-    return page;
-  }
+  const expectAccessible = (page: Page) => world.visits.expectAccessible(page);
+  const signIn = (who: { username: string; password: string }) => world.visits.signIn(who);
 
   const inDays = (days: number) => new Date(Date.now() + days * 86_400_000).toISOString().slice(0, 10);
 
   it('alice approves bob with an expiry from her dashboard', async () => {
-    const page = await signIn(demo.alice);
+    const page = await signIn(world.demo.alice);
     await page.getByRole('heading', { name: 'Waiting for you (4)' }).waitFor();
     await expectAccessible(page);
     if (SCREENSHOTS) await page.screenshot({ path: join(ROOT, 'docs', 'console-dashboard.png'), fullPage: true });
@@ -79,15 +37,15 @@ describe('the web console, against a real Knock with the demo data', () => {
     await page.getByRole('status').getByText(`Approved @bob as Maintainer on acme/website until ${expiry}.`).waitFor();
     await page.getByRole('heading', { name: 'Waiting for you (3)' }).waitFor();
 
-    const member = await callApi<{ access_level: number; expires_at: string }>(server, server.adminToken, 'GET', '/projects/acme%2Fwebsite/members/all/3', 200);
+    const member = await callApi<{ access_level: number; expires_at: string }>(world.server, world.server.adminToken, 'GET', '/projects/acme%2Fwebsite/members/all/3', 200);
     expect(member).toMatchObject({ access_level: 40, expires_at: expiry });
     await page.context().close();
   });
 
   it("alice sees bob among acme/website's members, and removes him after a confirmation", async () => {
-    const page = await signIn(demo.alice);
+    const page = await signIn(world.demo.alice);
     await page.getByRole('link', { name: 'Acme / Website' }).click();
-    await page.waitForURL(`${server.url}/projects/acme/website`);
+    await page.waitForURL(`${world.server.url}/projects/acme/website`);
     const bob = page.getByRole('row', { name: 'Bob Builder (@bob)' });
     await bob.waitFor();
     expect(await bob.getByLabel('Access level of @bob').inputValue()).toBe('40');
@@ -100,11 +58,11 @@ describe('the web console, against a real Knock with the demo data', () => {
     await page.getByRole('button', { name: 'Remove @bob' }).click();
     await page.getByRole('status').getByText('Removed @bob from acme/website.').waitFor();
     expect(await page.getByRole('row', { name: 'Bob Builder (@bob)' }).count()).toBe(0);
-    const members = await callApi<{ username: string }[]>(server, server.adminToken, 'GET', '/projects/acme%2Fwebsite/members', 200);
+    const members = await callApi<{ username: string }[]>(world.server, world.server.adminToken, 'GET', '/projects/acme%2Fwebsite/members', 200);
     expect(members.map((m) => m.username)).toEqual(['alice']);
 
     // The deny confirmation, the group page and the account page, for axe.
-    await page.goto(`${server.url}/groups/acme`);
+    await page.goto(`${world.server.url}/groups/acme`);
     await expectAccessible(page);
     await page.getByRole('listitem', { name: 'Carol Danvers (@carol)' }).getByRole('link', { name: 'Deny @carol' }).click();
     await page.getByRole('heading', { name: 'Deny this access request?' }).waitFor();
@@ -145,16 +103,16 @@ describe('the web console, against a real Knock with the demo data', () => {
   it('the new user asks for access to acme, and withdraws', async () => {
     const page = await signIn(dave);
     await expectAccessible(page);
-    await page.goto(`${server.url}/groups/acme`);
+    await page.goto(`${world.server.url}/groups/acme`);
     await page.getByRole('button', { name: 'Request access' }).click();
     await page.getByRole('status').getByText('You asked for access to acme. Its Owners will see your request.').waitFor();
-    let pending = await callApi<{ username: string }[]>(server, server.adminToken, 'GET', '/groups/acme/access_requests', 200);
+    let pending = await callApi<{ username: string }[]>(world.server, world.server.adminToken, 'GET', '/groups/acme/access_requests', 200);
     expect(pending.map((r) => r.username)).toContain('dave');
 
     await page.getByRole('button', { name: 'Withdraw request' }).click();
     await page.getByRole('status').getByText('You withdrew your request for acme.').waitFor();
     await page.getByRole('button', { name: 'Request access' }).waitFor();
-    pending = await callApi<{ username: string }[]>(server, server.adminToken, 'GET', '/groups/acme/access_requests', 200);
+    pending = await callApi<{ username: string }[]>(world.server, world.server.adminToken, 'GET', '/groups/acme/access_requests', 200);
     expect(pending.map((r) => r.username)).not.toContain('dave');
     await page.context().close();
   });

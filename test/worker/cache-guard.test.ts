@@ -150,6 +150,11 @@ const ROUTES: Record<string, Effect> = {
   ),
   // ---- the console's administration and account ----
   'POST /admin/users': none(NOTHING_CACHED_YET),
+  'POST /admin/users/{id}': through('PUT /api/v4/users/{id}'),
+  'POST /admin/users/{id}/delete': through('DELETE /api/v4/users/{id}'),
+  ...Object.fromEntries(['block', 'unblock', 'deactivate', 'activate'].map((action) => [`POST /admin/users/{id}/${action}`, through(`POST /api/v4/users/{id}/${action}`)])),
+  'POST /-/profile/personal_access_tokens': through('POST /api/v4/user/personal_access_tokens'),
+  'POST /-/profile/personal_access_tokens/{token_id}/revoke': through('DELETE /api/v4/personal_access_tokens/{id}'),
   'POST /admin/users/{id}/impersonation_tokens': through('POST /api/v4/users/{id}/impersonation_tokens'),
   'POST /admin/users/{id}/impersonation_tokens/{token_id}/revoke': through('DELETE /api/v4/users/{id}/impersonation_tokens/{token_id}'),
   'POST /admin/applications': through('POST /api/v4/applications'),

@@ -32,7 +32,8 @@ export const loadSession: MiddlewareHandler<PageEnv> = async (c, next) => {
   if (id) {
     const idHash = await hashSecret(c.env, id);
     const found = await directory(c.env).getSession(idHash);
-    if (found) session = { ...found, idHash };
+    if (found && 'user' in found) session = { ...found, idHash };
+    else if (found) c.set('sessionEndedBecause', found.endedBecause);
   }
   c.set('session', session);
   await next();

@@ -47,6 +47,7 @@ ul.requests { list-style:none; padding:0; margin:0; }
 ul.requests li { display:flex; justify-content:space-between; gap:16px; padding:12px 0; border-bottom:1px solid var(--line); flex-wrap:wrap; }
 form.row-form { display:flex; gap:8px; align-items:center; flex-wrap:wrap; margin:0; }
 form.row-form label { margin:0; font-weight:400; font-size:14px; }
+form.row-form span.muted { flex:1; min-width:240px; }
 td form.row-form label { position:absolute; left:-9999px; }
 .fields { display:grid; grid-template-columns:repeat(auto-fit, minmax(200px, 1fr)); gap:0 16px; }
 form.search { display:flex; gap:8px; align-items:end; flex-wrap:wrap; margin-bottom:16px; }
