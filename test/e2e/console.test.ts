@@ -67,7 +67,7 @@ describe('the web console, against a real Knock with the demo data', () => {
 
   it('alice approves bob with an expiry from her dashboard', async () => {
     const page = await signIn(demo.alice);
-    await page.getByRole('heading', { name: 'Waiting for you (4)' }).waitFor();
+    await page.getByRole('heading', { name: 'Needs you (4)' }).waitFor();
     await expectAccessible(page);
     if (SCREENSHOTS) await page.screenshot({ path: join(ROOT, 'docs', 'console-dashboard.png'), fullPage: true });
 
@@ -77,7 +77,7 @@ describe('the web console, against a real Knock with the demo data', () => {
     await row.getByLabel('Expiry date for @bob (optional)').fill(expiry);
     await row.getByRole('button', { name: 'Approve @bob' }).click();
     await page.getByRole('status').getByText(`Approved @bob as Maintainer on acme/website until ${expiry}.`).waitFor();
-    await page.getByRole('heading', { name: 'Waiting for you (3)' }).waitFor();
+    await page.getByRole('heading', { name: 'Needs you (3)' }).waitFor();
 
     const member = await callApi<{ access_level: number; expires_at: string }>(server, server.adminToken, 'GET', '/projects/acme%2Fwebsite/members/all/3', 200);
     expect(member).toMatchObject({ access_level: 40, expires_at: expiry });
