@@ -32,6 +32,7 @@ describe('console pages and forms', () => {
     await as(requester).post(`/projects/${project.id}/access_requests`);
     await as(admin).post(`/groups/${group.id}/members`, { user_id: (await consoleUser('mem')).id, access_level: 30 });
     const app = await registerApp(['https://app.example/cb']);
+    const hook = (await (await as(admin).post(`/projects/${project.id}/hooks`, { url: 'https://hooks.example.com/knock' })).json()) as { id: number };
     ({ browser, csrf } = await consoleSession(admin));
     const paths = [
       '/',
@@ -41,6 +42,8 @@ describe('console pages and forms', () => {
       `/projects/${project.full_path}`,
       `/groups/${group.id}/-/access_requests/${requester.id}/deny`,
       `/projects/${project.id}/-/members/${admin.id}/remove`,
+      `/projects/${project.id}/-/hooks/${hook.id}`,
+      `/projects/${project.id}/-/hooks/${hook.id}/delete`,
       '/admin/users',
       `/admin/users/${requester.id}`,
       '/admin/applications',
@@ -100,7 +103,7 @@ describe('console pages and forms', () => {
     for (const { html } of pages) for (const m of html.matchAll(/<form method="post" action="([^"]+)"/g)) actions.add(m[1]);
     expect(actions.size).toBeGreaterThanOrEqual(15);
     const other = await consoleSession(await consoleUser('oth'));
-    const fields = { access_level: '30', expires_at: '', username: requester.username, name: 'Forged', password: 'forged-password', redirect_uri: 'https://x.example/cb', scopes: 'api', return_to: '/' };
+    const fields = { access_level: '30', expires_at: '', username: requester.username, name: 'Forged', password: 'forged-password', redirect_uri: 'https://x.example/cb', scopes: 'api', url: 'https://evil.example.com/', trigger: 'member_events', return_to: '/' };
     const forgeries: [string, Record<string, string>, Record<string, string>][] = [
       ['no token', {}, {}],
       ["another session's token", { authenticity_token: other.csrf }, {}],
@@ -125,6 +128,8 @@ describe('console pages and forms', () => {
     const members = (await (await call(`/api/v4/groups/${group.id}/members`, { headers: ADMIN })).json()) as unknown[];
     expect(members).toHaveLength(2);
     expect(((await (await call('/api/v4/users?search=Forged', { headers: ADMIN })).json()) as unknown[]).length).toBe(0);
+    const hooks = (await (await call(`/api/v4/projects/${project.id}/hooks`, { headers: ADMIN })).json()) as { url: string }[];
+    expect(hooks.map((h) => h.url)).toEqual(['https://hooks.example.com/knock']);
   });
 
   it('answer an unreadable form body with the form-expired page, never a 500', async () => {
