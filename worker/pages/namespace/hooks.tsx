@@ -9,7 +9,7 @@ import type { HookRow } from '../../durable/webhooks';
 import type { HookTrigger } from '../../events/event';
 import { ApiError } from '../../errors';
 import * as events from '../../services/events';
-import { formText, parseForm, problemPage } from '../actions';
+import { formText, parseForm, problemPage, returnTo } from '../actions';
 import { alertFor, Confirm, FieldError, FlashNotice, FormError, invalid, Pagination, pageNumber, PostForm, Section, When, windowFor } from '../components';
 import { setFlash, takeFlash, type Flash } from '../flash';
 import { formCsrf, type FormFields } from '../form-csrf';
@@ -300,7 +300,7 @@ export const hookActions = (kind: Kind) =>
         if (isRefusal(e)) return problemPage(c, e);
         if (!(e instanceof ApiError)) throw e;
         await setFlash(c, { alert: { form: ADD_FORM, ...describeProblem(e) }, values });
-        return c.redirect(`/${kind.route}/${c.req.param('id')}`, 303);
+        return c.redirect(returnTo(c.var.form, `/${kind.route}/${c.req.param('id')}`), 303);
       }
     })
     .get(`/${ID}/-/hooks/${HOOK_ID}`, async (c) => {
