@@ -159,7 +159,7 @@ describe('the web console, against a real Knock with the demo data', () => {
     const delivery = await eventually('the delivery', () => rx.verifiedDeliveries(secret, 'e2e-token')[0]);
     expect(delivery.json).toMatchObject({ event_name: 'user_access_request_revoked_for_project', user_username: 'carol' });
 
-    await page.getByRole('region', { name: /^Webhooks/ }).getByRole('link', { name: `Edit ${rx.url} and see its deliveries` }).click();
+    await page.getByRole('region', { name: /^Webhooks/ }).getByRole('link', { name: `Edit and deliveries of ${rx.url}` }).click();
     const deliveries = page.getByRole('region', { name: /^Deliveries/ });
     await eventually('the delivery in the log', async () => {
       if ((await deliveries.getByRole('button', { name: /^Resend delivery/ }).count()) > 0) return true;

@@ -32,9 +32,10 @@ const resendForm = (hookId: number) => `hook-resend-${hookId}`;
 const presentHook = (kind: Kind, namespaceId: number, h: HookRow): GroupHook | ProjectHook =>
   kind.name === 'group' ? presentGroupHook(namespaceId, h) : presentProjectHook(namespaceId, h);
 
-const EVENT_LABELS: [field: 'member_events' | 'access_request_events', label: string][] = [
-  ['member_events', 'Member events (added, changed, removed, expired)'],
-  ['access_request_events', 'Access request events (requested, withdrawn, denied)'],
+/** The events a hook may get (GitLab's trigger fields), their names and what each covers. */
+const TRIGGERS: { field: HookTrigger; name: string; covers: string }[] = [
+  { field: 'member_events', name: 'Member events', covers: 'added, changed, removed, expired' },
+  { field: 'access_request_events', name: 'Access request events', covers: 'requested, withdrawn, denied' },
 ];
 
 const STATUS_TEXT: Record<GroupHook['alert_status'], string> = {
@@ -83,9 +84,9 @@ const HookFields = (p: { prefix: string; alert: ReturnType<typeof alertFor>; val
       </div>
       <fieldset>
         <legend>Trigger</legend>
-        {EVENT_LABELS.map(([field, label]) => (
+        {TRIGGERS.map((t) => (
           <label class="choice">
-            <input type="checkbox" name={field} value="true" checked={checked(field)} /> {label}
+            <input type="checkbox" name={t.field} value="true" checked={checked(t.field)} /> {t.name} ({t.covers})
           </label>
         ))}
       </fieldset>
@@ -105,8 +106,8 @@ const TestForm = (p: { kind: Kind; namespaceId: number; hook: { id: number; url:
     <PostForm action={`${hookPath(p.kind, p.namespaceId, p.hook.id)}/test`} csrf={p.csrf} returnTo={p.returnTo} class="row-form" label={`Test ${p.hook.url}`}>
       <label for={id}>Sample event</label>
       <select id={id} name="trigger">
-        {EVENT_LABELS.map(([field, label]) => (
-          <option value={field}>{label.replace(/ \(.*\)$/, '')}</option>
+        {TRIGGERS.map((t) => (
+          <option value={t.field}>{t.name}</option>
         ))}
       </select>
       <button type="submit" aria-label={`Test ${p.hook.url}`}>
@@ -134,7 +135,7 @@ export const Webhooks = async (p: { view: NamespaceView }) => {
           {items.map((row) => {
             const hook = presentHook(view.kind, view.target.id, row);
             const path = hookPath(view.kind, view.target.id, hook.id);
-            const triggers = EVENT_LABELS.filter(([field]) => hook[field]).map(([, label]) => label.replace(/ \(.*\)$/, ''));
+            const triggers = TRIGGERS.filter((t) => hook[t.field]).map((t) => t.name);
             return (
               <li aria-label={`Webhook ${hook.url}`}>
                 <div>
@@ -144,7 +145,7 @@ export const Webhooks = async (p: { view: NamespaceView }) => {
                   </div>
                 </div>
                 <div class="actions">
-                  <a class="button" href={path} aria-label={`Edit ${hook.url} and see its deliveries`}>
+                  <a class="button" href={path} aria-label={`Edit and deliveries of ${hook.url}`}>
                     Edit and deliveries
                   </a>
                   <a class="button danger" href={`${path}/delete`} aria-label={`Delete ${hook.url}`}>
@@ -323,7 +324,7 @@ export const hookActions = (kind: Kind) =>
     })
     .post(`/${ID}/-/hooks/${HOOK_ID}/test`, formCsrf(), (c) => {
       const hookId = hookIdOf(c);
-      const trigger: HookTrigger = formText(c.var.form, 'trigger') === 'member_events' ? 'member_events' : 'access_request_events';
+      const trigger = TRIGGERS.find((t) => t.field === formText(c.var.form, 'trigger'))?.field ?? 'member_events';
       return actOn(c, kind, c.var.form, { form: testForm(hookId), notFound: 'This webhook has been deleted.' }, async (target) => {
         await events.testHook(c.env, target, hookId, trigger);
         return `Sent a sample ${trigger === 'member_events' ? 'member' : 'access request'} event: the webhook answered with success.`;
