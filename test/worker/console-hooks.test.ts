@@ -125,6 +125,13 @@ describe.each(KIND_ROUTES)('the webhooks of a %s page', (kind) => {
     const created = (await (await as(owner).post(`/${kind}/${s.id}/hooks`, { url: HOOK_FORM.url })).json()) as ApiHook;
     const hookPage = `${s.actions}/hooks/${created.id}`;
     const rx = new Receiver();
+    const forms: [string, Record<string, string>][] = [
+      [`${s.actions}/hooks`, { ...HOOK_FORM, url: 'https://evil.example.com/' }],
+      [hookPage, { ...HOOK_FORM, url: 'https://evil.example.com/' }],
+      [`${hookPage}/test`, { trigger: 'member_events' }],
+      [`${hookPage}/events/1/resend`, {}],
+      [`${hookPage}/delete`, {}],
+    ];
     for (const who of [dev, visitor]) {
       const { browser, csrf } = await consoleSession(who);
       const page = await (await browser.get(s.page)).text();
@@ -132,13 +139,6 @@ describe.each(KIND_ROUTES)('the webhooks of a %s page', (kind) => {
       expect(page, who.username).not.toContain('id="audit-log"');
       expect(page, who.username).not.toContain(`${s.actions}/hooks`);
       for (const path of [hookPage, `${hookPage}/delete`]) expect((await browser.get(path)).status, `${who.username} GET ${path}`).toBe(403);
-      const forms: [string, Record<string, string>][] = [
-        [`${s.actions}/hooks`, { ...HOOK_FORM, url: 'https://evil.example.com/' }],
-        [hookPage, { ...HOOK_FORM, url: 'https://evil.example.com/' }],
-        [`${hookPage}/test`, { trigger: 'member_events' }],
-        [`${hookPage}/events/1/resend`, {}],
-        [`${hookPage}/delete`, {}],
-      ];
       for (const [action, fields] of forms) {
         const res = await browser.post(action, { authenticity_token: csrf, ...fields });
         expect(res.status, `${who.username} ${action}`).toBe(403);
@@ -149,10 +149,13 @@ describe.each(KIND_ROUTES)('the webhooks of a %s page', (kind) => {
     expect(rx.received).toEqual([]);
 
     // Signed out: to the sign-in page, nothing changed.
-    const res = await new Browser().post(`${s.actions}/hooks`, { ...HOOK_FORM, url: 'https://evil.example.com/' });
-    expect(res.status).toBe(303);
-    expect(res.headers.get('location')).toBe('/users/sign_in');
-    expect(await hooksOf(kind, s.id)).toHaveLength(1);
+    for (const [action, fields] of forms) {
+      const res = await new Browser().post(action, fields);
+      expect(res.status, action).toBe(303);
+      expect(res.headers.get('location'), action).toBe('/users/sign_in');
+    }
+    expect((await hooksOf(kind, s.id)).map((h) => h.url)).toEqual([HOOK_FORM.url]);
+    expect(rx.received).toEqual([]);
   });
 
   it('answers 404 for the webhook pages of a private one the viewer cannot see', async () => {
