@@ -146,6 +146,11 @@ const ROUTES: Record<string, Effect> = {
       [`POST /${kind}/{id}/-/access_requests/withdraw`, through(`DELETE /api/v4/${kind}/{id}/access_requests/{user_id}`)],
       [`POST /${kind}/{id}/-/access_requests/{user_id}/approve`, through(`PUT /api/v4/${kind}/{id}/access_requests/{user_id}/approve`)],
       [`POST /${kind}/{id}/-/access_requests/{user_id}/deny`, through(`DELETE /api/v4/${kind}/{id}/access_requests/{user_id}`)],
+      [`POST /${kind}/{id}/-/hooks`, through(`POST /api/v4/${kind}/{id}/hooks`)],
+      [`POST /${kind}/{id}/-/hooks/{hook_id}`, through(`PUT /api/v4/${kind}/{id}/hooks/{hook_id}`)],
+      [`POST /${kind}/{id}/-/hooks/{hook_id}/delete`, through(`DELETE /api/v4/${kind}/{id}/hooks/{hook_id}`)],
+      [`POST /${kind}/{id}/-/hooks/{hook_id}/test`, through(`POST /api/v4/${kind}/{id}/hooks/{hook_id}/test/{trigger}`)],
+      [`POST /${kind}/{id}/-/hooks/{hook_id}/events/{event_id}/resend`, through(`POST /api/v4/${kind}/{id}/hooks/{hook_id}/events/{hook_event_id}/resend`)],
     ]),
   ),
   // ---- the console's administration and account ----

@@ -35,6 +35,7 @@ describe('console pages and forms', () => {
     const app = await registerApp(['https://app.example/cb']);
     pat = (await (await as(admin).post('/user/personal_access_tokens', { name: 'kept', scopes: ['api'] })).json()) as { id: number; token: string };
     const impersonation = (await (await call(`/api/v4/users/${requester.id}/impersonation_tokens`, { headers: ADMIN })).json()) as { id: number }[];
+    const hook = (await (await as(admin).post(`/projects/${project.id}/hooks`, { url: 'https://hooks.example.com/knock' })).json()) as { id: number };
     ({ browser, csrf } = await consoleSession(admin));
     const paths = [
       '/',
@@ -44,6 +45,8 @@ describe('console pages and forms', () => {
       `/projects/${project.full_path}`,
       `/groups/${group.id}/-/access_requests/${requester.id}/deny`,
       `/projects/${project.id}/-/members/${admin.id}/remove`,
+      `/projects/${project.id}/-/hooks/${hook.id}`,
+      `/projects/${project.id}/-/hooks/${hook.id}/delete`,
       '/admin/users',
       `/admin/users/${requester.id}`,
       `/admin/users/${requester.id}/delete`,
@@ -106,7 +109,7 @@ describe('console pages and forms', () => {
     for (const { html } of pages) for (const m of html.matchAll(/<form method="post" action="([^"]+)"/g)) actions.add(m[1]);
     expect(actions.size).toBeGreaterThanOrEqual(15);
     const other = await consoleSession(await consoleUser('oth'));
-    const fields = { access_level: '30', expires_at: '', username: requester.username, name: 'Forged', password: 'forged-password', redirect_uri: 'https://x.example/cb', scopes: 'api', return_to: '/' };
+    const fields = { access_level: '30', expires_at: '', username: requester.username, name: 'Forged', password: 'forged-password', redirect_uri: 'https://x.example/cb', scopes: 'api', url: 'https://evil.example.com/', trigger: 'member_events', return_to: '/' };
     const forgeries: [string, Record<string, string>, Record<string, string>][] = [
       ['no token', {}, {}],
       ["another session's token", { authenticity_token: other.csrf }, {}],
@@ -137,6 +140,8 @@ describe('console pages and forms', () => {
     const tokenNames = ((await (await call(`/api/v4/personal_access_tokens?user_id=${admin.id}`, { headers: ADMIN })).json()) as { name: string }[]).map((t) => t.name);
     expect(tokenNames).toContain('kept');
     expect(tokenNames).not.toContain('Forged');
+    const hooks = (await (await call(`/api/v4/projects/${project.id}/hooks`, { headers: ADMIN })).json()) as { url: string }[];
+    expect(hooks.map((h) => h.url)).toEqual(['https://hooks.example.com/knock']);
   });
 
   it('answer an unreadable form body with the form-expired page, never a 500', async () => {

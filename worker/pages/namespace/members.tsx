@@ -26,11 +26,10 @@ import {
   windowFor,
 } from '../components';
 import { formCsrf } from '../form-csrf';
-import { grantableLevels } from '../inbox';
 import { Layout } from '../layout';
 import type { ConsoleEnv } from '../viewer';
 import { actOn, ID, USER_ID } from './actions';
-import type { NamespaceView } from './view';
+import { grantableLevels, type NamespaceView } from './view';
 
 const memberForm = (userId: number) => `member-${userId}`;
 const ADD_FORM = 'add-member';
