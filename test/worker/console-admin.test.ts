@@ -42,6 +42,16 @@ describe('administration', () => {
     expect(fieldErrorsOf(short.html)).toEqual(['Password is invalid.']);
   });
 
+  it('an administrator who gives up their own flag lands on the dashboard, saying so, and the area is closed to them', async () => {
+    const admin = await consoleUser('adm', { admin: true });
+    const { browser, csrf } = await consoleSession(admin);
+    const saved = await submit(browser, `/admin/users/${admin.id}`, { authenticity_token: csrf, username: admin.username, name: 'No Longer Admin', email: '', admin: 'false' });
+    expect(saved.res.headers.get('location')).toBe('/');
+    expect(saved.page?.status).toBe(200);
+    expect(noticeOf(saved.html)).toBe(`Saved @${admin.username}.`);
+    expect((await browser.get('/admin/users')).status).toBe(404);
+  });
+
   it('issues an impersonation token shown once, which works, and revokes it', async () => {
     const admin = await consoleUser('adm', { admin: true });
     const target = await consoleUser('tgt');

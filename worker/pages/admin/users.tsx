@@ -297,7 +297,10 @@ export const adminUserPages = new Hono<ConsoleEnv>()
     const form = c.var.form;
     const values = userValues(form);
     const password = formText(form, 'password');
-    return act(c, { form: EDIT_USER, returnTo: userPath(user), values, notFound: 'This user no longer exists.' }, async () => {
+    // An administrator who gives up their own flag can no longer see this area: they land on the dashboard.
+    const leavesAdmin = user.id === c.var.viewer.user.id && values.admin !== 'true';
+    const returnTo = leavesAdmin ? '/' : userPath(user);
+    return act(c, { form: EDIT_USER, returnTo, failedReturnTo: userPath(user), values, notFound: 'This user no longer exists.' }, async () => {
       const edit = parseForm(UserEditSchema, { ...values, email: values.email || undefined, password: password || undefined });
       const saved = await users.updateUser(c.env, user.id, edit);
       return `Saved @${saved.username}.${password ? ' The new password ended their browser sessions.' : ''}`;
