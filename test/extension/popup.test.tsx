@@ -29,8 +29,13 @@ const SOURCES: PendingSource[] = [
 ];
 
 /** The stored inbox with `sources` as the one server's list. */
-const listing = (sources: PendingSource[], fetchedAt: number | null = NOW - 60_000, problem: ServerInbox['problem'] = null) => ({
-  [SERVER]: { fetchedAt, sources, problem },
+const listing = (
+  sources: PendingSource[],
+  fetchedAt: number | null = NOW - 60_000,
+  problem: ServerInbox['problem'] = null,
+  own: ServerInbox['own'] = null,
+): Record<string, ServerInbox> => ({
+  [SERVER]: { fetchedAt, sources, problem, api: { kind: 'inbox', etag: null }, own },
 });
 const INBOX = listing(SOURCES);
 
@@ -62,7 +67,7 @@ function fakeActions(overrides: Partial<PopupActions> = {}): PopupActions {
     approve: vi.fn(backgroundRemoves),
     deny: vi.fn(backgroundRemoves),
     requestAccess: vi.fn(async () => accessRequest(1, 'alice', 'Alice', new Date(NOW).toISOString())),
-    signIn: vi.fn(async () => ({ serverUrl: SERVER, userId: 1, username: 'alice', name: 'Alice Owner', via: 'oauth' as const })),
+    signIn: vi.fn(async () => ({ serverUrl: SERVER, userId: 1, username: 'alice', name: 'Alice Owner', via: 'oauth' as const, signedInAt: NOW })),
     openOptions: vi.fn(),
     ...overrides,
   };
@@ -71,7 +76,7 @@ function fakeActions(overrides: Partial<PopupActions> = {}): PopupActions {
 /** Signed in, with `inbox` as the background last stored it. */
 async function signedIn(inbox: Record<string, ServerInbox> = INBOX) {
   await serversItem.setValue([SERVER]);
-  await accountsItem.setValue({ [SERVER]: { serverUrl: SERVER, userId: 1, username: 'alice', name: 'Alice Owner', via: 'oauth' } });
+  await accountsItem.setValue({ [SERVER]: { serverUrl: SERVER, userId: 1, username: 'alice', name: 'Alice Owner', via: 'oauth', signedInAt: NOW } });
   await inboxItem.setValue(inbox);
 }
 
