@@ -2,7 +2,7 @@
 
 import { refreshInbox } from './inbox';
 import type { Commands } from './messaging';
-import { approve, deny, requestAccess } from './request-actions';
+import { approve, deny, requestAccess, withdraw } from './request-actions';
 import { addServer, removeServer } from './servers';
 import { signIn, usePersonalAccessToken } from './sign-in';
 import { signOut } from './tokens';
@@ -28,4 +28,5 @@ export const backgroundCommands: Commands = {
   approve,
   deny,
   requestAccess,
+  withdraw,
 };

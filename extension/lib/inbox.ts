@@ -6,6 +6,7 @@
 // and the notifications in step. One server's trouble never touches another's list. The popup
 // only renders what is stored.
 
+import type { NamespaceKind } from '../../shared/access-levels';
 import { ApiError } from '../../shared/api-error';
 import type { AccessRequest, OwnAccessRequest } from '../../shared/api-types';
 import { createKnockClient, type KnockClient } from '../../shared/client';
@@ -13,6 +14,7 @@ import { showInboxes } from './badge';
 import { canReach } from './host-access';
 import type { RequestTarget } from './messaging';
 import { notifyNewRequests, notifyOutcomes } from './notifier';
+import { ownKind } from './own-requests';
 import { fetchPerSource, requestKey, sortSources, sourcesFromInbox, withoutRequest, type PendingSource } from './pending-requests';
 import { serverName } from './server-url';
 import {
@@ -89,6 +91,20 @@ export async function rememberRateLimit(serverUrl: ServerUrl, error: unknown): P
   if (!(error instanceof ApiError && error.status === 429)) return;
   const problem = problemFrom(serverUrl, error);
   await updateServerInbox(serverUrl, (inbox) => ({ ...inbox, problem }));
+}
+
+/** The user's own pending request for a source, withdrawn: their list says so until the next poll brings the server's word. */
+export function recordWithdrawal(serverUrl: ServerUrl, kind: NamespaceKind, sourceId: number): Promise<void> {
+  const decidedAt = new Date().toISOString();
+  return updateServerInbox(serverUrl, (inbox) => ({
+    ...inbox,
+    own:
+      inbox.own?.map((request) =>
+        ownKind(request) === kind && request.source_id === sourceId && request.status === 'pending'
+          ? { ...request, status: 'withdrawn' as const, decided_at: decidedAt }
+          : request,
+      ) ?? null,
+  }));
 }
 
 /** A request taken out of the inbox while the server decides on it, and where it was. */

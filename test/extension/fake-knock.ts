@@ -259,6 +259,14 @@ export function createFakeKnock(origin: string = SERVER) {
     const [, route, rawId, userId, approve] = match;
     const kind = route === 'groups' ? 'group' : 'project';
     const idOrPath = decodeURIComponent(rawId!);
+    if (method === 'DELETE' && Number(userId) === server.user.id) {
+      // The user withdraws their own request (GitLab: the same DELETE, with their own id).
+      const sourceType = kind === 'group' ? 'Namespace' : 'Project';
+      const own = server.ownRequests.find((r) => r.source_type === sourceType && String(r.source_id) === idOrPath && r.status === 'pending');
+      if (!own) return json(404, { message: '404 Not found' });
+      server.ownRequests = server.ownRequests.map((r) => (r === own ? { ...r, status: 'withdrawn', decided_at: new Date().toISOString() } : r));
+      return new Response(null, { status: 204 });
+    }
     const source = server.sources.find(
       (s) =>
         s.kind === kind &&
