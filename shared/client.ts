@@ -33,7 +33,9 @@ export function createKnockClient({ serverUrl, fetch }: KnockClientOptions) {
   async function call(method: string, path: string, query?: Record<string, string | number>, headers: Record<string, string> = {}): Promise<Response> {
     const url = new URL(`${apiBase}${path}`);
     for (const [name, value] of Object.entries(query ?? {})) url.searchParams.set(name, String(value));
-    const response = await fetch(url.href, { method, headers: { Accept: 'application/json', ...headers } });
+    // no-store: the answers are the user's own and the caller keeps what it needs; a browser cache
+    // would also add validators of its own and hide whether a 304 answered our If-None-Match.
+    const response = await fetch(url.href, { method, headers: { Accept: 'application/json', ...headers }, cache: 'no-store' });
     if (!response.ok && response.status !== 304) throw await apiErrorFrom(response);
     return response;
   }

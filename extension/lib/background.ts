@@ -27,6 +27,11 @@ export const backgroundCommands: Commands = {
   refreshInbox,
   approve,
   deny,
-  requestAccess,
+  /** The new request shows under "Your requests" after the refresh that follows. */
+  async requestAccess(target) {
+    const request = await requestAccess(target);
+    thenRefresh();
+    return request;
+  },
   withdraw,
 };

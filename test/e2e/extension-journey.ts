@@ -8,7 +8,10 @@
 // server; she approves Bob at a level and the API agrees; the badge counts every server. The
 // second server is stopped: the popup says it is not answering and the first keeps working (she
 // denies Carol). She signs out of the first and signs in again without seeing a page, and asks for
-// access to a group by its path.
+// access to a group by its path; once approved, "Your requests" says so.
+//
+// The first server sits behind a recording proxy: each poll of the extension is one request to
+// Knock's inbox (plus the user's own requests), and a 304 while nothing changed.
 
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -16,7 +19,8 @@ import { join } from 'node:path';
 import type { Page } from 'puppeteer-core';
 import { afterAll, beforeAll, expect, it, vi } from 'vitest';
 import type { ExtensionBrowser } from './support/extension-browser';
-import { callApi, ROOT, startKnock, type RunningServer } from './support/knock-server';
+import { callApi, ROOT, startKnock, startRecordedKnock, type RunningServer } from './support/knock-server';
+import type { RecordedRequest } from './support/request-log';
 
 interface Person {
   username: string;
@@ -34,8 +38,8 @@ const SCREENSHOTS = process.env.KNOCK_SCREENSHOTS === '1';
 const WAIT = { timeout: 30_000 };
 
 /** A Knock server with people in it, and a token for each (GitLab's impersonation tokens, made by the administrator). */
-async function serverWith(stateDir: string, people: Person[]) {
-  const server = await startKnock(stateDir);
+async function serverWith<S extends RunningServer>(stateDir: string, people: Person[], start: (stateDir: string) => Promise<S>) {
+  const server = await start(stateDir);
   const tokens = new Map<Person, string>();
   for (const person of people) {
     const user = await callApi<{ id: number }>(server, server.adminToken, 'POST', '/users', 201, {
@@ -73,10 +77,11 @@ async function waitForText(page: Page, text: string, within = 'body'): Promise<v
 // Elements are found by CSS (ids, names, aria-label attributes): puppeteer's ARIA queries do not
 // find the sign-in page's fields in Firefox's auth window.
 const inServer = (server: RunningServer, selector: string) => `[aria-label="${host(server)}"] ${selector}`;
+const yourRequests = (server: RunningServer) => inServer(server, `[aria-label="Your requests on ${host(server)}"]`);
 
 export function extensionJourney(launch: () => Promise<ExtensionBrowser>) {
   const tmp = mkdtempSync(join(tmpdir(), 'knock-e2e-'));
-  let first: RunningServer;
+  let first: RunningServer & { requests: RecordedRequest[] };
   let second: RunningServer;
   let aliceOnFirst: string;
   let aliceOnSecond: string;
@@ -86,8 +91,8 @@ export function extensionJourney(launch: () => Promise<ExtensionBrowser>) {
 
   beforeAll(async () => {
     const [a, b] = await Promise.all([
-      serverWith(join(tmp, 'first'), [alice, bob, carol]),
-      serverWith(join(tmp, 'second'), [alice, dave]),
+      serverWith(join(tmp, 'first'), [alice, bob, carol], startRecordedKnock),
+      serverWith(join(tmp, 'second'), [alice, dave], startKnock),
     ]);
     [first, second] = [a.server, b.server];
     [aliceOnFirst, aliceOnSecond] = [a.tokenOf(alice), b.tokenOf(alice)];
@@ -114,6 +119,13 @@ export function extensionJourney(launch: () => Promise<ExtensionBrowser>) {
 
   const badgeText = async () => (await extension.badge()).text;
 
+  /** The API requests the extension made to the first server since `mark` (an index into its log): `GET /api/v4/access_requests 304`. */
+  const apiRequestsSince = (mark: number) =>
+    first.requests
+      .slice(mark)
+      .filter((r) => r.path.startsWith('/api/v4/'))
+      .map((r) => `${r.method} ${r.path.replace(/\?.*/, '')} ${r.status}`);
+
   it('adds both servers without asking for a permission granted at install', async () => {
     const granted = await extension.grantedOrigins();
     const options = await extension.openExtensionPage('options');
@@ -129,6 +141,7 @@ export function extensionJourney(launch: () => Promise<ExtensionBrowser>) {
 
   it('signs in to the first server through its sign-in and consent pages', async () => {
     const options = await extension.openExtensionPage('options');
+    const mark = first.requests.length;
     const authWindow = extension.waitForWindow(`${first.url}/`);
     await options.locator(`button[aria-label="Sign in to ${host(first)}"]`).click();
     const auth = await authWindow;
@@ -139,6 +152,12 @@ export function extensionJourney(launch: () => Promise<ExtensionBrowser>) {
 
     await waitForText(options, `Signed in as ${alice.name} (@alice).`, `[aria-label="${host(first)}"]`);
     await vi.waitFor(async () => expect(await badgeText()).toBe('2'), { timeout: 15_000, interval: 100 });
+    // Who signed in, then the first poll: one request for the inbox, one for her own requests.
+    expect(apiRequestsSince(mark).sort()).toEqual([
+      'GET /api/v4/access_requests 200',
+      'GET /api/v4/user 200',
+      'GET /api/v4/user/access_requests 200',
+    ]);
     await options.close();
   });
 
@@ -159,16 +178,21 @@ export function extensionJourney(launch: () => Promise<ExtensionBrowser>) {
   });
 
   it('shows the pending requests grouped by server, then by group and project', async () => {
+    const mark = first.requests.length;
     const popup = await openPopup();
     await waitForText(popup, `${bob.name} @bob`, inServer(first, '[aria-labelledby*="project"]'));
     await waitForText(popup, `${carol.name} @carol`, inServer(first, '[aria-labelledby*="group"]'));
     await waitForText(popup, `${dave.name} @dave`, inServer(second, '[aria-labelledby*="group"]'));
-    expect(await regionText(popup, first)).toMatch(/@alice[\s\S]*Acme[\s\S]*Acme \/ Website/);
+    expect(await regionText(popup, first)).toMatch(/@alice[\s\S]*Acme[\s\S]*Website[\s\S]*acme\/website/);
     expect(await regionText(popup, first)).not.toContain('@dave');
     const levels = await popup.$$eval('select[aria-label="Access level for @bob"] option', (options) => options.map((o) => o.textContent));
     expect(levels).toEqual(['Guest', 'Planner', 'Reporter', 'Developer', 'Maintainer', 'Owner']);
     expect(await popup.$eval('select[aria-label="Access level for @bob"]', (select) => (select as HTMLSelectElement).value)).toBe('30');
     await waitForText(popup, 'Updated ');
+    // Nothing changed since the last poll: the popup's refresh is a 304, with the ETag it was given.
+    expect(apiRequestsSince(mark)).toEqual(expect.arrayContaining(['GET /api/v4/access_requests 304', 'GET /api/v4/user/access_requests 200']));
+    expect(apiRequestsSince(mark).filter((r) => !r.endsWith(' 304') && !r.startsWith('GET /api/v4/user/access_requests '))).toEqual([]);
+    expect(first.requests.slice(mark).find((r) => r.path.startsWith('/api/v4/access_requests'))?.ifNoneMatch).toMatch(/^W\/"/);
     if (SCREENSHOTS && extension.name === 'Chromium') {
       const main = await popup.$('main.popup');
       await main?.screenshot({ path: join(ROOT, 'docs', 'popup-two-servers.png') });
@@ -238,9 +262,17 @@ export function extensionJourney(launch: () => Promise<ExtensionBrowser>) {
     await popup.locator('form.request-access button[type="submit"]').click();
     await waitForText(popup, 'Access requested to group gamma. Its owners will see your request.');
 
-    const pending = await callApi<{ username: string }[]>(first, first.adminToken, 'GET', `/groups/${other.id}/access_requests`, 200);
+    const pending = await callApi<{ id: number; username: string }[]>(first, first.adminToken, 'GET', `/groups/${other.id}/access_requests`, 200);
     expect(pending.map((r) => r.username)).toEqual(['alice']);
+    await popup.locator('nav.views button:nth-of-type(1)').click();
+    await waitForText(popup, 'Pending, asked', yourRequests(first));
     await popup.close();
+
+    // The group's owner approves her: the popup says so under "Your requests".
+    await callApi(first, first.adminToken, 'PUT', `/groups/${other.id}/access_requests/${pending[0]?.id}/approve?access_level=20`, 201);
+    const again = await openPopup();
+    await waitForText(again, 'Approved as Reporter', yourRequests(first));
+    await again.close();
   });
 
   /** The popup's page, opened in a tab (a test cannot click the toolbar button), at the popup's size. */
