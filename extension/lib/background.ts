@@ -1,6 +1,6 @@
 // What the background does for each command from the popup and the options page.
 
-import { refreshInbox } from './inbox';
+import { recheckOwnRequests, refreshInbox } from './inbox';
 import type { Commands } from './messaging';
 import { approve, deny, requestAccess, withdraw } from './request-actions';
 import { addServer, removeServer } from './servers';
@@ -30,6 +30,7 @@ export const backgroundCommands: Commands = {
   /** The new request shows under "Your requests" after the refresh that follows. */
   async requestAccess(target) {
     const request = await requestAccess(target);
+    await recheckOwnRequests(target.serverUrl);
     thenRefresh();
     return request;
   },

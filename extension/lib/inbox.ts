@@ -34,10 +34,28 @@ import { authorizedFetch, forgetSession, SignedOutError } from './tokens';
 /** Used when a 429 comes without a usable Retry-After. */
 const DEFAULT_RETRY_AFTER_SECONDS = 60;
 
-const NOTHING_YET: ServerInbox = { fetchedAt: null, sources: [], problem: null, api: null, own: null };
+const NOTHING_YET: ServerInbox = { fetchedAt: null, sources: [], problem: null, api: null, own: null, ownCheckedAt: null };
 
 /** A server that does not offer Knock's inbox is asked again after this long (and after each sign-in). */
 export const REPROBE_MS = 24 * 3600_000;
+
+/**
+ * The user's own requests are asked for at every poll only while one of them is pending (an
+ * outcome can only follow a pending request); otherwise after sign-in, after asking for access
+ * here, and hourly (a request made elsewhere, in the console or with curl, shows within the hour).
+ * So a poll of an owner with nothing pending of their own is one request.
+ */
+export const OWN_RECHECK_MS = 3600_000;
+
+const ownDue = (stored: ServerInbox, account: Account, now: number) =>
+  stored.ownCheckedAt === null ||
+  stored.ownCheckedAt < account.signedInAt ||
+  now - stored.ownCheckedAt >= OWN_RECHECK_MS ||
+  (stored.own ?? []).some((r) => r.status === 'pending');
+
+/** After asking for access here: the next poll asks for the user's own requests, so the new one shows. */
+export const recheckOwnRequests = (serverUrl: ServerUrl): Promise<void> =>
+  updateServerInbox(serverUrl, (inbox) => ({ ...inbox, ownCheckedAt: null }));
 
 /** The server asked us to slow down (RFC 6585 §4); nothing is sent before `retryAt`. */
 export class RateLimitedError extends Error {
@@ -221,6 +239,7 @@ interface Fetched {
   sources: PendingSource[] | null;
   api: ServerApi;
   own: OwnAccessRequest[] | null;
+  ownCheckedAt: number | null;
 }
 
 /** A server without Knock's inbox is asked for it again a day later, and after each sign-in. */
@@ -230,15 +249,17 @@ const probeDue = (api: { probedAt: number }, account: Account, now: number) =>
 const isNotFound = (error: unknown) => error instanceof ApiError && error.status === 404;
 
 /**
- * One poll: Knock's inbox with the stored ETag (a 304 leaves the list as it is) and the user's own
- * requests, side by side; where the server answers 404 (a plain GitLab, an older Knock), every
- * group's and project's list instead, as GitLab's API allows, remembered as the server's way.
+ * One poll: Knock's inbox with the stored ETag (a 304 leaves the list as it is) and, when due
+ * (`ownDue`), the user's own requests beside it; where the server answers 404 (a plain GitLab, an
+ * older Knock), every group's and project's list instead, as GitLab's API allows, remembered as
+ * the server's way.
  */
 async function poll(client: KnockClient, stored: ServerInbox, account: Account, now: number): Promise<Fetched> {
-  const perSource = async (api: ServerApi): Promise<Fetched> => ({ sources: (await fetchPerSource(client)).sources, api, own: null });
+  const perSource = async (api: ServerApi): Promise<Fetched> => ({ sources: (await fetchPerSource(client)).sources, api, own: null, ownCheckedAt: null });
   if (stored.api?.kind === 'per-source' && !probeDue(stored.api, account, now)) return perSource(stored.api);
   const etag = stored.api?.kind === 'inbox' ? stored.api.etag : null;
-  const [inbox, own] = await Promise.allSettled([client.inbox(etag), client.ownRequests()]);
+  const askOwn = ownDue(stored, account, now);
+  const [inbox, own] = await Promise.allSettled([client.inbox(etag), askOwn ? client.ownRequests() : Promise.resolve(stored.own)]);
   if (inbox.status === 'rejected') {
     if (isNotFound(inbox.reason)) return perSource({ kind: 'per-source', probedAt: now });
     throw inbox.reason;
@@ -248,6 +269,7 @@ async function poll(client: KnockClient, stored: ServerInbox, account: Account, 
     sources: inbox.value && sourcesFromInbox(inbox.value.items),
     api: { kind: 'inbox', etag: inbox.value ? inbox.value.etag : etag },
     own: own.status === 'fulfilled' ? own.value : null,
+    ownCheckedAt: askOwn ? now : stored.ownCheckedAt,
   };
 }
 
@@ -277,6 +299,7 @@ async function fetchServer(serverUrl: ServerUrl): Promise<ServerInbox | undefine
     problem: null,
     api: fetched.api,
     own: fetched.own,
+    ownCheckedAt: fetched.ownCheckedAt,
   }));
   return (await inboxItem.getValue())[serverUrl];
 }

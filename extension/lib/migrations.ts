@@ -23,7 +23,7 @@ interface V1Inbox {
 }
 /** Version 2's values that version 3 changed. */
 type V2Account = Omit<Account, 'signedInAt'>;
-type V2Inbox = Omit<ServerInbox, 'api' | 'own'>;
+type V2Inbox = Omit<ServerInbox, 'api' | 'own' | 'ownCheckedAt'>;
 
 /**
  * The server version 1 was set to. Read from the same key the server list migrates, so it may
@@ -66,7 +66,7 @@ export const inboxFromV1 = (inbox: V1Inbox | null): Promise<Record<ServerUrl, V2
 
 /** The next poll finds out which API the server offers (and the user's own requests, if it says). */
 export const inboxFromV2 = (inboxes: Record<ServerUrl, V2Inbox> | null): Record<ServerUrl, ServerInbox> =>
-  mapValues(inboxes, (inbox) => ({ ...inbox, api: null, own: null }));
+  mapValues(inboxes, (inbox) => ({ ...inbox, api: null, own: null, ownCheckedAt: null }));
 
 function mapValues<A, B>(record: Record<ServerUrl, A> | null, map: (value: A) => B): Record<ServerUrl, B> {
   return Object.fromEntries(Object.entries(record ?? {}).map(([serverUrl, value]) => [serverUrl, map(value)]));

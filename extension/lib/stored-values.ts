@@ -121,6 +121,8 @@ export interface ServerInbox {
   api: ServerApi | null;
   /** The signed-in user's own requests and their outcomes (`GET /user/access_requests`); null where the server does not say. */
   own: OwnAccessRequest[] | null;
+  /** When `own` was last asked for (ms since epoch); null: at the next poll. */
+  ownCheckedAt: number | null;
 }
 
 /**

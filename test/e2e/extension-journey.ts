@@ -14,7 +14,8 @@
 // access to a group by its path; once approved, "Your requests" says so.
 //
 // The first server sits behind a recording proxy: each poll of the extension is one request to
-// Knock's inbox (plus the user's own requests), and a 304 while nothing changed.
+// Knock's inbox, a 304 while nothing changed (plus the user's own requests after sign-in and while
+// one of them is pending).
 
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -190,9 +191,12 @@ export function extensionJourney(launch: () => Promise<ExtensionBrowser>) {
     expect(levels).toEqual(['Guest', 'Planner', 'Reporter', 'Developer', 'Maintainer', 'Owner']);
     expect(await popup.$eval(`${bobOnWebsite} select`, (select) => (select as HTMLSelectElement).value)).toBe('30');
     await waitForText(popup, 'Updated ');
-    // Nothing changed since the last poll: the popup's refresh is a 304, with the ETag it was given.
-    expect(apiRequestsSince(mark)).toEqual(expect.arrayContaining(['GET /api/v4/access_requests 304', 'GET /api/v4/user/access_requests 200']));
-    expect(apiRequestsSince(mark).filter((r) => !r.endsWith(' 304') && !r.startsWith('GET /api/v4/user/access_requests '))).toEqual([]);
+    // The popup fills from one request: nothing changed since the last poll, so it is a 304 to the
+    // ETag it was given (alice has nothing pending of her own, so her own requests are not asked).
+    // (A timed poll in the same moment would add another such request, and nothing else.)
+    const refreshes = apiRequestsSince(mark);
+    expect(refreshes.length).toBeGreaterThan(0);
+    expect(refreshes.filter((r) => r !== 'GET /api/v4/access_requests 304')).toEqual([]);
     expect(first.requests.slice(mark).find((r) => r.path.startsWith('/api/v4/access_requests'))?.ifNoneMatch).toMatch(/^W\/"/);
     if (SCREENSHOTS && extension.name === 'Chromium') {
       const main = await popup.$('main.popup');

@@ -183,6 +183,7 @@ describe('the toolbar badge', () => {
       problem: { kind: 'signed-out', message: 'You were signed out: invalid_grant' },
       api: null,
       own: null,
+      ownCheckedAt: null,
     });
   });
 });

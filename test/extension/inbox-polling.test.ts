@@ -4,7 +4,7 @@
 
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { fakeBrowser } from 'wxt/testing/fake-browser';
-import { REPROBE_MS, refreshInbox } from '../../extension/lib/inbox';
+import { OWN_RECHECK_MS, recheckOwnRequests, REPROBE_MS, refreshInbox } from '../../extension/lib/inbox';
 import { accountsItem, inboxItem, settingsItem } from '../../extension/lib/stored-values';
 import { setEntry } from '../../extension/lib/stored-updates';
 import type { OwnAccessRequest } from '../../shared/api-types';
@@ -19,7 +19,10 @@ async function callsOf(server: FakeKnock, refresh: () => Promise<void> = refresh
   await refresh();
   return server.calls.slice(before).filter((call) => call.startsWith('GET /api/'));
 }
+/** A poll that also asks for the user's own requests (after sign-in, while one is pending, hourly). */
 const INBOX_POLL = ['GET /api/v4/access_requests', 'GET /api/v4/user/access_requests'];
+/** A poll of an owner with nothing pending of their own: one request. */
+const INBOX_ONLY = ['GET /api/v4/access_requests'];
 
 afterEach(() => {
   vi.useRealTimers();
@@ -39,7 +42,7 @@ describe("polling Knock's inbox", () => {
     const writes: unknown[] = [];
     inboxItem.watch((inbox) => writes.push(inbox[SERVER]?.sources));
 
-    expect(await callsOf(server)).toEqual(INBOX_POLL);
+    expect(await callsOf(server)).toEqual(INBOX_ONLY);
     expect(server.inboxConditions).toEqual([null, first?.api?.kind === 'inbox' && first.api.etag]);
     expect((await storedInbox())?.sources).toEqual(first?.sources);
     expect(writes.every((sources) => JSON.stringify(sources) === JSON.stringify(first?.sources))).toBe(true);
@@ -71,6 +74,32 @@ describe("polling Knock's inbox", () => {
     expect((await storedInbox())?.sources.flatMap((s) => s.requests.map((r) => r.username))).toEqual(['bob', 'erin', 'frank', 'carol']);
     expect(await badgeText()).toBe('4');
 
+    expect(await callsOf(server)).toEqual(INBOX_ONLY);
+  });
+
+  it("asks for the user's own requests after sign-in, at every poll while one is pending, after asking here, and hourly", async () => {
+    const server = await aliceWithTwoPendingRequests();
+    vi.useFakeTimers({ now: Date.now(), toFake: ['Date'] });
+    expect(await callsOf(server)).toEqual(INBOX_POLL);
+    expect(await callsOf(server)).toEqual(INBOX_ONLY);
+
+    // Asked for elsewhere (the console, curl): seen within the hour, then at every poll while pending.
+    server.ownRequests = [ownRequest({ status: 'pending', decided_at: null })];
+    vi.advanceTimersByTime(OWN_RECHECK_MS - 60_000);
+    expect(await callsOf(server)).toEqual(INBOX_ONLY);
+    vi.advanceTimersByTime(60_000);
+    expect(await callsOf(server)).toEqual(INBOX_POLL);
+    expect((await storedInbox())?.own).toEqual(server.ownRequests);
+    expect(await callsOf(server)).toEqual(INBOX_POLL);
+
+    // Decided: the poll that finds it is the last to ask until something is pending again.
+    server.ownRequests = [ownRequest({ status: 'denied', decided_at: new Date().toISOString() })];
+    expect(await callsOf(server)).toEqual(INBOX_POLL);
+    expect(await callsOf(server)).toEqual(INBOX_ONLY);
+    expect((await storedInbox())?.own?.map((r) => r.status)).toEqual(['denied']);
+
+    // Asking for access through the extension: the next poll asks.
+    await recheckOwnRequests(SERVER);
     expect(await callsOf(server)).toEqual(INBOX_POLL);
   });
 
@@ -194,9 +223,11 @@ describe("a requester's notifications", () => {
     server.ownRequests = [approved(new Date().toISOString())];
     await refreshInbox();
 
+    // Asked again through the extension, and approved again before the next poll.
     server.ownRequests = [...server.ownRequests, approved(new Date().toISOString())].map((r, i) =>
       i === 1 ? { ...r, requested_at: '2026-11-22T09:00:00.000Z' } : r,
     );
+    await recheckOwnRequests(SERVER);
     await refreshInbox();
     expect(created).toHaveBeenCalledTimes(2);
   });

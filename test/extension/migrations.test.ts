@@ -4,7 +4,7 @@
 
 import { describe, expect, it, vi } from 'vitest';
 import { fakeBrowser } from 'wxt/testing/fake-browser';
-import { refreshInbox } from '../../extension/lib/inbox';
+import { OWN_RECHECK_MS, refreshInbox } from '../../extension/lib/inbox';
 import { notifyNewRequests } from '../../extension/lib/notifier';
 import type { OwnAccessRequest } from '../../shared/api-types';
 import {
@@ -66,7 +66,7 @@ describe('the update from one server to several', () => {
       expect(await credentialsItem.getValue()).toEqual({ [SERVER]: { kind: 'oauth', refreshToken: 'refresh-1' } });
       expect((await accessTokensItem.getValue())[SERVER]).toMatchObject({ token: 'access-1' });
       expect((await authorizationServersItem.getValue())[SERVER]).toEqual(server.metadata());
-      expect(await inboxItem.getValue()).toEqual({ [SERVER]: { fetchedAt: 1_000, sources: [SOURCE], problem: null, api: null, own: null } });
+      expect(await inboxItem.getValue()).toEqual({ [SERVER]: { fetchedAt: 1_000, sources: [SOURCE], problem: null, api: null, own: null, ownCheckedAt: null } });
       expect(await notifiedRequestsItem.getValue()).toEqual([`${SERVER} group:10:2:${BOB.requested_at}`]);
     },
   );
@@ -168,7 +168,7 @@ describe("the update to Knock's inbox (version 2 to 3)", () => {
     expect(await accountsItem.getValue()).toEqual({
       [SERVER]: { serverUrl: SERVER, userId: 1, username: 'alice', name: 'Alice Owner', via: 'oauth', signedInAt: UPDATED_AT },
     });
-    expect(await inboxItem.getValue()).toEqual({ [SERVER]: { fetchedAt: 1_000, sources: [SOURCE], problem: null, api: null, own: null } });
+    expect(await inboxItem.getValue()).toEqual({ [SERVER]: { fetchedAt: 1_000, sources: [SOURCE], problem: null, api: null, own: null, ownCheckedAt: null } });
 
     server.calls.length = 0;
     await refreshInbox();
@@ -176,7 +176,9 @@ describe("the update to Knock's inbox (version 2 to 3)", () => {
     expect((await inboxItem.getValue())[SERVER]).toMatchObject({ sources: [SOURCE], api: { kind: 'inbox' }, own: server.ownRequests });
     expect(Object.keys((await fakeBrowser.notifications.getAll()) as object)).toEqual([]); // decided before the update
 
+    // A request made and decided elsewhere since: the hourly look at her own requests finds it.
     server.ownRequests = [...server.ownRequests, { ...decided('2026-11-22T12:30:00.000Z'), source_id: 21, source_full_path: 'acme/api' }];
+    vi.advanceTimersByTime(OWN_RECHECK_MS);
     await refreshInbox();
     expect(Object.keys((await fakeBrowser.notifications.getAll()) as object)).toEqual([
       `${SERVER} project:21:2026-11-20T09:00:00.000Z:approved`,

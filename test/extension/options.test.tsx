@@ -79,6 +79,7 @@ describe('adding a server', () => {
             problem: { kind: 'no-permission', message: 'Your browser does not let Knock reach knock.example.com.' },
             api: null,
             own: null,
+            ownCheckedAt: null,
           },
         });
         return { serverUrl, reachable: false };

@@ -36,7 +36,7 @@ const listing = (
   problem: ServerInbox['problem'] = null,
   own: ServerInbox['own'] = null,
 ): Record<string, ServerInbox> => ({
-  [SERVER]: { fetchedAt, sources, problem, api: { kind: 'inbox', etag: null }, own },
+  [SERVER]: { fetchedAt, sources, problem, api: { kind: 'inbox', etag: null }, own, ownCheckedAt: fetchedAt },
 });
 const INBOX = listing(SOURCES);
 

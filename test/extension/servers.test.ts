@@ -89,6 +89,7 @@ describe('several servers', () => {
       problem: { kind: 'signed-out', message: 'You were signed out: Token was revoked.' },
       api: null,
       own: null,
+      ownCheckedAt: null,
     });
     expect(await usernames(SERVER)).toEqual(['bob', 'carol']);
     expect((await badge()).text).toBe('2');
