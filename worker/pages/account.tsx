@@ -1,7 +1,6 @@
 import { Hono } from 'hono';
 import type { FC } from 'hono/jsx';
-import { endSession } from '../auth/session';
-import { directory } from '../durable/directory';
+import { endAllSessions, endSession } from '../auth/session';
 import { grantsOf } from '../durable/grants';
 import { FlashNotice, PostForm, Section, When } from './components';
 import { takeFlash, type Flash } from './flash';
@@ -87,7 +86,7 @@ export const accountSettingsPages = new Hono<ConsoleEnv>()
     );
   })
   .post('/-/profile/sign_out_everywhere', formCsrf(), async (c) => {
-    await directory(c.env).deleteSessionsOf(c.var.viewer.user.id);
+    await endAllSessions(c.env, c.var.viewer.user.id);
     await endSession(c);
     return c.redirect('/users/sign_in', 303);
   });
