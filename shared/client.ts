@@ -3,7 +3,7 @@
 
 import { apiErrorFrom } from './api-error';
 import type { NamespaceKind } from './access-levels';
-import type { AccessRequest, ApprovedAccessRequest, Group, Project, User } from './api-types';
+import type { AccessRequest, ApprovedAccessRequest, Group, InboxAccessRequest, OwnAccessRequest, Project, User } from './api-types';
 
 export type Fetch = (url: string, init?: RequestInit) => Promise<Response>;
 
@@ -20,14 +20,23 @@ const MAX_PAGES = 50;
 
 export type KnockClient = ReturnType<typeof createKnockClient>;
 
+/** Knock's owners' inbox as one answer: its items, and the ETag that names this version of it. */
+export interface InboxAnswer {
+  etag: string | null;
+  items: InboxAccessRequest[];
+}
+
 export function createKnockClient({ serverUrl, fetch }: KnockClientOptions) {
   const apiBase = `${serverUrl.replace(/\/+$/, '')}/api/v4`;
 
-  async function call(method: string, path: string, query?: Record<string, string | number>): Promise<Response> {
+  /** A 304 (only ever the answer to a conditional request) is returned, not thrown. */
+  async function call(method: string, path: string, query?: Record<string, string | number>, headers: Record<string, string> = {}): Promise<Response> {
     const url = new URL(`${apiBase}${path}`);
     for (const [name, value] of Object.entries(query ?? {})) url.searchParams.set(name, String(value));
-    const response = await fetch(url.href, { method, headers: { Accept: 'application/json' } });
-    if (!response.ok) throw await apiErrorFrom(response);
+    // no-store: the answers are the user's own and the caller keeps what it needs; a browser cache
+    // would also add validators of its own and hide whether a 304 answered our If-None-Match.
+    const response = await fetch(url.href, { method, headers: { Accept: 'application/json', ...headers }, cache: 'no-store' });
+    if (!response.ok && response.status !== 304) throw await apiErrorFrom(response);
     return response;
   }
 
@@ -35,16 +44,17 @@ export function createKnockClient({ serverUrl, fetch }: KnockClientOptions) {
     return (await call(method, path, query)).json() as Promise<T>;
   }
 
-  /** Every item of a paginated list, following `X-Next-Page`. */
-  async function all<T>(path: string, query: Record<string, string | number> = {}): Promise<T[]> {
+  /** Every item of a paginated list, following `X-Next-Page` from `first` (page 1's answer, when already asked). */
+  async function all<T>(path: string, query: Record<string, string | number> = {}, first?: Response): Promise<T[]> {
     const items: T[] = [];
     let page = 1;
-    for (let count = 0; count < MAX_PAGES; count++) {
-      const response = await call('GET', path, { ...query, per_page: PER_PAGE, page });
+    let response = first ?? (await call('GET', path, { ...query, per_page: PER_PAGE, page }));
+    for (let count = 1; ; count++) {
       items.push(...((await response.json()) as T[]));
       const next = Number(response.headers.get('X-Next-Page'));
-      if (!Number.isInteger(next) || next <= page) break;
+      if (!Number.isInteger(next) || next <= page || count >= MAX_PAGES) break;
       page = next;
+      response = await call('GET', path, { ...query, per_page: PER_PAGE, page });
     }
     return items;
   }
@@ -58,6 +68,20 @@ export function createKnockClient({ serverUrl, fetch }: KnockClientOptions) {
     projects: (minAccessLevel: number) => all<Project>('/projects', { min_access_level: minAccessLevel }),
     accessRequests: (kind: NamespaceKind, id: number | string) =>
       all<AccessRequest>(`${target(kind, id)}/access_requests`),
+    /**
+     * Knock's owners' inbox (`GET /access_requests`), asked with `If-None-Match: etag` (RFC 9110
+     * §13.1.2): null when the server answers 304 (the version `etag` names is still current). The
+     * first page's ETag names the whole list's version; later pages are asked only when there are.
+     */
+    inbox: async (etag: string | null): Promise<InboxAnswer | null> => {
+      const query = { per_page: PER_PAGE, page: 1 };
+      const first = await call('GET', '/access_requests', query, etag ? { 'If-None-Match': etag } : {});
+      if (first.status === 304) return null;
+      const items = await all<InboxAccessRequest>('/access_requests', {}, first);
+      return { etag: first.headers.get('ETag'), items };
+    },
+    /** The caller's own requests: pending, and how the others ended (Knock's `GET /user/access_requests`). */
+    ownRequests: () => all<OwnAccessRequest>('/user/access_requests'),
     approve: (kind: NamespaceKind, id: number | string, userId: number, accessLevel: number) =>
       json<ApprovedAccessRequest>('PUT', `${target(kind, id)}/access_requests/${userId}/approve`, {
         access_level: accessLevel,

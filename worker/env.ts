@@ -31,4 +31,8 @@ export type BaseEnv = { Bindings: Env };
 export type ApiEnv = { Bindings: Env; Variables: { caller: Caller } };
 
 /** HTML pages: the signed-in user of the browser session, if any. */
-export type PageEnv = { Bindings: Env; Variables: { session: Session | null } };
+export type PageEnv = {
+  Bindings: Env;
+  /** `sessionEndedBecause`: this browser's session ended when its user was blocked or deactivated (for the sign-in page to say). */
+  Variables: { session: Session | null; sessionEndedBecause?: 'blocked' | 'deactivated' };
+};

@@ -1,9 +1,11 @@
 import { useEffect, useRef } from 'preact/hooks';
+import { ownKind } from '../lib/own-requests';
 import { timeAgo } from '../lib/relative-time';
 import type { Account, ServerUrl } from '../lib/stored-values';
 import { rowKey, useInbox } from '../lib/use-inbox';
 import { AccessRequestRow } from './AccessRequestRow';
 import type { PopupActions } from './popup-actions';
+import { OwnRequests } from './OwnRequests';
 import { ServerSection } from './ServerSection';
 import { SourceSection } from './SourceSection';
 
@@ -65,6 +67,12 @@ export function PendingRequestsView({ actions, servers, accounts, now }: Props) 
               ))}
             </SourceSection>
           ))}
+          <OwnRequests
+            serverUrl={serverUrl}
+            requests={inbox?.[serverUrl]?.own ?? []}
+            now={now}
+            onWithdraw={(request) => actions.withdraw({ serverUrl, kind: ownKind(request), sourceId: request.source_id })}
+          />
         </ServerSection>
       ))}
       {fetchedAt > 0 && (

@@ -4,7 +4,7 @@
 
 import type { Commands } from '../lib/messaging';
 
-export type PopupActions = Pick<Commands, 'refreshInbox' | 'approve' | 'deny' | 'requestAccess' | 'signIn'> & {
+export type PopupActions = Pick<Commands, 'refreshInbox' | 'approve' | 'deny' | 'requestAccess' | 'signIn' | 'withdraw'> & {
   openOptions(): Promise<void> | void;
 };
 

@@ -2,7 +2,7 @@
 
 import { refreshInbox } from './inbox';
 import type { Commands } from './messaging';
-import { approve, deny, requestAccess } from './request-actions';
+import { approve, deny, requestAccess, withdraw } from './request-actions';
 import { addServer, removeServer } from './servers';
 import { signIn, usePersonalAccessToken } from './sign-in';
 import { signOut } from './tokens';
@@ -27,5 +27,11 @@ export const backgroundCommands: Commands = {
   refreshInbox,
   approve,
   deny,
-  requestAccess,
+  /** The new request shows under "Your requests" after the refresh that follows. */
+  async requestAccess(target) {
+    const request = await requestAccess(target);
+    thenRefresh();
+    return request;
+  },
+  withdraw,
 };

@@ -1,24 +1,29 @@
 // The inbox, owned by the background: the only code that writes `inboxItem`. For each server it
-// brings the list up to date (unless the server asked us to wait), records why it could not (the
+// brings the list up to date (unless the server asked us to wait) in one conditional request to
+// Knock's inbox, or source by source where the server does not offer it, records why it could not (the
 // server is down, the session ended, the browser does not let us reach it), removes a request at
 // once when it is approved or denied and puts it back when the server refuses, and keeps the badge
 // and the notifications in step. One server's trouble never touches another's list. The popup
 // only renders what is stored.
 
+import type { NamespaceKind } from '../../shared/access-levels';
 import { ApiError } from '../../shared/api-error';
-import type { AccessRequest } from '../../shared/api-types';
-import { createKnockClient } from '../../shared/client';
+import type { AccessRequest, OwnAccessRequest } from '../../shared/api-types';
+import { createKnockClient, type KnockClient } from '../../shared/client';
 import { showInboxes } from './badge';
 import { canReach } from './host-access';
 import type { RequestTarget } from './messaging';
-import { notifyNewRequests } from './notifier';
-import { fetchInbox, requestKey, sortSources, withoutRequest, type FetchedList, type PendingSource } from './pending-requests';
+import { notifyNewRequests, notifyOutcomes } from './notifier';
+import { ownKind } from './own-requests';
+import { fetchPerSource, requestKey, sortSources, sourcesFromInbox, withoutRequest, type PendingSource } from './pending-requests';
 import { serverName } from './server-url';
 import {
   accountsItem,
   inboxItem,
   serversItem,
   settingsItem,
+  type Account,
+  type ServerApi,
   type ServerInbox,
   type ServerProblem,
   type ServerUrl,
@@ -29,7 +34,10 @@ import { authorizedFetch, forgetSession, SignedOutError } from './tokens';
 /** Used when a 429 comes without a usable Retry-After. */
 const DEFAULT_RETRY_AFTER_SECONDS = 60;
 
-const NOTHING_YET: ServerInbox = { fetchedAt: null, sources: [], problem: null };
+const NOTHING_YET: ServerInbox = { fetchedAt: null, sources: [], problem: null, api: null, own: null };
+
+/** A server that does not offer Knock's inbox is asked again after this long (and after each sign-in). */
+export const REPROBE_MS = 24 * 3600_000;
 
 /** The server asked us to slow down (RFC 6585 §4); nothing is sent before `retryAt`. */
 export class RateLimitedError extends Error {
@@ -83,6 +91,20 @@ export async function rememberRateLimit(serverUrl: ServerUrl, error: unknown): P
   if (!(error instanceof ApiError && error.status === 429)) return;
   const problem = problemFrom(serverUrl, error);
   await updateServerInbox(serverUrl, (inbox) => ({ ...inbox, problem }));
+}
+
+/** The user's own pending request for a source, withdrawn: their list says so until the next poll brings the server's word. */
+export function recordWithdrawal(serverUrl: ServerUrl, kind: NamespaceKind, sourceId: number): Promise<void> {
+  const decidedAt = new Date().toISOString();
+  return updateServerInbox(serverUrl, (inbox) => ({
+    ...inbox,
+    own:
+      inbox.own?.map((request) =>
+        ownKind(request) === kind && request.source_id === sourceId && request.status === 'pending'
+          ? { ...request, status: 'withdrawn' as const, decided_at: decidedAt }
+          : request,
+      ) ?? null,
+  }));
 }
 
 /** A request taken out of the inbox while the server decides on it, and where it was. */
@@ -182,16 +204,63 @@ export function refreshServer(serverUrl: ServerUrl): Promise<ServerInbox | undef
 export async function refreshInbox(): Promise<void> {
   const [servers, accounts] = await Promise.all([serversItem.getValue(), accountsItem.getValue()]);
   await Promise.all(servers.filter((serverUrl) => accounts[serverUrl]).map(refreshServer));
-  await notifyNewRequests(await inboxItem.getValue(), (await settingsItem.getValue()).notificationsEnabled);
+  const notifying = notified.then(async () => {
+    const [inboxes, { notificationsEnabled }] = await Promise.all([inboxItem.getValue(), settingsItem.getValue()]);
+    await notifyNewRequests(inboxes, notificationsEnabled);
+    await notifyOutcomes(inboxes, await accountsItem.getValue(), notificationsEnabled);
+  });
+  notified = notifying.catch(() => undefined);
+  await notifying;
+}
+
+/** Notifications are decided one refresh at a time, so two refreshes at once cannot both announce the same thing. */
+let notified: Promise<void> = Promise.resolve();
+
+/** What one poll of a server found: its list (null: unchanged since `api`'s ETag), how it was asked, the user's own requests. */
+interface Fetched {
+  sources: PendingSource[] | null;
+  api: ServerApi;
+  own: OwnAccessRequest[] | null;
+}
+
+/** A server without Knock's inbox is asked for it again a day later, and after each sign-in. */
+const probeDue = (api: { probedAt: number }, account: Account, now: number) =>
+  api.probedAt < account.signedInAt || now - api.probedAt >= REPROBE_MS;
+
+const isNotFound = (error: unknown) => error instanceof ApiError && error.status === 404;
+
+/**
+ * One poll: Knock's inbox with the stored ETag (a 304 leaves the list as it is) and the user's own
+ * requests, side by side; where the server answers 404 (a plain GitLab, an older Knock), every
+ * group's and project's list instead, as GitLab's API allows, remembered as the server's way.
+ */
+async function poll(client: KnockClient, stored: ServerInbox, account: Account, now: number): Promise<Fetched> {
+  const perSource = async (api: ServerApi): Promise<Fetched> => ({ sources: (await fetchPerSource(client)).sources, api, own: null });
+  if (stored.api?.kind === 'per-source' && !probeDue(stored.api, account, now)) return perSource(stored.api);
+  const etag = stored.api?.kind === 'inbox' ? stored.api.etag : null;
+  const [inbox, own] = await Promise.allSettled([client.inbox(etag), client.ownRequests()]);
+  if (inbox.status === 'rejected') {
+    if (isNotFound(inbox.reason)) return perSource({ kind: 'per-source', probedAt: now });
+    throw inbox.reason;
+  }
+  if (own.status === 'rejected' && !isNotFound(own.reason)) throw own.reason;
+  return {
+    sources: inbox.value && sourcesFromInbox(inbox.value.items),
+    api: { kind: 'inbox', etag: inbox.value ? inbox.value.etag : etag },
+    own: own.status === 'fulfilled' ? own.value : null,
+  };
 }
 
 /** The stored inbox of `serverUrl` after asking it, or after recording why that failed. */
 async function fetchServer(serverUrl: ServerUrl): Promise<ServerInbox | undefined> {
   const startedAt = Date.now();
-  let fetched: FetchedList;
+  let fetched: Fetched;
   try {
     if (!(await checkReach(serverUrl))) return (await inboxItem.getValue())[serverUrl];
-    fetched = await fetchInbox(await knockClient(serverUrl));
+    const account = (await accountsItem.getValue())[serverUrl];
+    if (!account) return undefined;
+    const stored = (await inboxItem.getValue())[serverUrl] ?? NOTHING_YET;
+    fetched = await poll(await knockClient(serverUrl), stored, account, startedAt);
   } catch (error) {
     if (error instanceof SignedOutError) await forgetSession(serverUrl);
     const problem = problemFrom(serverUrl, error);
@@ -202,10 +271,12 @@ async function fetchServer(serverUrl: ServerUrl): Promise<ServerInbox | undefine
   }
   // A session ended meanwhile (signed out in the options) keeps no list.
   if (!(await accountsItem.getValue())[serverUrl]) return undefined;
-  await updateServerInbox(serverUrl, () => ({
-    fetchedAt: fetched.fetchedAt,
-    sources: withoutDecisions(serverUrl, fetched.sources, startedAt),
+  await updateServerInbox(serverUrl, (inbox) => ({
+    fetchedAt: startedAt,
+    sources: fetched.sources ? withoutDecisions(serverUrl, fetched.sources, startedAt) : inbox.sources,
     problem: null,
+    api: fetched.api,
+    own: fetched.own,
   }));
   return (await inboxItem.getValue())[serverUrl];
 }

@@ -33,6 +33,8 @@ export interface KnockProtocol {
   approve(request: RequestTarget & { accessLevel: number }): void;
   deny(request: RequestTarget): void;
   requestAccess(target: { serverUrl: ServerUrl; kind: NamespaceKind; path: string }): AccessRequest;
+  /** Withdraws the user's own pending request; their list shows it withdrawn once the server agrees. */
+  withdraw(target: { serverUrl: ServerUrl; kind: NamespaceKind; sourceId: number }): void;
 }
 
 /** Each command as a function: sent by a page, carried out by the background (its reply or its error). */
@@ -53,6 +55,7 @@ export const commands: Commands = {
   approve: (request) => sendMessage('approve', request),
   deny: (request) => sendMessage('deny', request),
   requestAccess: (target) => sendMessage('requestAccess', target),
+  withdraw: (target) => sendMessage('withdraw', target),
 };
 
 /** Carries out each command in this context (the background); returns a function that stops. */
@@ -67,6 +70,7 @@ export function handleCommands(handlers: Commands): () => void {
     onMessage('approve', ({ data }) => handlers.approve(data)),
     onMessage('deny', ({ data }) => handlers.deny(data)),
     onMessage('requestAccess', ({ data }) => handlers.requestAccess(data)),
+    onMessage('withdraw', ({ data }) => handlers.withdraw(data)),
   ];
   return () => stops.forEach((stop) => stop());
 }

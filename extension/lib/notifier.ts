@@ -1,9 +1,14 @@
-// One desktop notification per new access request, never two for the same request.
+// One desktop notification per new access request, and one per approval or denial of the user's
+// own requests; never two for the same one, across restarts.
 
 import { browser } from 'wxt/browser';
+import { outcomeText, ownKind, ownRequestKey } from './own-requests';
 import { requestKey } from './pending-requests';
 import { serverName } from './server-url';
-import { notifiedRequestsItem, type ServerInbox } from './stored-values';
+import { notifiedOutcomesItem, notifiedRequestsItem, type Account, type ServerInbox } from './stored-values';
+
+/** The server's origin a stored key starts with. */
+const serverOf = (key: string) => key.slice(0, key.indexOf(' '));
 
 /**
  * Notifies about requests not seen before (when notifications are on) and remembers every
@@ -14,7 +19,7 @@ import { notifiedRequestsItem, type ServerInbox } from './stored-values';
 export async function notifyNewRequests(inboxes: Record<string, ServerInbox>, enabled: boolean): Promise<void> {
   const alreadyNotified = new Set(await notifiedRequestsItem.getValue());
   // Servers without a list now (signed out for a moment) keep what was announced for them.
-  const pending = [...alreadyNotified].filter((key) => !(key.slice(0, key.indexOf(' ')) in inboxes));
+  const pending = [...alreadyNotified].filter((key) => !(serverOf(key) in inboxes));
   for (const [serverUrl, inbox] of Object.entries(inboxes)) {
     for (const source of inbox.sources) {
       for (const request of source.requests) {
@@ -31,4 +36,32 @@ export async function notifyNewRequests(inboxes: Record<string, ServerInbox>, en
     }
   }
   await notifiedRequestsItem.setValue(pending);
+}
+
+/**
+ * Notifies the requester once when a request of theirs is approved or denied: not for outcomes
+ * decided before they signed in there, not again after a restart or another poll (the keys are
+ * stored), and not when notifications are off (the outcome still counts as told). Keys of outcomes
+ * no longer listed are dropped; a server that did not say keeps its keys.
+ */
+export async function notifyOutcomes(inboxes: Record<string, ServerInbox>, accounts: Record<string, Account>, enabled: boolean): Promise<void> {
+  const told = new Set(await notifiedOutcomesItem.getValue());
+  const kept = [...told].filter((key) => !inboxes[serverOf(key)]?.own);
+  for (const [serverUrl, inbox] of Object.entries(inboxes)) {
+    const signedInAt = accounts[serverUrl]?.signedInAt ?? Infinity;
+    for (const request of inbox.own ?? []) {
+      if (request.status !== 'approved' && request.status !== 'denied') continue;
+      const key = `${ownRequestKey(serverUrl, request)}:${request.status}`;
+      kept.push(key);
+      const decidedAt = request.decided_at ? Date.parse(request.decided_at) : 0;
+      if (!enabled || told.has(key) || decidedAt < signedInAt) continue;
+      await browser.notifications.create(key, {
+        type: 'basic',
+        iconUrl: browser.runtime.getURL('/icon/128.png'),
+        title: request.status === 'approved' ? `Access granted to ${request.source_full_path}` : `Access to ${request.source_full_path} denied`,
+        message: `${outcomeText(request)}: your request for ${ownKind(request)} ${request.source_full_path} on ${serverName(serverUrl)}`,
+      });
+    }
+  }
+  await notifiedOutcomesItem.setValue(kept);
 }

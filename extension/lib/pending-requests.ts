@@ -1,9 +1,10 @@
 // What the popup lists for one server: every pending access request the signed-in user may act
-// on there, grouped by the group or project it is for.
+// on there, grouped by the group or project it is for. Knock says it in one answer (its owners'
+// inbox); a plain GitLab is asked group by group and project by project.
 
 import { APPROVER_MINIMUM, OWNER, type NamespaceKind } from '../../shared/access-levels';
 import { ApiError } from '../../shared/api-error';
-import type { AccessRequest } from '../../shared/api-types';
+import type { AccessRequest, InboxAccessRequest } from '../../shared/api-types';
 import type { KnockClient } from '../../shared/client';
 
 /** A group or project with requests waiting for the signed-in user. */
@@ -50,6 +51,19 @@ export function withoutRequest(sources: PendingSource[], kind: NamespaceKind, so
     .filter((source) => source.requests.length > 0);
 }
 
+/** Knock's inbox (oldest first) as the popup lists it: by group or project, ordered by path. */
+export function sourcesFromInbox(items: InboxAccessRequest[]): PendingSource[] {
+  const sources = new Map<string, PendingSource>();
+  for (const { source_type, source_id, source_full_path, source_name, max_access_level, ...request } of items) {
+    const kind = source_type === 'Namespace' ? 'group' : 'project';
+    const key = `${kind}:${source_id}`;
+    const source = sources.get(key) ?? { kind, id: source_id, fullPath: source_full_path, title: source_name, approverLevel: max_access_level, requests: [] };
+    source.requests.push(request);
+    sources.set(key, source);
+  }
+  return sortSources([...sources.values()]);
+}
+
 const PARALLEL_LISTS = 4;
 
 /**
@@ -57,7 +71,7 @@ const PARALLEL_LISTS = 4;
  * Maintainer or above (and which of those they own, since only an Owner may grant Owner on a
  * project), then for the pending requests of each.
  */
-export async function fetchInbox(client: KnockClient, now: () => number = Date.now): Promise<FetchedList> {
+export async function fetchPerSource(client: KnockClient, now: () => number = Date.now): Promise<FetchedList> {
   const [user, groups, projects, ownedProjects] = await Promise.all([
     client.currentUser(),
     client.groups(APPROVER_MINIMUM.group),

@@ -1,9 +1,12 @@
 // The commands that change something on a server: approving and denying (through the inbox,
-// which shows the outcome at once) and asking for access.
+// which shows the outcome at once), asking for access and withdrawing one's own request.
 
 import type { AccessRequest } from '../../shared/api-types';
-import { decide, knockClient, rememberRateLimit } from './inbox';
+import { decide, knockClient, recordWithdrawal, rememberRateLimit } from './inbox';
 import type { KnockProtocol } from './messaging';
+import { serverName } from './server-url';
+import { accountsItem } from './stored-values';
+import { SignedOutError } from './tokens';
 
 export async function approve(target: Parameters<KnockProtocol['approve']>[0]): Promise<void> {
   const client = await knockClient(target.serverUrl);
@@ -23,4 +26,18 @@ export async function requestAccess({ serverUrl, kind, path }: Parameters<KnockP
     await rememberRateLimit(serverUrl, error);
     throw error;
   }
+}
+
+/** GitLab withdraws a request with the same DELETE an owner denies it with, naming the requester: oneself. */
+export async function withdraw({ serverUrl, kind, sourceId }: Parameters<KnockProtocol['withdraw']>[0]): Promise<void> {
+  const client = await knockClient(serverUrl);
+  const account = (await accountsItem.getValue())[serverUrl];
+  if (!account) throw new SignedOutError(`You are signed out of ${serverName(serverUrl)}.`);
+  try {
+    await client.deny(kind, sourceId, account.userId);
+  } catch (error) {
+    await rememberRateLimit(serverUrl, error);
+    throw error;
+  }
+  await recordWithdrawal(serverUrl, kind, sourceId);
 }

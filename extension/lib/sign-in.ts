@@ -88,7 +88,7 @@ export async function signIn(serverUrl: ServerUrl): Promise<Account> {
   await forgetSession(serverUrl);
   await saveTokens(serverUrl, tokens);
   const user = await createKnockClient({ serverUrl, fetch: authorizedFetch(serverUrl) }).currentUser();
-  const account: Account = { serverUrl, userId: user.id, username: user.username, name: user.name, via: 'oauth' };
+  const account: Account = { serverUrl, userId: user.id, username: user.username, name: user.name, via: 'oauth', signedInAt: Date.now() };
   await setEntry(accountsItem, serverUrl, account);
   return account;
 }
@@ -116,7 +116,7 @@ export async function usePersonalAccessToken(serverUrl: ServerUrl, pasted: strin
   const user = await createKnockClient({ serverUrl, fetch: whoseToken }).currentUser();
   await signOut(serverUrl);
   await setEntry(credentialsItem, serverUrl, { kind: 'personal-access-token', token });
-  const account: Account = { serverUrl, userId: user.id, username: user.username, name: user.name, via: 'personal-access-token' };
+  const account: Account = { serverUrl, userId: user.id, username: user.username, name: user.name, via: 'personal-access-token', signedInAt: Date.now() };
   await setEntry(accountsItem, serverUrl, account);
   return account;
 }

@@ -7,13 +7,16 @@
 // one server is still signed in to it after the update (migrations.ts says how).
 
 import type { AuthorizationServer } from 'oauth4webapi';
+import type { OwnAccessRequest } from '../../shared/api-types';
 import { storage } from 'wxt/utils/storage';
 import {
   accessTokensFromV1,
   accountsFromV1,
+  accountsFromV2,
   authorizationServersFromV1,
   credentialsFromV1,
   inboxFromV1,
+  inboxFromV2,
   notifiedFromV1,
   serversFromV1,
 } from './migrations';
@@ -37,11 +40,13 @@ export interface Account {
   name: string;
   /** How the extension authenticates there: OAuth sign-in, or a personal access token pasted in the options. */
   via: 'oauth' | 'personal-access-token';
+  /** When they signed in (ms since epoch): outcomes of their requests decided before are not announced. */
+  signedInAt: number;
 }
 export const accountsItem = storage.defineItem<Record<ServerUrl, Account>>('local:account', {
   fallback: {},
-  version: 2,
-  migrations: { 2: accountsFromV1 },
+  version: 3,
+  migrations: { 2: accountsFromV1, 3: accountsFromV2 },
 });
 
 /**
@@ -95,6 +100,15 @@ export type ServerProblem =
   /** The server asked to slow down (RFC 6585 §4): nothing is sent before `retryAt` (ms since epoch). */
   | { kind: 'rate-limited'; message: string; retryAt: number };
 
+/**
+ * How the extension asks a server for its list. `inbox`: Knock's `GET /access_requests`, one
+ * request per poll; `etag` names the version of the list stored with it (null before the first
+ * answer), sent back as `If-None-Match`. `per-source`: the server does not offer it (a plain GitLab,
+ * an older Knock answer 404), so each group and project is asked, as GitLab's API allows; it is
+ * asked again after `probedAt` is a day old, or after the next sign-in.
+ */
+export type ServerApi = { kind: 'inbox'; etag: string | null } | { kind: 'per-source'; probedAt: number };
+
 /** What one server last said: its pending requests, and whether the last attempt failed. */
 export interface ServerInbox {
   /** When the list was last fetched (ms since epoch); null before the first time. */
@@ -103,6 +117,10 @@ export interface ServerInbox {
   sources: PendingSource[];
   /** Why the last refresh (or decision) failed; null when it worked. */
   problem: ServerProblem | null;
+  /** How the list was fetched; null until it was. */
+  api: ServerApi | null;
+  /** The signed-in user's own requests and their outcomes (`GET /user/access_requests`); null where the server does not say. */
+  own: OwnAccessRequest[] | null;
 }
 
 /**
@@ -111,8 +129,8 @@ export interface ServerInbox {
  */
 export const inboxItem = storage.defineItem<Record<ServerUrl, ServerInbox>>('local:inbox', {
   fallback: {},
-  version: 2,
-  migrations: { 2: inboxFromV1 },
+  version: 3,
+  migrations: { 2: inboxFromV1, 3: inboxFromV2 },
 });
 
 /** Requests a notification was already shown for (`requestKey` + `requested_at`). */
@@ -121,3 +139,10 @@ export const notifiedRequestsItem = storage.defineItem<string[]>('local:notified
   version: 2,
   migrations: { 2: notifiedFromV1 },
 });
+
+/**
+ * Outcomes of the user's own requests a notification was already shown (or deliberately not
+ * shown) for: `<server> <kind>:<source id>:<requested_at>:<status>`. Kept in `storage.local`, so a
+ * restart does not announce them again.
+ */
+export const notifiedOutcomesItem = storage.defineItem<string[]>('local:notifiedOutcomes', { fallback: [] });

@@ -1,17 +1,18 @@
 // End to end: the web console in Debian's Chromium on a fresh Knock Worker with `npm start`'s
 // demo data. Alice approves Bob with an expiry from her dashboard, finds him among
-// acme/website's members and removes him; an administrator creates a user, who asks for access
-// to acme and withdraws. axe finds no serious or critical violation on any page on the way.
+// acme/website's members and in its audit log, and removes him; she adds a webhook to a local
+// receiver, sees a delivery in its log and resends it; an administrator creates a user, who asks
+// for access to acme and withdraws. axe finds no serious or critical violation on any page on
+// the way.
 
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import AxeBuilder from '@axe-core/playwright';
-import type { Browser, Page } from 'playwright-core';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { seedDemo, type DemoUser } from './support/demo';
-import { launchPlain } from './support/chromium';
-import { callApi, ROOT, startKnock, type RunningServer } from './support/knock-server';
+import type { Page } from 'playwright-core';
+import { afterAll, describe, expect, it } from 'vitest';
+import { useConsoleWorld } from './support/console-visits';
+import { callApi, ROOT } from './support/knock-server';
+import { eventually, WebhookReceiver } from './support/webhook-receiver';
+// @ts-expect-error: plain ESM module without types
+import { freePort } from '../../worker/dev/server.mjs';
 
 /** Set KNOCK_SCREENSHOTS=1 to refresh the README's screenshots of the console under docs/. */
 const SCREENSHOTS = process.env.KNOCK_SCREENSHOTS === '1';
@@ -20,77 +21,52 @@ const admin = { username: 'ada', password: 'ada-password-1', name: 'Ada Admin' }
 const dave = { username: 'dave', password: 'dave-password-1', name: 'Dave Newcomer' };
 
 describe('the web console, against a real Knock with the demo data', () => {
-  const tmp = mkdtempSync(join(tmpdir(), 'knock-console-'));
-  let server: RunningServer;
-  let browser: Browser;
-  let demo: Record<'alice' | 'bob' | 'carol', DemoUser>;
-  /** Every page axe checked, by its path. */
-  const checked: string[] = [];
+  const world = useConsoleWorld(admin);
 
-  beforeAll(async () => {
-    server = await startKnock(join(tmp, 'state'));
-    demo = await seedDemo(server);
-    await callApi(server, server.adminToken, 'POST', '/users', 201, { ...admin, email: 'ada@example.test', admin: true });
-    browser = await launchPlain();
-  });
-
-  afterAll(async () => {
-    console.log(`axe checked ${checked.length} pages: ${checked.join(', ')}`);
-    await browser?.close();
-    await server?.stop();
-    rmSync(tmp, { recursive: true, force: true });
-  });
-
-  /** No serious or critical accessibility violation on the page as it is now. */
-  async function expectAccessible(page: Page): Promise<void> {
-    const results = await new AxeBuilder({ page }).analyze();
-    const bad = results.violations.filter((v) => v.impact === 'serious' || v.impact === 'critical');
-    expect(bad.map((v) => `${v.id} (${v.impact}): ${v.help} — ${v.nodes.map((n) => n.target.join(' ')).join('; ')}`)).toEqual([]);
-    checked.push(new URL(page.url()).pathname);
-  }
-
-  /** A new browser window signed in as `who`, from the address the README gives. */
-  async function signIn(who: { username: string; password: string }): Promise<Page> {
-    const context = await browser.newContext({ viewport: { width: 1200, height: 900 } });
-    const page = await context.newPage();
-    await page.goto(server.url);
-    await page.waitForURL(/\/users\/sign_in/);
-    if (checked.length === 0) await expectAccessible(page);
-    await page.getByLabel('Username').fill(who.username);
-    await page.getByLabel('Password').fill(who.password);
-    await page.getByRole('button', { name: 'Sign in' }).click();
-    await page.waitForURL(`${server.url}/`);
-    return page;
-  }
+  const expectAccessible = (page: Page) => world.visits.expectAccessible(page);
+  const signIn = (who: { username: string; password: string }) => world.visits.signIn(who);
+  let receiver: WebhookReceiver | null = null;
+  afterAll(() => receiver?.stop());
 
   const inDays = (days: number) => new Date(Date.now() + days * 86_400_000).toISOString().slice(0, 10);
+  /** The expiry alice gives bob. */
+  const bobsExpiry = inDays(30);
 
   it('alice approves bob with an expiry from her dashboard', async () => {
-    const page = await signIn(demo.alice);
-    await page.getByRole('heading', { name: 'Waiting for you (4)' }).waitFor();
+    const page = await signIn(world.demo.alice);
+    await page.getByRole('heading', { name: 'Needs you (4)' }).waitFor();
     await expectAccessible(page);
     if (SCREENSHOTS) await page.screenshot({ path: join(ROOT, 'docs', 'console-dashboard.png'), fullPage: true });
 
-    const expiry = inDays(30);
+    const expiry = bobsExpiry;
     const row = page.getByRole('listitem', { name: 'Bob Builder (@bob) for acme/website' });
     await row.getByLabel('Access level for @bob').selectOption({ label: 'Maintainer' });
     await row.getByLabel('Expiry date for @bob (optional)').fill(expiry);
     await row.getByRole('button', { name: 'Approve @bob' }).click();
     await page.getByRole('status').getByText(`Approved @bob as Maintainer on acme/website until ${expiry}.`).waitFor();
-    await page.getByRole('heading', { name: 'Waiting for you (3)' }).waitFor();
+    await page.getByRole('heading', { name: 'Needs you (3)' }).waitFor();
 
-    const member = await callApi<{ access_level: number; expires_at: string }>(server, server.adminToken, 'GET', '/projects/acme%2Fwebsite/members/all/3', 200);
+    const member = await callApi<{ access_level: number; expires_at: string }>(world.server, world.server.adminToken, 'GET', '/projects/acme%2Fwebsite/members/all/3', 200);
     expect(member).toMatchObject({ access_level: 40, expires_at: expiry });
     await page.context().close();
   });
 
   it("alice sees bob among acme/website's members, and removes him after a confirmation", async () => {
-    const page = await signIn(demo.alice);
+    const page = await signIn(world.demo.alice);
     await page.getByRole('link', { name: 'Acme / Website' }).click();
-    await page.waitForURL(`${server.url}/projects/acme/website`);
+    await page.waitForURL(`${world.server.url}/projects/acme/website`);
     const bob = page.getByRole('row', { name: 'Bob Builder (@bob)' });
     await bob.waitFor();
     expect(await bob.getByLabel('Access level of @bob').inputValue()).toBe('40');
+    // The approval is in the audit log: newest first, by alice, about bob.
+    const audit = page.getByRole('region', { name: /^Audit log/ });
+    const latest = audit.getByRole('row').nth(1);
+    expect(await latest.getByRole('cell').allInnerTexts()).toEqual([
+      expect.stringMatching(/UTC$/),
+      'Alice Liddell',
+      `Added as Maintainer until ${bobsExpiry} (access_request_approved)`,
+      'Bob Builder',
+    ]);
     await expectAccessible(page);
     if (SCREENSHOTS) await page.screenshot({ path: join(ROOT, 'docs', 'console-project.png'), fullPage: true });
 
@@ -100,11 +76,11 @@ describe('the web console, against a real Knock with the demo data', () => {
     await page.getByRole('button', { name: 'Remove @bob' }).click();
     await page.getByRole('status').getByText('Removed @bob from acme/website.').waitFor();
     expect(await page.getByRole('row', { name: 'Bob Builder (@bob)' }).count()).toBe(0);
-    const members = await callApi<{ username: string }[]>(server, server.adminToken, 'GET', '/projects/acme%2Fwebsite/members', 200);
+    const members = await callApi<{ username: string }[]>(world.server, world.server.adminToken, 'GET', '/projects/acme%2Fwebsite/members', 200);
     expect(members.map((m) => m.username)).toEqual(['alice']);
 
     // The deny confirmation, the group page and the account page, for axe.
-    await page.goto(`${server.url}/groups/acme`);
+    await page.goto(`${world.server.url}/groups/acme`);
     await expectAccessible(page);
     await page.getByRole('listitem', { name: 'Carol Danvers (@carol)' }).getByRole('link', { name: 'Deny @carol' }).click();
     await page.getByRole('heading', { name: 'Deny this access request?' }).waitFor();
@@ -115,6 +91,52 @@ describe('the web console, against a real Knock with the demo data', () => {
     await expectAccessible(page);
     await page.getByRole('link', { name: 'Explore' }).click();
     await page.getByRole('heading', { name: 'Explore' }).waitFor();
+    await expectAccessible(page);
+    await page.context().close();
+  });
+
+  it('alice adds a webhook to a local receiver, sees a delivery in its log, and resends it', async () => {
+    const rx = new WebhookReceiver(await freePort());
+    receiver = rx;
+    await rx.start();
+    const page = await signIn(world.demo.alice);
+    await page.goto(`${world.server.url}/projects/acme/website`);
+    const add = page.getByRole('form', { name: 'Add a webhook' });
+    await add.getByLabel('URL').fill(rx.url);
+    await add.getByLabel('Secret token (optional)').fill('e2e-token');
+    await add.getByRole('button', { name: 'Add webhook' }).click();
+    const secret = await page.getByLabel('Signing secret').inputValue();
+    expect(secret).toMatch(/^whsec_/);
+    await expectAccessible(page);
+
+    // carol's request for acme/website is denied: an access request event for the hook.
+    await page.goto(`${world.server.url}/projects/acme/website`);
+    await page.getByRole('listitem', { name: 'Carol Danvers (@carol)' }).getByRole('link', { name: 'Deny @carol' }).click();
+    await page.getByRole('button', { name: 'Deny @carol' }).click();
+    await page.getByRole('status').getByText('Denied the request of @carol for acme/website.').waitFor();
+    const delivery = await eventually('the delivery', () => rx.verifiedDeliveries(secret, 'e2e-token')[0]);
+    expect(delivery.json).toMatchObject({ event_name: 'user_access_request_revoked_for_project', user_username: 'carol' });
+
+    await page.getByRole('region', { name: /^Webhooks/ }).getByRole('link', { name: `Edit and deliveries of ${rx.url}` }).click();
+    const deliveries = page.getByRole('region', { name: /^Deliveries/ });
+    await eventually('the delivery in the log', async () => {
+      if ((await deliveries.getByRole('button', { name: /^Resend delivery/ }).count()) > 0) return true;
+      await page.reload();
+      return undefined;
+    });
+    await expectAccessible(page);
+    if (SCREENSHOTS) await page.screenshot({ path: join(ROOT, 'docs', 'console-webhook.png'), fullPage: true });
+    await deliveries.getByRole('button', { name: /^Resend delivery/ }).first().click();
+    await page.getByRole('status').getByText(/^Resent delivery \d+: the webhook answered 200\.$/).waitFor();
+    const resent = rx.verifiedDeliveries(secret, 'e2e-token');
+    // The same delivery again: the same webhook-id.
+    expect(resent.map((d) => d.headers['webhook-id'])).toEqual([delivery.headers['webhook-id'], delivery.headers['webhook-id']]);
+
+    await page.getByRole('link', { name: `Delete ${rx.url}` }).click();
+    await page.getByRole('heading', { name: 'Delete this webhook?' }).waitFor();
+    await expectAccessible(page);
+    await page.getByRole('link', { name: 'Cancel' }).click();
+    await page.getByRole('region', { name: 'Webhooks (1)' }).getByText(rx.url).waitFor();
     await expectAccessible(page);
     await page.context().close();
   });
@@ -145,17 +167,19 @@ describe('the web console, against a real Knock with the demo data', () => {
   it('the new user asks for access to acme, and withdraws', async () => {
     const page = await signIn(dave);
     await expectAccessible(page);
-    await page.goto(`${server.url}/groups/acme`);
+    await page.goto(`${world.server.url}/groups/acme`);
     await page.getByRole('button', { name: 'Request access' }).click();
     await page.getByRole('status').getByText('You asked for access to acme. Its Owners will see your request.').waitFor();
-    let pending = await callApi<{ username: string }[]>(server, server.adminToken, 'GET', '/groups/acme/access_requests', 200);
+    let pending = await callApi<{ username: string }[]>(world.server, world.server.adminToken, 'GET', '/groups/acme/access_requests', 200);
     expect(pending.map((r) => r.username)).toContain('dave');
 
     await page.getByRole('button', { name: 'Withdraw request' }).click();
     await page.getByRole('status').getByText('You withdrew your request for acme.').waitFor();
     await page.getByRole('button', { name: 'Request access' }).waitFor();
-    pending = await callApi<{ username: string }[]>(server, server.adminToken, 'GET', '/groups/acme/access_requests', 200);
+    pending = await callApi<{ username: string }[]>(world.server, world.server.adminToken, 'GET', '/groups/acme/access_requests', 200);
     expect(pending.map((r) => r.username)).not.toContain('dave');
+    await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Dashboard' }).click();
+    await page.getByRole('listitem', { name: 'Your request for acme' }).getByText('withdrawn by you').waitFor();
     await page.context().close();
   });
 });

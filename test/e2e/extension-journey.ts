@@ -2,13 +2,19 @@
 // (extension-chromium.test.ts, extension-firefox.test.ts): the built extension against two real
 // Knock servers at once (two `wrangler dev` on two ports, each with its own state).
 //
+// The first server has `npm start`'s demo data (alice owns acme and acme/website; bob and carol
+// asked for access to both); the second, alice's group beta, where dave asked.
+//
 // Alice adds both servers (no permission prompt: 127.0.0.1 was granted at install), signs in to
 // the first through its real sign-in and consent pages, and to the second with a personal access
 // token (a wrong one is refused with a clear error). The popup groups the pending requests by
 // server; she approves Bob at a level and the API agrees; the badge counts every server. The
 // second server is stopped: the popup says it is not answering and the first keeps working (she
 // denies Carol). She signs out of the first and signs in again without seeing a page, and asks for
-// access to a group by its path.
+// access to a group by its path; once approved, "Your requests" says so.
+//
+// The first server sits behind a recording proxy: each poll of the extension is one request to
+// Knock's inbox (plus the user's own requests), and a 304 while nothing changed.
 
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -16,7 +22,9 @@ import { join } from 'node:path';
 import type { Page } from 'puppeteer-core';
 import { afterAll, beforeAll, expect, it, vi } from 'vitest';
 import type { ExtensionBrowser } from './support/extension-browser';
-import { callApi, ROOT, startKnock, type RunningServer } from './support/knock-server';
+import { seedDemo, type DemoUser } from './support/demo';
+import { callApi, ROOT, startKnock, startRecordedKnock, type RunningServer } from './support/knock-server';
+import type { RecordedRequest } from './support/request-log';
 
 interface Person {
   username: string;
@@ -24,9 +32,9 @@ interface Person {
   name: string;
 }
 const alice: Person = { username: 'alice', password: 'alice-password-1', name: 'Alice Owner' };
-const bob: Person = { username: 'bob', password: 'bob-password-1', name: 'Bob Builder' };
-const carol: Person = { username: 'carol', password: 'carol-password-1', name: 'Carol Coder' };
 const dave: Person = { username: 'dave', password: 'dave-password-1', name: 'Dave Dev' };
+/** The names of the demo data (worker/dev/demo-data.mjs) on the first server. */
+const DEMO_NAMES = { alice: 'Alice Liddell', bob: 'Bob Builder', carol: 'Carol Danvers' };
 
 /** Set KNOCK_SCREENSHOTS=1 to refresh the README's screenshot of the popup (Chromium's run takes it). */
 const SCREENSHOTS = process.env.KNOCK_SCREENSHOTS === '1';
@@ -73,33 +81,26 @@ async function waitForText(page: Page, text: string, within = 'body'): Promise<v
 // Elements are found by CSS (ids, names, aria-label attributes): puppeteer's ARIA queries do not
 // find the sign-in page's fields in Firefox's auth window.
 const inServer = (server: RunningServer, selector: string) => `[aria-label="${host(server)}"] ${selector}`;
+const yourRequests = (server: RunningServer) => inServer(server, `[aria-label="Your requests on ${host(server)}"]`);
 
 export function extensionJourney(launch: () => Promise<ExtensionBrowser>) {
   const tmp = mkdtempSync(join(tmpdir(), 'knock-e2e-'));
-  let first: RunningServer;
+  let first: RunningServer & { requests: RecordedRequest[] };
   let second: RunningServer;
   let aliceOnFirst: string;
+  let demo: Record<'alice' | 'bob' | 'carol', DemoUser>;
   let aliceOnSecond: string;
   let extension: ExtensionBrowser;
   let website: { id: number };
   let acme: { id: number };
 
   beforeAll(async () => {
-    const [a, b] = await Promise.all([
-      serverWith(join(tmp, 'first'), [alice, bob, carol]),
-      serverWith(join(tmp, 'second'), [alice, dave]),
-    ]);
-    [first, second] = [a.server, b.server];
-    [aliceOnFirst, aliceOnSecond] = [a.tokenOf(alice), b.tokenOf(alice)];
-    acme = await callApi(first, aliceOnFirst, 'POST', '/groups', 201, { name: 'Acme', path: 'acme', visibility: 'public' });
-    website = await callApi(first, aliceOnFirst, 'POST', '/projects', 201, {
-      name: 'Website',
-      path: 'website',
-      namespace_id: acme.id,
-      visibility: 'public',
-    });
-    await callApi(first, a.tokenOf(bob), 'POST', '/projects/acme%2Fwebsite/access_requests', 201);
-    await callApi(first, a.tokenOf(carol), 'POST', '/groups/acme/access_requests', 201);
+    const [recorded, b] = await Promise.all([startRecordedKnock(join(tmp, 'first')), serverWith(join(tmp, 'second'), [alice, dave])]);
+    [first, second] = [recorded, b.server];
+    demo = await seedDemo(first);
+    [aliceOnFirst, aliceOnSecond] = [demo.alice.token, b.tokenOf(alice)];
+    acme = await callApi(first, aliceOnFirst, 'GET', '/groups/acme', 200);
+    website = await callApi(first, aliceOnFirst, 'GET', '/projects/acme%2Fwebsite', 200);
     await callApi(second, aliceOnSecond, 'POST', '/groups', 201, { name: 'Beta', path: 'beta', visibility: 'public' });
     await callApi(second, b.tokenOf(dave), 'POST', '/groups/beta/access_requests', 201);
 
@@ -113,6 +114,15 @@ export function extensionJourney(launch: () => Promise<ExtensionBrowser>) {
   });
 
   const badgeText = async () => (await extension.badge()).text;
+  /** Bob's row under acme/website on the first server (he asked for acme too). */
+  const bobOnWebsite = `[aria-labelledby*="project"] [aria-label*="@bob"]`;
+
+  /** The API requests the extension made to the first server since `mark` (an index into its log): `GET /api/v4/access_requests 304`. */
+  const apiRequestsSince = (mark: number) =>
+    first.requests
+      .slice(mark)
+      .filter((r) => r.path.startsWith('/api/v4/'))
+      .map((r) => `${r.method} ${r.path.replace(/\?.*/, '')} ${r.status}`);
 
   it('adds both servers without asking for a permission granted at install', async () => {
     const granted = await extension.grantedOrigins();
@@ -129,16 +139,23 @@ export function extensionJourney(launch: () => Promise<ExtensionBrowser>) {
 
   it('signs in to the first server through its sign-in and consent pages', async () => {
     const options = await extension.openExtensionPage('options');
+    const mark = first.requests.length;
     const authWindow = extension.waitForWindow(`${first.url}/`);
     await options.locator(`button[aria-label="Sign in to ${host(first)}"]`).click();
     const auth = await authWindow;
-    await auth.locator('input#username').fill(alice.username);
-    await auth.locator('input#password').fill(alice.password);
+    await auth.locator('input#username').fill(demo.alice.username);
+    await auth.locator('input#password').fill(demo.alice.password);
     await auth.locator('button[type="submit"]').click();
     await auth.locator('button[value="authorize"]').click();
 
-    await waitForText(options, `Signed in as ${alice.name} (@alice).`, `[aria-label="${host(first)}"]`);
-    await vi.waitFor(async () => expect(await badgeText()).toBe('2'), { timeout: 15_000, interval: 100 });
+    await waitForText(options, `Signed in as ${DEMO_NAMES.alice} (@alice).`, `[aria-label="${host(first)}"]`);
+    await vi.waitFor(async () => expect(await badgeText()).toBe('4'), { timeout: 15_000, interval: 100 });
+    // Who signed in, then the first poll: one request for the inbox, one for her own requests.
+    expect(apiRequestsSince(mark).sort()).toEqual([
+      'GET /api/v4/access_requests 200',
+      'GET /api/v4/user 200',
+      'GET /api/v4/user/access_requests 200',
+    ]);
     await options.close();
   });
 
@@ -154,21 +171,29 @@ export function extensionJourney(launch: () => Promise<ExtensionBrowser>) {
     await field.fill(aliceOnSecond);
     await useToken.click();
     await waitForText(options, `Signed in as ${alice.name} (@alice) with a personal access token.`, `[aria-label="${host(second)}"]`);
-    await vi.waitFor(async () => expect(await badgeText()).toBe('3'), { timeout: 15_000, interval: 100 });
+    await vi.waitFor(async () => expect(await badgeText()).toBe('5'), { timeout: 15_000, interval: 100 });
     await options.close();
   });
 
   it('shows the pending requests grouped by server, then by group and project', async () => {
+    const mark = first.requests.length;
     const popup = await openPopup();
-    await waitForText(popup, `${bob.name} @bob`, inServer(first, '[aria-labelledby*="project"]'));
-    await waitForText(popup, `${carol.name} @carol`, inServer(first, '[aria-labelledby*="group"]'));
+    for (const section of ['group', 'project']) {
+      await waitForText(popup, `${DEMO_NAMES.bob} @bob`, inServer(first, `[aria-labelledby*="${section}"]`));
+      await waitForText(popup, `${DEMO_NAMES.carol} @carol`, inServer(first, `[aria-labelledby*="${section}"]`));
+    }
     await waitForText(popup, `${dave.name} @dave`, inServer(second, '[aria-labelledby*="group"]'));
-    expect(await regionText(popup, first)).toMatch(/@alice[\s\S]*Acme[\s\S]*Acme \/ Website/);
+    expect(await popup.$$eval(inServer(first, 'section.source li'), (rows) => rows.length)).toBe(4);
+    expect(await regionText(popup, first)).toMatch(/@alice[\s\S]*Acme[\s\S]*Website[\s\S]*acme\/website/);
     expect(await regionText(popup, first)).not.toContain('@dave');
-    const levels = await popup.$$eval('select[aria-label="Access level for @bob"] option', (options) => options.map((o) => o.textContent));
+    const levels = await popup.$$eval(`${bobOnWebsite} select option`, (options) => options.map((o) => o.textContent));
     expect(levels).toEqual(['Guest', 'Planner', 'Reporter', 'Developer', 'Maintainer', 'Owner']);
-    expect(await popup.$eval('select[aria-label="Access level for @bob"]', (select) => (select as HTMLSelectElement).value)).toBe('30');
+    expect(await popup.$eval(`${bobOnWebsite} select`, (select) => (select as HTMLSelectElement).value)).toBe('30');
     await waitForText(popup, 'Updated ');
+    // Nothing changed since the last poll: the popup's refresh is a 304, with the ETag it was given.
+    expect(apiRequestsSince(mark)).toEqual(expect.arrayContaining(['GET /api/v4/access_requests 304', 'GET /api/v4/user/access_requests 200']));
+    expect(apiRequestsSince(mark).filter((r) => !r.endsWith(' 304') && !r.startsWith('GET /api/v4/user/access_requests '))).toEqual([]);
+    expect(first.requests.slice(mark).find((r) => r.path.startsWith('/api/v4/access_requests'))?.ifNoneMatch).toMatch(/^W\/"/);
     if (SCREENSHOTS && extension.name === 'Chromium') {
       const main = await popup.$('main.popup');
       await main?.screenshot({ path: join(ROOT, 'docs', 'popup-two-servers.png') });
@@ -178,17 +203,18 @@ export function extensionJourney(launch: () => Promise<ExtensionBrowser>) {
 
   it('approves Bob as Maintainer on the first server, and its API agrees', async () => {
     const popup = await openPopup();
-    await popup.locator('select[aria-label="Access level for @bob"]').wait();
-    await popup.select('select[aria-label="Access level for @bob"]', '40');
-    await popup.locator('button[aria-label="Approve @bob"]').click();
+    await popup.locator(`${bobOnWebsite} select`).wait();
+    await popup.select(`${bobOnWebsite} select`, '40');
+    await popup.locator(`${bobOnWebsite} button[aria-label="Approve @bob"]`).click();
     await waitForText(popup, 'Approved @bob as Maintainer on acme/website.');
 
     const members = await callApi<{ username: string; access_level: number }[]>(
       first, aliceOnFirst, 'GET', `/projects/${website.id}/members`, 200,
     );
     expect(members).toContainEqual(expect.objectContaining({ username: 'bob', access_level: 40 }));
-    expect(await callApi(first, aliceOnFirst, 'GET', `/projects/${website.id}/access_requests`, 200)).toEqual([]);
-    expect(await badgeText()).toBe('2');
+    const stillAsking = await callApi<{ username: string }[]>(first, aliceOnFirst, 'GET', `/projects/${website.id}/access_requests`, 200);
+    expect(stillAsking.map((r) => r.username)).toEqual(['carol']);
+    expect(await badgeText()).toBe('4');
     await popup.close();
   });
 
@@ -196,17 +222,19 @@ export function extensionJourney(launch: () => Promise<ExtensionBrowser>) {
     await second.stop();
     const popup = await openPopup();
     await waitForText(popup, `${host(second)} is not answering (Could not reach ${second.url}).`, `[aria-label="${host(second)}"]`);
-    await waitForText(popup, `${carol.name} @carol`, `[aria-label="${host(first)}"]`);
+    const carolOnAcme = inServer(first, '[aria-labelledby*="group"] [aria-label*="@carol"]');
+    await waitForText(popup, `${DEMO_NAMES.carol} @carol`, carolOnAcme);
 
-    await popup.locator('button[aria-label="Deny @carol"]').click();
+    await popup.locator(`${carolOnAcme} button[aria-label="Deny @carol"]`).click();
     await waitForText(popup, "Denied @carol's request for acme.");
-    expect(await callApi(first, aliceOnFirst, 'GET', `/groups/${acme.id}/access_requests`, 200)).toEqual([]);
+    const stillAsking = await callApi<{ username: string }[]>(first, aliceOnFirst, 'GET', `/groups/${acme.id}/access_requests`, 200);
+    expect(stillAsking.map((r) => r.username)).toEqual(['bob']);
     const members = await callApi<{ username: string }[]>(first, aliceOnFirst, 'GET', `/groups/${acme.id}/members`, 200);
     expect(members.map((m) => m.username)).not.toContain('carol');
-    // Dave's request, as the second server last listed it, is still waiting.
+    // Bob's on acme, Carol's on acme/website and Dave's, as the second server last listed it, are still waiting.
     expect(await extension.badge()).toEqual({
-      text: '1',
-      title: `Knock: 1 access request waiting. Not up to date: ${host(second)}.`,
+      text: '3',
+      title: `Knock: 3 access requests waiting. Not up to date: ${host(second)}.`,
     });
     await popup.close();
   });
@@ -219,7 +247,7 @@ export function extensionJourney(launch: () => Promise<ExtensionBrowser>) {
 
     // The server remembers alice's consent and her session: the auth window closes by itself.
     await options.locator(`button[aria-label="Sign in to ${host(first)}"]`).click();
-    await waitForText(options, `Signed in as ${alice.name} (@alice).`, firstItem);
+    await waitForText(options, `Signed in as ${DEMO_NAMES.alice} (@alice).`, firstItem);
     await options.close();
   });
 
@@ -238,9 +266,17 @@ export function extensionJourney(launch: () => Promise<ExtensionBrowser>) {
     await popup.locator('form.request-access button[type="submit"]').click();
     await waitForText(popup, 'Access requested to group gamma. Its owners will see your request.');
 
-    const pending = await callApi<{ username: string }[]>(first, first.adminToken, 'GET', `/groups/${other.id}/access_requests`, 200);
+    const pending = await callApi<{ id: number; username: string }[]>(first, first.adminToken, 'GET', `/groups/${other.id}/access_requests`, 200);
     expect(pending.map((r) => r.username)).toEqual(['alice']);
+    await popup.locator('nav.views button:nth-of-type(1)').click();
+    await waitForText(popup, 'Pending, asked', yourRequests(first));
     await popup.close();
+
+    // The group's owner approves her: the popup says so under "Your requests".
+    await callApi(first, first.adminToken, 'PUT', `/groups/${other.id}/access_requests/${pending[0]?.id}/approve?access_level=20`, 201);
+    const again = await openPopup();
+    await waitForText(again, 'Approved as Reporter', yourRequests(first));
+    await again.close();
   });
 
   /** The popup's page, opened in a tab (a test cannot click the toolbar button), at the popup's size. */

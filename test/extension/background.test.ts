@@ -6,17 +6,8 @@ import { onPollAlarm, POLL_ALARM, schedulePolling } from '../../extension/lib/po
 import { approve as approveOn, deny as denyOn } from '../../extension/lib/request-actions';
 import { accountsItem, inboxItem, settingsItem } from '../../extension/lib/stored-values';
 import { accessRequest, SERVER, type FakeKnock } from './fake-knock';
-import { signedInToFakeKnock } from './signed-in';
+import { aliceWithTwoPendingRequests, HOURS_AGO, signedInToFakeKnock } from './signed-in';
 
-const HOURS_AGO = (hours: number) => new Date(Date.now() - hours * 3600_000).toISOString();
-
-async function aliceWithTwoPendingRequests(): Promise<FakeKnock> {
-  const server = await signedInToFakeKnock();
-  server.addGroup(10, 'acme', 50, [accessRequest(2, 'bob', 'Bob Builder', HOURS_AGO(2))]);
-  server.addProject(20, 'acme/website', 40, [accessRequest(3, 'carol', 'Carol Coder', HOURS_AGO(1))]);
-  server.addProject(21, 'acme/quiet', 50, []);
-  return server;
-}
 
 const badgeText = () => fakeBrowser.action.getBadgeText({});
 
@@ -190,6 +181,8 @@ describe('the toolbar badge', () => {
       fetchedAt: null,
       sources: [],
       problem: { kind: 'signed-out', message: 'You were signed out: invalid_grant' },
+      api: null,
+      own: null,
     });
   });
 });
@@ -286,7 +279,7 @@ describe('a refresh that was under way during a decision', () => {
     const reached = new Promise<void>((resolve) => (listingReached = resolve));
     vi.stubGlobal('fetch', async (url: string, init?: RequestInit) => {
       const response = await server.fetch(url, init); // the server answers with the list as it is now...
-      if (url.includes('/groups/10/access_requests?')) {
+      if (url.includes('/api/v4/access_requests?')) {
         listingReached();
         await listingHeld; // ...but the answer arrives only after the denial below
       }

@@ -1,9 +1,11 @@
 // A small in-memory stand-in for Knock's HTTP API, typed by the same schemas as the server's
 // responses (shared/schemas.ts), enough for the extension's unit tests: authorization server
 // metadata (RFC 8414), the token endpoint (code exchange and refresh with rotation, RFC 6749
-// §4.1.3 and §6), revocation (RFC 7009), the listing routes, approve, deny, request, and 429s.
+// §4.1.3 and §6), revocation (RFC 7009), the listing routes, approve, deny, request, and 429s;
+// and Knock's inbox (`GET /access_requests` with its ETag, `GET /user/access_requests`), unless it
+// plays a plain GitLab, which has neither.
 
-import type { AccessRequest, Group, Project, User } from '../../shared/api-types';
+import type { AccessRequest, Group, InboxAccessRequest, OwnAccessRequest, Project, User } from '../../shared/api-types';
 
 export const SERVER = 'https://knock.test';
 const CREATED_AT = '2026-11-01T09:00:00.000Z';
@@ -46,6 +48,14 @@ export function createFakeKnock(origin: string = SERVER) {
       created_at: CREATED_AT,
     } as User,
     sources: [] as Source[],
+    /** A plain GitLab (or an older Knock): no `/access_requests`, no `/user/access_requests` (404). */
+    plainGitLab: false,
+    /** The most items a page of the inbox holds, whatever `per_page` asks. */
+    inboxPageSize: 100,
+    /** The signed-in user's own requests, as `GET /user/access_requests` lists them. */
+    ownRequests: [] as OwnAccessRequest[],
+    /** The `If-None-Match` of each inbox request (null when none was sent). */
+    inboxConditions: [] as (string | null)[],
     validAccessTokens: new Set<string>(),
     /** Personal access tokens that work (sent as PRIVATE-TOKEN). */
     personalAccessTokens: new Set<string>(),
@@ -173,7 +183,7 @@ export function createFakeKnock(origin: string = SERVER) {
         server.rateLimit.remaining -= 1;
         return json(429, { message: '429 Too Many Requests' }, { 'Retry-After': server.rateLimit.retryAfter });
       }
-      return api(method, url);
+      return api(method, url, headers);
     },
   };
 
@@ -200,10 +210,45 @@ export function createFakeKnock(origin: string = SERVER) {
     return json(200, server.issueTokens());
   }
 
-  function api(method: string, url: URL): Response {
+  /** Every pending request the user may act on, oldest first, with its source (Knock's inbox). */
+  function inboxItems(): InboxAccessRequest[] {
+    return server.sources
+      .filter((s) => s.level >= (s.kind === 'group' ? 50 : 40))
+      .flatMap((s) =>
+        s.requests.map((request) => ({
+          ...request,
+          source_type: s.kind === 'group' ? ('Namespace' as const) : ('Project' as const),
+          source_id: s.record.id,
+          source_full_path: 'full_path' in s.record ? s.record.full_path : s.record.path_with_namespace,
+          source_name: s.record.name,
+          max_access_level: s.level,
+        })),
+      )
+      .sort((a, b) => a.requested_at.localeCompare(b.requested_at));
+  }
+
+  /** A page of a list, with GitLab's pagination headers. */
+  function paged<T>(items: T[], url: URL, headers: Record<string, string> = {}): Response {
+    const perPage = Math.min(Number(url.searchParams.get('per_page') ?? 20), server.inboxPageSize);
+    const page = Number(url.searchParams.get('page') ?? 1);
+    const next = page * perPage < items.length ? String(page + 1) : '';
+    return json(200, items.slice((page - 1) * perPage, page * perPage), { 'X-Next-Page': next, ...headers });
+  }
+
+  function api(method: string, url: URL, headers: Headers): Response {
     const path = url.pathname.replace(/^\/api\/v4/, '');
     const minLevel = Number(url.searchParams.get('min_access_level') ?? 0);
     if (method === 'GET' && path === '/user') return json(200, server.user);
+    if (method === 'GET' && path === '/access_requests' && !server.plainGitLab) {
+      // The ETag names the whole list's version, and the page (RFC 9110 §8.8.3).
+      const items = inboxItems();
+      const etag = `W/"${hashOf(JSON.stringify(items))}.${url.searchParams.get('page') ?? 1}"`;
+      const condition = headers.get('If-None-Match');
+      server.inboxConditions.push(condition);
+      if (condition === etag) return new Response(null, { status: 304, headers: { ETag: etag } });
+      return paged(items, url, { ETag: etag });
+    }
+    if (method === 'GET' && path === '/user/access_requests' && !server.plainGitLab) return paged(server.ownRequests, url);
     if (method === 'GET' && (path === '/groups' || path === '/projects')) {
       const kind = path === '/groups' ? 'group' : 'project';
       const records = server.sources.filter((s) => s.kind === kind && s.level >= minLevel).map((s) => s.record);
@@ -214,6 +259,14 @@ export function createFakeKnock(origin: string = SERVER) {
     const [, route, rawId, userId, approve] = match;
     const kind = route === 'groups' ? 'group' : 'project';
     const idOrPath = decodeURIComponent(rawId!);
+    if (method === 'DELETE' && Number(userId) === server.user.id) {
+      // The user withdraws their own request (GitLab: the same DELETE, with their own id).
+      const sourceType = kind === 'group' ? 'Namespace' : 'Project';
+      const own = server.ownRequests.find((r) => r.source_type === sourceType && String(r.source_id) === idOrPath && r.status === 'pending');
+      if (!own) return json(404, { message: '404 Not found' });
+      server.ownRequests = server.ownRequests.map((r) => (r === own ? { ...r, status: 'withdrawn', decided_at: new Date().toISOString() } : r));
+      return new Response(null, { status: 204 });
+    }
     const source = server.sources.find(
       (s) =>
         s.kind === kind &&
@@ -241,6 +294,13 @@ export function createFakeKnock(origin: string = SERVER) {
   }
 
   return server;
+}
+
+/** A short digest of a string (FNV-1a), enough for a fake ETag. */
+function hashOf(text: string): string {
+  let hash = 0x811c9dc5;
+  for (let i = 0; i < text.length; i++) hash = Math.imul(hash ^ text.charCodeAt(i), 0x01000193) >>> 0;
+  return hash.toString(16);
 }
 
 function json(status: number, body: unknown, headers: Record<string, string> = {}): Response {

@@ -1,10 +1,12 @@
-// Version 1 kept one server and its session under single keys; version 2 keeps several. An
-// installation signed in under version 1 is still signed in after the update.
+// Version 1 kept one server and its session under single keys; version 2 keeps several; version 3
+// polls Knock's inbox. An installation signed in under version 1 or 2 is still signed in after the
+// update.
 
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { fakeBrowser } from 'wxt/testing/fake-browser';
 import { refreshInbox } from '../../extension/lib/inbox';
 import { notifyNewRequests } from '../../extension/lib/notifier';
+import type { OwnAccessRequest } from '../../shared/api-types';
 import {
   accessTokensItem,
   accountsItem,
@@ -59,12 +61,12 @@ describe('the update from one server to several', () => {
 
       expect(await serversItem.getValue()).toEqual([SERVER]);
       expect(await accountsItem.getValue()).toEqual({
-        [SERVER]: { serverUrl: SERVER, userId: 1, username: 'alice', name: 'Alice Owner', via: 'oauth' },
+        [SERVER]: { serverUrl: SERVER, userId: 1, username: 'alice', name: 'Alice Owner', via: 'oauth', signedInAt: expect.any(Number) },
       });
       expect(await credentialsItem.getValue()).toEqual({ [SERVER]: { kind: 'oauth', refreshToken: 'refresh-1' } });
       expect((await accessTokensItem.getValue())[SERVER]).toMatchObject({ token: 'access-1' });
       expect((await authorizationServersItem.getValue())[SERVER]).toEqual(server.metadata());
-      expect(await inboxItem.getValue()).toEqual({ [SERVER]: { fetchedAt: 1_000, sources: [SOURCE], problem: null } });
+      expect(await inboxItem.getValue()).toEqual({ [SERVER]: { fetchedAt: 1_000, sources: [SOURCE], problem: null, api: null, own: null } });
       expect(await notifiedRequestsItem.getValue()).toEqual([`${SERVER} group:10:2:${BOB.requested_at}`]);
     },
   );
@@ -118,5 +120,67 @@ describe('the update from one server to several', () => {
     await update();
     expect(await serversItem.getValue()).toEqual([]);
     expect(await accountsItem.getValue()).toEqual({});
+  });
+});
+
+describe("the update to Knock's inbox (version 2 to 3)", () => {
+  const UPDATED_AT = Date.parse('2026-11-22T12:00:00.000Z');
+  const decided = (at: string): OwnAccessRequest => ({
+    source_type: 'Project',
+    source_id: 20,
+    source_full_path: 'acme/website',
+    source_name: 'website',
+    requested_at: '2026-11-20T09:00:00.000Z',
+    status: 'approved',
+    access_level: 30,
+    expires_at: null,
+    decided_at: at,
+  });
+
+  /** What version 2 left in storage: signed in to SERVER through OAuth, its list fetched source by source. */
+  async function versionTwoSignedIn() {
+    const server = createFakeKnock();
+    const tokens = server.issueTokens();
+    await fakeBrowser.storage.local.set({
+      serverUrl: [SERVER],
+      serverUrl$: { v: 2 },
+      account: { [SERVER]: { serverUrl: SERVER, userId: 1, username: 'alice', name: 'Alice Owner', via: 'oauth' } },
+      account$: { v: 2 },
+      refreshToken: { [SERVER]: { kind: 'oauth', refreshToken: tokens.refresh_token } },
+      refreshToken$: { v: 2 },
+      inbox: { [SERVER]: { fetchedAt: 1_000, sources: [SOURCE], problem: null } },
+      inbox$: { v: 2 },
+      notifiedRequests: [`${SERVER} group:10:2:${BOB.requested_at}`],
+      notifiedRequests$: { v: 2 },
+    });
+    return server;
+  }
+
+  it('keeps the sign-in and the list; the next poll is one request to the inbox, and only newer outcomes are announced', async () => {
+    const server = await versionTwoSignedIn();
+    server.addGroup(10, 'acme', 50, [BOB]);
+    server.ownRequests = [decided('2026-11-21T09:00:00.000Z')];
+    serveFrom(server);
+    vi.useFakeTimers({ now: UPDATED_AT, toFake: ['Date'] });
+
+    for (const item of [serversItem, accountsItem, credentialsItem, inboxItem, notifiedRequestsItem]) await item.migrate();
+
+    expect(await accountsItem.getValue()).toEqual({
+      [SERVER]: { serverUrl: SERVER, userId: 1, username: 'alice', name: 'Alice Owner', via: 'oauth', signedInAt: UPDATED_AT },
+    });
+    expect(await inboxItem.getValue()).toEqual({ [SERVER]: { fetchedAt: 1_000, sources: [SOURCE], problem: null, api: null, own: null } });
+
+    server.calls.length = 0;
+    await refreshInbox();
+    expect(server.calls.filter((call) => call.startsWith('GET /api/'))).toEqual(['GET /api/v4/access_requests', 'GET /api/v4/user/access_requests']);
+    expect((await inboxItem.getValue())[SERVER]).toMatchObject({ sources: [SOURCE], api: { kind: 'inbox' }, own: server.ownRequests });
+    expect(Object.keys((await fakeBrowser.notifications.getAll()) as object)).toEqual([]); // decided before the update
+
+    server.ownRequests = [...server.ownRequests, { ...decided('2026-11-22T12:30:00.000Z'), source_id: 21, source_full_path: 'acme/api' }];
+    await refreshInbox();
+    expect(Object.keys((await fakeBrowser.notifications.getAll()) as object)).toEqual([
+      `${SERVER} project:21:2026-11-20T09:00:00.000Z:approved`,
+    ]);
+    vi.useRealTimers();
   });
 });

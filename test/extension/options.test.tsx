@@ -14,6 +14,7 @@ const alice = (serverUrl: string, via: Account['via'] = 'oauth'): Account => ({
   username: 'alice',
   name: 'Alice',
   via,
+  signedInAt: 0,
 });
 
 /** Commands as the background carries them out, on storage; the browser allows every host unless told. */
@@ -72,7 +73,13 @@ describe('adding a server', () => {
       addServer: vi.fn(async (serverUrl: string) => {
         await serversItem.setValue([serverUrl]);
         await inboxItem.setValue({
-          [serverUrl]: { fetchedAt: null, sources: [], problem: { kind: 'no-permission', message: 'Your browser does not let Knock reach knock.example.com.' } },
+          [serverUrl]: {
+            fetchedAt: null,
+            sources: [],
+            problem: { kind: 'no-permission', message: 'Your browser does not let Knock reach knock.example.com.' },
+            api: null,
+            own: null,
+          },
         });
         return { serverUrl, reachable: false };
       }),

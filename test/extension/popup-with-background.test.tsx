@@ -133,3 +133,31 @@ describe('the popup with the background', () => {
     expect(await fakeBrowser.action.getBadgeText({})).toBe('2');
   });
 });
+
+describe('your requests, with the background', () => {
+  it('are fetched with the inbox and shown; withdrawing one tells the server and shows it withdrawn', async () => {
+    const server = await aliceWithTwoPendingRequests();
+    server.ownRequests = [
+      {
+        source_type: 'Namespace',
+        source_id: 40,
+        source_full_path: 'gamma',
+        source_name: 'Gamma',
+        requested_at: HOURS_AGO(3),
+        status: 'pending',
+        access_level: null,
+        expires_at: null,
+        decided_at: null,
+      },
+    ];
+    render(<PopupApp actions={popupActions} />);
+
+    const section = await screen.findByRole('region', { name: 'Your requests on knock.test' });
+    expect(within(section).getByRole('listitem').textContent).toContain('Pending, asked 3 hours ago');
+    fireEvent.click(within(section).getByRole('button', { name: 'Withdraw your request for gamma' }));
+
+    await waitFor(() => expect(within(section).getByRole('listitem').textContent).toContain('Withdrawn, just now'));
+    expect(server.ownRequests[0]).toMatchObject({ status: 'withdrawn' });
+    expect(within(section).queryByRole('button')).toBeNull();
+  });
+});

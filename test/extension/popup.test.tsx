@@ -5,6 +5,7 @@ import { PopupApp } from '../../extension/components/PopupApp';
 import type { RequestTarget } from '../../extension/lib/messaging';
 import { withoutRequest, type PendingSource } from '../../extension/lib/pending-requests';
 import { accountsItem, inboxItem, serversItem, type ServerInbox } from '../../extension/lib/stored-values';
+import type { OwnAccessRequest } from '../../shared/api-types';
 import { accessRequest, SERVER } from './fake-knock';
 
 const NOW = Date.parse('2026-11-21T12:00:00.000Z');
@@ -29,8 +30,13 @@ const SOURCES: PendingSource[] = [
 ];
 
 /** The stored inbox with `sources` as the one server's list. */
-const listing = (sources: PendingSource[], fetchedAt: number | null = NOW - 60_000, problem: ServerInbox['problem'] = null) => ({
-  [SERVER]: { fetchedAt, sources, problem },
+const listing = (
+  sources: PendingSource[],
+  fetchedAt: number | null = NOW - 60_000,
+  problem: ServerInbox['problem'] = null,
+  own: ServerInbox['own'] = null,
+): Record<string, ServerInbox> => ({
+  [SERVER]: { fetchedAt, sources, problem, api: { kind: 'inbox', etag: null }, own },
 });
 const INBOX = listing(SOURCES);
 
@@ -62,7 +68,8 @@ function fakeActions(overrides: Partial<PopupActions> = {}): PopupActions {
     approve: vi.fn(backgroundRemoves),
     deny: vi.fn(backgroundRemoves),
     requestAccess: vi.fn(async () => accessRequest(1, 'alice', 'Alice', new Date(NOW).toISOString())),
-    signIn: vi.fn(async () => ({ serverUrl: SERVER, userId: 1, username: 'alice', name: 'Alice Owner', via: 'oauth' as const })),
+    withdraw: vi.fn(async () => undefined),
+    signIn: vi.fn(async () => ({ serverUrl: SERVER, userId: 1, username: 'alice', name: 'Alice Owner', via: 'oauth' as const, signedInAt: NOW })),
     openOptions: vi.fn(),
     ...overrides,
   };
@@ -71,7 +78,7 @@ function fakeActions(overrides: Partial<PopupActions> = {}): PopupActions {
 /** Signed in, with `inbox` as the background last stored it. */
 async function signedIn(inbox: Record<string, ServerInbox> = INBOX) {
   await serversItem.setValue([SERVER]);
-  await accountsItem.setValue({ [SERVER]: { serverUrl: SERVER, userId: 1, username: 'alice', name: 'Alice Owner', via: 'oauth' } });
+  await accountsItem.setValue({ [SERVER]: { serverUrl: SERVER, userId: 1, username: 'alice', name: 'Alice Owner', via: 'oauth', signedInAt: NOW } });
   await inboxItem.setValue(inbox);
 }
 
@@ -281,6 +288,62 @@ describe('requesting access', () => {
 
     expect((await screen.findByRole('alert')).textContent).toBe('Could not request access to nope: 404 Group Not Found');
     expect(actions.requestAccess).toHaveBeenCalledWith({ serverUrl: SERVER, kind: 'group', path: 'nope' });
+  });
+});
+
+describe('your requests', () => {
+  const own = (fields: Partial<OwnAccessRequest>): OwnAccessRequest => ({
+    source_type: 'Project',
+    source_id: 30,
+    source_full_path: 'beta/api',
+    source_name: 'API',
+    requested_at: '2026-11-21T09:00:00.000Z',
+    status: 'pending',
+    access_level: null,
+    expires_at: null,
+    decided_at: null,
+    ...fields,
+  });
+  const OWN = [
+    own({ source_id: 31, source_full_path: 'beta/old', status: 'denied', requested_at: '2026-11-01T09:00:00.000Z', decided_at: '2026-11-02T09:00:00.000Z' }),
+    own({ source_id: 32, source_full_path: 'beta/docs', status: 'approved', access_level: 30, expires_at: '2027-01-31', requested_at: '2026-11-10T09:00:00.000Z', decided_at: '2026-11-21T11:00:00.000Z' }),
+    own({ source_id: 33, source_full_path: 'beta/gone', status: 'expired', access_level: 20, expires_at: '2026-11-20', requested_at: '2026-10-10T09:00:00.000Z', decided_at: '2026-10-11T09:00:00.000Z' }),
+    own({ source_id: 34, source_full_path: 'beta/www', status: 'withdrawn', requested_at: '2026-11-15T09:00:00.000Z', decided_at: '2026-11-16T09:00:00.000Z' }),
+    own({ source_type: 'Namespace', source_id: 40, source_full_path: 'gamma', requested_at: '2026-11-21T10:00:00.000Z' }),
+  ];
+
+  it('lists each server’s pending requests first, then how the others ended, latest first, with level and expiry', async () => {
+    await signedIn(listing(SOURCES, NOW - 60_000, null, OWN));
+    render(<PopupApp actions={fakeActions()} now={NOW} />);
+
+    const section = await screen.findByRole('region', { name: 'Your requests on knock.test' });
+    const rows = within(section).getAllByRole('listitem').map((row) => row.textContent);
+    expect(rows).toEqual([
+      'Group gammaPending, asked 2 hours agoWithdraw',
+      'Project beta/docsApproved as Developer until 2027-01-31, 1 hour ago',
+      'Project beta/wwwWithdrawn, 5 days ago',
+      'Project beta/oldDenied, 2 weeks ago',
+      'Project beta/goneExpired on 2026-11-20, 1 month ago',
+    ]);
+    expect(screen.getByRole('region', { name: /Group Acme/ })).toBeTruthy(); // the owner's inbox is still there
+  });
+
+  it('is not shown where the server does not say (a plain GitLab) or nothing was asked', async () => {
+    await signedIn(listing(SOURCES, NOW - 60_000, null, null));
+    render(<PopupApp actions={fakeActions()} now={NOW} />);
+    await screen.findByText('Bob Builder');
+    expect(screen.queryByRole('region', { name: /Your requests/ })).toBeNull();
+  });
+
+  it('withdraws a pending request, and shows the server’s refusal', async () => {
+    await signedIn(listing([], NOW - 60_000, null, OWN));
+    const actions = fakeActions({ withdraw: vi.fn(async () => Promise.reject(new Error('404 Not found'))) });
+    render(<PopupApp actions={actions} now={NOW} />);
+
+    fireEvent.click(await screen.findByRole('button', { name: 'Withdraw your request for gamma' }));
+
+    expect(actions.withdraw).toHaveBeenCalledWith({ serverUrl: SERVER, kind: 'group', sourceId: 40 });
+    expect((await screen.findByRole('alert')).textContent).toBe('Could not withdraw: 404 Not found');
   });
 });
 

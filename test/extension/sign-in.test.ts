@@ -180,7 +180,7 @@ describe('a personal access token instead of signing in', () => {
 
     const account = await usePersonalAccessToken(SERVER, '  glpat-alice \n');
 
-    expect(account).toEqual({ serverUrl: SERVER, userId: 1, username: 'alice', name: 'Alice Owner', via: 'personal-access-token' });
+    expect(account).toEqual({ serverUrl: SERVER, userId: 1, username: 'alice', name: 'Alice Owner', via: 'personal-access-token', signedInAt: expect.any(Number) });
     expect(await accountsItem.getValue()).toEqual({ [SERVER]: account });
     expect(await credentialsItem.getValue()).toEqual({ [SERVER]: { kind: 'personal-access-token', token: 'glpat-alice' } });
     expect(server.calls).toEqual(['GET /api/v4/user']);

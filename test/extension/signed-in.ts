@@ -2,7 +2,7 @@ import { vi } from 'vitest';
 import { accountsItem, serversItem } from '../../extension/lib/stored-values';
 import { setEntry, updateStored } from '../../extension/lib/stored-updates';
 import { saveTokens } from '../../extension/lib/tokens';
-import { createFakeKnock, SERVER, type FakeKnock } from './fake-knock';
+import { accessRequest, createFakeKnock, SERVER, type FakeKnock } from './fake-knock';
 
 /** `fetch` answered by the fake server whose origin the URL has (a network error for any other). */
 export function serveFrom(...servers: FakeKnock[]) {
@@ -22,7 +22,7 @@ export async function signedInTo(server: FakeKnock): Promise<FakeKnock> {
   const { origin } = server;
   await updateStored(serversItem, (servers) => [...servers, origin]);
   await saveTokens(origin, server.issueTokens());
-  await setEntry(accountsItem, origin, { serverUrl: origin, userId: 1, username: 'alice', name: 'Alice Owner', via: 'oauth' });
+  await setEntry(accountsItem, origin, { serverUrl: origin, userId: 1, username: 'alice', name: 'Alice Owner', via: 'oauth', signedInAt: Date.now() });
   return server;
 }
 
@@ -31,4 +31,15 @@ export async function signedInToFakeKnock(origin: string = SERVER) {
   const server = createFakeKnock(origin);
   serveFrom(server);
   return signedInTo(server);
+}
+
+export const HOURS_AGO = (hours: number) => new Date(Date.now() - hours * 3600_000).toISOString();
+
+/** Signed in as alice, owner of acme (bob waits) and maintainer of acme/website (carol waits); acme/quiet has none. */
+export async function aliceWithTwoPendingRequests(): Promise<FakeKnock> {
+  const server = await signedInToFakeKnock();
+  server.addGroup(10, 'acme', 50, [accessRequest(2, 'bob', 'Bob Builder', HOURS_AGO(2))]);
+  server.addProject(20, 'acme/website', 40, [accessRequest(3, 'carol', 'Carol Coder', HOURS_AGO(1))]);
+  server.addProject(21, 'acme/quiet', 50, []);
+  return server;
 }

@@ -21,6 +21,7 @@ describe('console pages and forms', () => {
   let project: { id: number; full_path: string };
   let browser: Browser;
   let csrf: string;
+  let pat: { id: number; token: string };
 
   beforeAll(async () => {
     await startWorker();
@@ -32,6 +33,9 @@ describe('console pages and forms', () => {
     await as(requester).post(`/projects/${project.id}/access_requests`);
     await as(admin).post(`/groups/${group.id}/members`, { user_id: (await consoleUser('mem')).id, access_level: 30 });
     const app = await registerApp(['https://app.example/cb']);
+    pat = (await (await as(admin).post('/user/personal_access_tokens', { name: 'kept', scopes: ['api'] })).json()) as { id: number; token: string };
+    const impersonation = (await (await call(`/api/v4/users/${requester.id}/impersonation_tokens`, { headers: ADMIN })).json()) as { id: number }[];
+    const hook = (await (await as(admin).post(`/projects/${project.id}/hooks`, { url: 'https://hooks.example.com/knock' })).json()) as { id: number };
     ({ browser, csrf } = await consoleSession(admin));
     const paths = [
       '/',
@@ -41,8 +45,13 @@ describe('console pages and forms', () => {
       `/projects/${project.full_path}`,
       `/groups/${group.id}/-/access_requests/${requester.id}/deny`,
       `/projects/${project.id}/-/members/${admin.id}/remove`,
+      `/projects/${project.id}/-/hooks/${hook.id}`,
+      `/projects/${project.id}/-/hooks/${hook.id}/delete`,
       '/admin/users',
       `/admin/users/${requester.id}`,
+      `/admin/users/${requester.id}/delete`,
+      `/admin/users/${requester.id}/impersonation_tokens/${impersonation[0].id}/revoke`,
+      `/-/profile/personal_access_tokens/${pat.id}/revoke`,
       '/admin/applications',
       `/admin/applications/${app.id}/delete`,
     ];
@@ -100,7 +109,7 @@ describe('console pages and forms', () => {
     for (const { html } of pages) for (const m of html.matchAll(/<form method="post" action="([^"]+)"/g)) actions.add(m[1]);
     expect(actions.size).toBeGreaterThanOrEqual(15);
     const other = await consoleSession(await consoleUser('oth'));
-    const fields = { access_level: '30', expires_at: '', username: requester.username, name: 'Forged', password: 'forged-password', redirect_uri: 'https://x.example/cb', scopes: 'api', return_to: '/' };
+    const fields = { access_level: '30', expires_at: '', username: requester.username, name: 'Forged', password: 'forged-password', redirect_uri: 'https://x.example/cb', scopes: 'api', url: 'https://evil.example.com/', trigger: 'member_events', return_to: '/' };
     const forgeries: [string, Record<string, string>, Record<string, string>][] = [
       ['no token', {}, {}],
       ["another session's token", { authenticity_token: other.csrf }, {}],
@@ -125,10 +134,18 @@ describe('console pages and forms', () => {
     const members = (await (await call(`/api/v4/groups/${group.id}/members`, { headers: ADMIN })).json()) as unknown[];
     expect(members).toHaveLength(2);
     expect(((await (await call('/api/v4/users?search=Forged', { headers: ADMIN })).json()) as unknown[]).length).toBe(0);
+    // The requester still active with their token, the personal access token still working, no new one.
+    expect((await call('/api/v4/user', { headers: requester.headers })).status).toBe(200);
+    expect((await call('/api/v4/user', { headers: { 'PRIVATE-TOKEN': pat.token } })).status).toBe(200);
+    const tokenNames = ((await (await call(`/api/v4/personal_access_tokens?user_id=${admin.id}`, { headers: ADMIN })).json()) as { name: string }[]).map((t) => t.name);
+    expect(tokenNames).toContain('kept');
+    expect(tokenNames).not.toContain('Forged');
+    const hooks = (await (await call(`/api/v4/projects/${project.id}/hooks`, { headers: ADMIN })).json()) as { url: string }[];
+    expect(hooks.map((h) => h.url)).toEqual(['https://hooks.example.com/knock']);
   });
 
   it('answer an unreadable form body with the form-expired page, never a 500', async () => {
-    for (const action of [`/groups/${group.id}/-/settings`, '/admin/users', '/-/profile/sign_out_everywhere']) {
+    for (const action of [`/groups/${group.id}/-/settings`, '/admin/users', `/admin/users/${requester.id}/block`, '/-/profile/personal_access_tokens', '/-/profile/sign_out_everywhere']) {
       for (const type of ['multipart/form-data', 'application/x-www-form-urlencoded']) {
         const res = await call(action, { method: 'POST', redirect: 'manual', headers: { 'Content-Type': type, Origin: ORIGIN, Cookie: `knock_session=${browser.cookies.get('knock_session')}` }, body: '%%%&&=\u0000' });
         expect(res.status, `${action} ${type}`).toBe(403);

@@ -140,6 +140,24 @@ describe.each(KIND_ROUTES)('audit events of %s', (kind) => {
     await expectError(await as(stranger).get(`${base}/audit_events`), 404, { message: `404 ${label} Not Found` });
   });
 
+  it('answers one event by the id its log lists it with, to the same people, and 404 for an id it does not have', async () => {
+    const [owner, bob, below, stranger] = await Promise.all([person('own'), person('bob'), person('blw'), person('str')]);
+    const source = await createSource(kind, owner, { visibility: 'private' });
+    const base = `/${kind}/${source.id}`;
+    expect((await as(owner).post(`${base}/members`, { user_id: below.id, access_level: 30 })).status).toBe(201);
+    expect((await as(owner).post(`${base}/members`, { user_id: bob.id, access_level: 20 })).status).toBe(201);
+    const [latest] = await auditLog(owner, base);
+    const res = await as(owner).get(`${base}/audit_events/${latest.id}`);
+    expect(res.status).toBe(200);
+    expect(await res.json()).toEqual(latest);
+    expect(latest).toMatchObject({ event_name: 'member_created', details: { target_id: bob.id } });
+    expect((await admin.get(`${base}/audit_events/${latest.id}`)).status).toBe(200);
+    await expectError(await as(owner).get(`${base}/audit_events/${latest.id + 1000}`), 404, { message: '404 Not found' });
+    await expectError(await as(owner).get(`${base}/audit_events/abc`), 400, { error: 'audit_event_id is invalid' });
+    await expectError(await as(below).get(`${base}/audit_events/${latest.id}`), 403, { message: '403 Forbidden' });
+    await expectError(await as(stranger).get(`${base}/audit_events/${latest.id}`), 404, { message: `404 ${label} Not Found` });
+  });
+
   it('records a membership that expired, by the system (author -1)', async () => {
     const [owner, bob] = await Promise.all([person('own'), person('bob')]);
     const source = await createSource(kind, owner);
@@ -237,7 +255,16 @@ describe('logs above a group or project', () => {
 
     const all = await admin.get(`/audit_events?entity_type=Project&entity_id=${project.id}&per_page=100`);
     expect(all.status).toBe(200);
-    expect(((await all.json()) as AuditEvent[]).map((e) => e.event_name)).toEqual(['access_request_created', 'member_created']);
+    const instanceEvents = (await all.json()) as AuditEvent[];
+    expect(instanceEvents.map((e) => e.event_name)).toEqual(['access_request_created', 'member_created']);
     await expectError(await as(owner).get('/audit_events'), 403, { message: '403 Forbidden' });
+
+    // One instance event by the id the instance log lists it with.
+    const [request] = instanceEvents;
+    const one = await admin.get(`/audit_events/${request.id}`);
+    expect(one.status).toBe(200);
+    expect(await one.json()).toEqual(request);
+    await expectError(await as(owner).get(`/audit_events/${request.id}`), 403, { message: '403 Forbidden' });
+    await expectError(await admin.get('/audit_events/999999999'), 404, { message: '404 Not found' });
   });
 });

@@ -139,7 +139,9 @@ describe('the inbox against the per-source lists (model-based)', () => {
   }, 30_000);
 
   const { numRuns, ...params } = fuzzParameters(20);
-  it(`${numRuns} sequences of ${OPS_PER_RUN} operations`, { timeout: timeoutFor(numRuns * OPS_PER_RUN, 250) }, async () => {
+  // About 120 ms an operation on a quiet machine (each may poll six inboxes and read every list
+  // they may read); the budget is for a machine also running the other suites, not a goal.
+  it(`${numRuns} sequences of ${OPS_PER_RUN} operations`, { timeout: timeoutFor(numRuns * OPS_PER_RUN, 500) }, async () => {
     let operations = 0;
     let checks = 0;
     await fc.assert(

@@ -67,7 +67,7 @@ describe('objects each operation calls (docs/architecture.md)', () => {
     seen.set('sign-in', label(calls));
 
     calls.length = 0;
-    const page = await fresh.get('/-/profile');
+    const page = await fresh.get('/oauth/authorized_applications');
     expect(page.status).toBe(200);
     expect(await page.text()).toContain(signer.username);
     seen.set('page view', label(calls));

@@ -25,6 +25,8 @@ const timeFilter = {
 const filterOf = (q: { created_after?: string; created_before?: string }): AuditFilter => ({ createdAfter: q.created_after, createdBefore: q.created_before });
 
 const auditEvents = { 200: { description: 'Audit events, newest first', content: { 'application/json': { schema: z.array(AuditEventSchema) } } } };
+const auditEvent = { 200: { description: 'The audit event', content: { 'application/json': { schema: AuditEventSchema } } } };
+const eventIdParam = () => intParam().openapi({ description: 'The id of the audit event, as its log lists it' });
 
 /**
  * `GET /groups/:id/audit_events` and `GET /projects/:id/audit_events` (GitLab's audit events
@@ -39,14 +41,28 @@ export const auditEventRoutes = (kind: Kind) => {
     request: { params: z.object({ id: namespaceIdParam() }), query: z.object({ ...timeFilter, ...paginationQuery }) },
     responses: auditEvents,
   });
-  return createApiRouter().openapi(list, async (c) => {
-    const q = c.req.valid('query');
-    const page = pageOf(q);
-    const { total, items } = await withNamespace(c, kind, c.req.valid('param').id, (target) =>
-      service.listAuditEvents(c.env, target, filterOf(q), windowOf(page)),
-    );
-    return c.json(items.map(presentAuditEvent), 200, paginationHeaders(c, page, total));
+  const one = createRoute({
+    method: 'get',
+    path: '/{id}/audit_events/{audit_event_id}',
+    tags: [`${kind.label} audit events`],
+    summary: `One audit event of a ${kind.name} (${kind.name === 'group' ? 'Owner' : 'Maintainer'} or above)`,
+    request: { params: z.object({ id: namespaceIdParam(), audit_event_id: eventIdParam() }) },
+    responses: auditEvent,
   });
+  return createApiRouter()
+    .openapi(list, async (c) => {
+      const q = c.req.valid('query');
+      const page = pageOf(q);
+      const { total, items } = await withNamespace(c, kind, c.req.valid('param').id, (target) =>
+        service.listAuditEvents(c.env, target, filterOf(q), windowOf(page)),
+      );
+      return c.json(items.map(presentAuditEvent), 200, paginationHeaders(c, page, total));
+    })
+    .openapi(one, async (c) => {
+      const { id, audit_event_id } = c.req.valid('param');
+      const event = await withNamespace(c, kind, id, (target) => service.getAuditEvent(c.env, target, audit_event_id));
+      return c.json(presentAuditEvent(event), 200);
+    });
 };
 
 /** `GET /audit_events`: every group's and project's events (administrators; GitLab's instance audit events). */
@@ -66,14 +82,28 @@ const instanceList = createRoute({
   responses: auditEvents,
 });
 
-export const instanceAuditEvents = createApiRouter().openapi(instanceList, async (c) => {
-  const q = c.req.valid('query');
-  const page = pageOf(q);
-  const filter: AuditFilter = {
-    ...filterOf(q),
-    entityType: q.entity_type === undefined ? undefined : q.entity_type === 'Group' ? 'group' : 'project',
-    entityId: q.entity_type === undefined ? undefined : q.entity_id,
-  };
-  const { total, items } = await service.listInstanceAuditEvents(c.env, c.var.caller, filter, windowOf(page));
-  return c.json(items.map(presentAuditEvent), 200, paginationHeaders(c, page, total));
+const instanceOne = createRoute({
+  method: 'get',
+  path: '/{id}',
+  tags: ['Instance audit events'],
+  summary: 'One instance audit event (administrators)',
+  request: { params: z.object({ id: eventIdParam() }) },
+  responses: auditEvent,
 });
+
+export const instanceAuditEvents = createApiRouter()
+  .openapi(instanceList, async (c) => {
+    const q = c.req.valid('query');
+    const page = pageOf(q);
+    const filter: AuditFilter = {
+      ...filterOf(q),
+      entityType: q.entity_type === undefined ? undefined : q.entity_type === 'Group' ? 'group' : 'project',
+      entityId: q.entity_type === undefined ? undefined : q.entity_id,
+    };
+    const { total, items } = await service.listInstanceAuditEvents(c.env, c.var.caller, filter, windowOf(page));
+    return c.json(items.map(presentAuditEvent), 200, paginationHeaders(c, page, total));
+  })
+  .openapi(instanceOne, async (c) => {
+    const event = await service.getInstanceAuditEvent(c.env, c.var.caller, c.req.valid('param').id);
+    return c.json(presentAuditEvent(event), 200);
+  });

@@ -45,6 +45,33 @@ const hookFields = {
   enable_ssl_verification: boolParam().optional(),
 };
 
+/** A new hook's fields, as the API and the console's form take them. */
+export const NewHookFields = z.object(hookFields);
+/** A hook's changes: every field optional. */
+export const HookChangeFields = z.object({ ...hookFields, url: urlParam().optional() });
+
+/** A new hook's settings from its fields, with GitLab's defaults (every event, SSL verified). */
+export const newHookSettings = (body: z.output<typeof NewHookFields>): HookSettings => ({
+  url: body.url,
+  name: body.name ?? '',
+  description: body.description ?? '',
+  token: body.token || null,
+  member_events: body.member_events ?? true,
+  access_request_events: body.access_request_events ?? true,
+  enable_ssl_verification: body.enable_ssl_verification ?? true,
+});
+
+/** What an edit changes: an absent field stays; an empty token removes it. */
+export const hookChange = (body: z.output<typeof HookChangeFields>): Partial<HookSettings> => ({
+  url: body.url,
+  name: body.name,
+  description: body.description,
+  token: body.token === undefined ? undefined : body.token || null,
+  member_events: body.member_events,
+  access_request_events: body.access_request_events,
+  enable_ssl_verification: body.enable_ssl_verification,
+});
+
 /** The statuses GitLab's hook events list filters by: a code, or a class of codes. */
 const statusParam = () =>
   z
@@ -64,8 +91,8 @@ export const hookRoutes = (kind: Kind) => {
   const tags = [`${kind.label} webhooks`];
   const idParam = z.object({ id: namespaceIdParam() });
   const hookParams = z.object({ id: namespaceIdParam(), hook_id: intParam() });
-  const NewHook = z.object(hookFields).openapi(`New${kind.label}Hook`);
-  const HookChanges = z.object({ ...hookFields, url: urlParam().optional() }).openapi(`${kind.label}HookChanges`);
+  const NewHook = NewHookFields.openapi(`New${kind.label}Hook`);
+  const HookChanges = HookChangeFields.openapi(`${kind.label}HookChanges`);
   const one = { 'application/json': { schema: api.schema } };
 
   const list = createRoute({
@@ -154,16 +181,7 @@ export const hookRoutes = (kind: Kind) => {
       return c.json(items.map((h) => api.present(id, h)), 200, paginationHeaders(c, page, total));
     })
     .openapi(create, async (c) => {
-      const body = bodyOf(c, NewHook);
-      const settings: HookSettings = {
-        url: body.url,
-        name: body.name ?? '',
-        description: body.description ?? '',
-        token: body.token || null,
-        member_events: body.member_events ?? true,
-        access_request_events: body.access_request_events ?? true,
-        enable_ssl_verification: body.enable_ssl_verification ?? true,
-      };
+      const settings = newHookSettings(bodyOf(c, NewHook));
       const { created, id } = await withNamespace(c, kind, c.req.valid('param').id, async (target) => ({
         created: await service.createHook(c.env, target, settings, publicOrigin(c.env, c.req.url)),
         id: target.id,
@@ -177,16 +195,7 @@ export const hookRoutes = (kind: Kind) => {
     })
     .openapi(edit, async (c) => {
       const { id, hook_id } = c.req.valid('param');
-      const body = bodyOf(c, HookChanges);
-      const change: Partial<HookSettings> = {
-        url: body.url,
-        name: body.name,
-        description: body.description,
-        token: body.token === undefined ? undefined : body.token || null,
-        member_events: body.member_events,
-        access_request_events: body.access_request_events,
-        enable_ssl_verification: body.enable_ssl_verification,
-      };
+      const change = hookChange(bodyOf(c, HookChanges));
       const found = await withNamespace(c, kind, id, async (target) => ({ hook: await service.updateHook(c.env, target, hook_id, change), id: target.id }));
       return c.json(api.present(found.id, found.hook), 200);
     })

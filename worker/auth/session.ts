@@ -47,7 +47,8 @@ export const loadSession: MiddlewareHandler<PageEnv> = async (c, next) => {
     const idHash = await hashSecret(c.env, id);
     const owner = sessionOwner(id);
     const found = owner === null ? await directory(c.env).getSession(idHash) : await grantsOf(c.env, owner).getSession(idHash);
-    if (found) session = { ...found, idHash, legacy: owner === null };
+    if (found && 'user' in found) session = { ...found, idHash, legacy: owner === null };
+    else if (found) c.set('sessionEndedBecause', found.endedBecause);
   }
   c.set('session', session);
   await next();

@@ -31,6 +31,13 @@ export class AuditLog extends DurableObject<Env> {
     const page = this.log.list(filter, offset, limit);
     return { total: page.total, items: await this.log.withNames(page.items, (ids) => directory(this.env).getUsers(ids)) };
   }
+
+  async getEvent(seq: number): Promise<LoggedEvent | null> {
+    const found = this.log.find(seq);
+    if (!found) return null;
+    const [named] = await this.log.withNames([found], (ids) => directory(this.env).getUsers(ids));
+    return named ?? found;
+  }
 }
 
 /**
@@ -47,6 +54,15 @@ const SLOTS = 64;
  * no new events but is still read, so events logged before the split keep showing.
  */
 const parts = (env: Env) => [env.AUDIT_LOG.getByName('instance'), ...Array.from({ length: AUDIT_LOG_PARTS }, (_, p) => env.AUDIT_LOG.getByName(`instance:${p}`))];
+
+/** One event of the instance log by its id there (see SLOTS), or null. */
+export const getInstanceEvent = async (env: Env, id: number): Promise<LoggedEvent | null> => {
+  const slot = id % SLOTS;
+  const part = parts(env)[slot];
+  if (!part) return null;
+  const found = await part.getEvent(Math.floor(id / SLOTS));
+  return found && { seq: id, record: found.record };
+};
 
 /** The part of the instance log that keeps the events of group or project `namespaceId`. */
 export const auditLog = (env: Env, namespaceId: number) => env.AUDIT_LOG.getByName(`instance:${namespaceId % AUDIT_LOG_PARTS}`);

@@ -52,6 +52,9 @@ export interface UserRow {
   builtin: boolean;
 }
 
+/** A browser session as the pages find it: live, ended by a block or deactivation of its user, or none. */
+export type SessionLookup = { user: UserRow; csrfToken: string } | { endedBecause: Exclude<UserState, 'active'> } | null;
+
 /** A user who was deleted: final, so it outranks every version a live row could have had. */
 export interface DeletedUser {
   id: number;
@@ -391,7 +394,10 @@ export class Directory extends DurableObject<Env> {
       if ('problem' in t) return fail(t.problem);
       if (t.next === user.state) return ok({ user, answer: t.answer });
       const updated = toUser(this.sql.exec<RawUser>(`UPDATE users SET state = ?, version = version + 1 WHERE id = ? RETURNING ${USER_COLUMNS}`, t.next, id).one());
-      if (t.next !== 'active') this.sql.exec('DELETE FROM sessions WHERE user_id = ?', id);
+      // A user who may no longer act keeps their sessions' rows, which getSession refuses while
+      // they cannot act (and says why, as GitLab signs a blocked user out with the reason).
+      // Becoming active again ends those sessions for good: what a block ended stays ended.
+      if (t.next === 'active') this.sql.exec('DELETE FROM sessions WHERE user_id = ?', id);
       requesterChanged(this.sql, id);
       this.queueFanOut(id, updated.version, []);
       return ok({ user: updated, answer: t.answer });
@@ -602,9 +608,11 @@ export class Directory extends DurableObject<Env> {
 
   /**
    * Sessions started before they moved to each user's grant authority (worker/auth/session.ts):
-   * still honoured, ended with their user's block, deletion or new password, until they expire.
+   * still honoured until they expire. The session's user and CSRF token; why it no longer works
+   * when its user was blocked or deactivated since (the row stays until they are active again);
+   * null for no (live) session.
    */
-  getSession(idHash: string): { user: UserRow; csrfToken: string } | null {
+  getSession(idHash: string): SessionLookup {
     const row = this.sql
       .exec<{ user_id: number; csrf_token: string; expires_at: number }>(
         'SELECT user_id, csrf_token, expires_at FROM sessions WHERE id_hash = ?',
@@ -613,7 +621,8 @@ export class Directory extends DurableObject<Env> {
       .toArray()[0];
     if (!row || row.expires_at <= clock.now()) return null;
     const user = this.getUser(row.user_id);
-    if (!user || user.state !== 'active') return null;
+    if (!user) return null;
+    if (user.state !== 'active') return { endedBecause: user.state };
     return { user, csrfToken: row.csrf_token };
   }
 

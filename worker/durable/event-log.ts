@@ -23,6 +23,18 @@ export interface LoggedEvent {
 type Row = { seq: number; record: string };
 const toLogged = (r: Row): LoggedEvent => ({ seq: r.seq, record: JSON.parse(r.record) as EventRecord });
 
+/** The SQL condition of `filter` on the events table, and its arguments. */
+const whereOf = (filter: AuditFilter): { clause: string; args: (string | number)[] } => {
+  const conditions: [string, string | number | undefined][] = [
+    ['created_at >= ?', filter.createdAfter],
+    ['created_at <= ?', filter.createdBefore],
+    ['entity_type = ?', filter.entityType],
+    ['entity_id = ?', filter.entityId],
+  ];
+  const given = conditions.filter((c): c is [string, string | number] => c[1] !== undefined);
+  return { clause: given.length ? `WHERE ${given.map(([condition]) => condition).join(' AND ')}` : '', args: given.map(([, value]) => value) };
+};
+
 /** How a user's names are found when an event was recorded without them. */
 export type UserLookup = (ids: number[]) => Promise<{ id: number; username: string; name: string }[]>;
 
@@ -52,16 +64,7 @@ export class EventLog {
 
   /** Newest first (GitLab's order), filtered by time and entity; one index range per page. */
   list(filter: AuditFilter, offset: number, limit: number): { total: number; items: LoggedEvent[] } {
-    const conditions: [string, string | number | undefined][] = [
-      ['created_at >= ?', filter.createdAfter],
-      ['created_at <= ?', filter.createdBefore],
-      ['entity_type = ?', filter.entityType],
-      ['entity_id = ?', filter.entityId],
-    ];
-    const given = conditions.filter((c): c is [string, string | number] => c[1] !== undefined);
-    const where = given.map(([condition]) => condition);
-    const args = given.map(([, value]) => value);
-    const clause = where.length ? `WHERE ${where.join(' AND ')}` : '';
+    const { clause, args } = whereOf(filter);
     const total = this.sql.exec<{ n: number }>(`SELECT COUNT(*) AS n FROM events ${clause}`, ...args).one().n;
     const items = this.sql
       .exec<Row>(`SELECT seq, record FROM events ${clause} ORDER BY created_at DESC, seq DESC LIMIT ? OFFSET ?`, ...args, limit, offset)
@@ -70,9 +73,11 @@ export class EventLog {
     return { total, items };
   }
 
-  get(seq: number): EventRecord | null {
-    const row = this.sql.exec<Row>('SELECT seq, record FROM events WHERE seq = ?', seq).toArray()[0];
-    return row ? toLogged(row).record : null;
+  /** One event by its place in this log, if it passes `filter` (GitLab finds one within the same filters it lists with). */
+  find(seq: number, filter: AuditFilter = {}): LoggedEvent | null {
+    const { clause, args } = whereOf(filter);
+    const row = this.sql.exec<Row>(`SELECT seq, record FROM events ${clause ? `${clause} AND` : 'WHERE'} seq = ?`, ...args, seq).toArray()[0];
+    return row ? toLogged(row) : null;
   }
 
   /** Events still to be copied to the ancestor groups and the instance log, oldest first. */

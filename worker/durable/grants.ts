@@ -20,7 +20,7 @@ import {
   type TokenFacts,
 } from '../store/tokens';
 import { clientHoldersOf } from './client-holders';
-import { directory, type UserRow, type UserSnapshot } from './directory';
+import { directory, type SessionLookup, type UserRow, type UserSnapshot } from './directory';
 import { grantsMigrations } from './grants-schema';
 import { migrate } from './migrations';
 import { fail, ok, type Result } from './result';
@@ -355,12 +355,18 @@ export class Grants extends DurableObject<Env> {
     return true;
   }
 
-  /** The session and the user as this object was last told (every change is pushed before it answers). */
-  getSession(idHash: string): { user: UserRow; csrfToken: string } | null {
+  /**
+   * The session and the user as this object was last told (every change is pushed before it
+   * answers); why it no longer works when the user was blocked or deactivated since; null for no
+   * (live) session.
+   */
+  getSession(idHash: string): SessionLookup {
     const row = this.sql.exec<{ csrf_token: string; expires_at: number }>('SELECT csrf_token, expires_at FROM sessions WHERE id_hash = ?', idHash).toArray()[0];
     if (!row || row.expires_at <= clock.now()) return null;
     const user = this.storedUser();
-    return user && isActive(user) ? { user, csrfToken: row.csrf_token } : null;
+    if (!user || user.state === 'deleted') return null;
+    if (user.state !== 'active') return { endedBecause: user.state };
+    return { user, csrfToken: row.csrf_token };
   }
 
   deleteSession(idHash: string): void {
@@ -468,8 +474,12 @@ export class Grants extends DurableObject<Env> {
     this.ctx.storage.transactionSync(() => {
       // A new password ends the sessions begun before it (also when this is a retry of that push).
       if (endSessions) this.sql.exec('DELETE FROM sessions WHERE user_version < ?', snapshot.version);
-      if (!this.storeUser(snapshot) || isActive(snapshot)) return;
-      this.sql.exec('DELETE FROM sessions');
+      const before = this.storedUser();
+      if (!this.storeUser(snapshot)) return;
+      // A blocked or deactivated user's sessions stay, refused, so the next page can say why;
+      // becoming active again ends them for good (what a block ended stays ended), as deletion does.
+      if (snapshot.state === 'deleted' || (isActive(snapshot) && before !== null && !isActive(before))) this.sql.exec('DELETE FROM sessions');
+      if (isActive(snapshot)) return;
       const now = epochSeconds();
       for (const g of this.sql.exec<{ id: string }>('SELECT id FROM grants WHERE revoked_at IS NULL').toArray()) this.revokeGrantTx(g.id, now);
       this.sql.exec('DELETE FROM codes WHERE grant_id IS NULL');

@@ -457,6 +457,16 @@ export class Namespace extends DurableObject<Env> {
     return ok({ total: page.total, items: await this.log.withNames(page.items, this.lookup) });
   }
 
+  /** One audit event of this log (`GET /:kind/:id/audit_events/:audit_event_id`). */
+  async getAuditEvent(ref: NamespaceRef, actor: Actor, seq: number): Promise<NamespaceResult<LoggedEvent>> {
+    const here = await this.permitted(ref, actor, managesEvents(KINDS[ref.kind]));
+    if (!here.ok) return here;
+    const found = this.log.find(seq);
+    if (!found) return fail(problems.notFound());
+    const [named] = await this.log.withNames([found], this.lookup);
+    return ok(named ?? found);
+  }
+
   async listHooks(ref: NamespaceRef, actor: Actor, offset: number, limit: number): Promise<NamespaceResult<PageOf<HookRow>>> {
     const here = await this.permitted(ref, actor, managesEvents(KINDS[ref.kind]));
     if (!here.ok) return here;

@@ -44,9 +44,9 @@ export const isActive = (s: UserSnapshot): s is UserRow => s.state === 'active';
  * Every copy of the user made to agree with `snapshot`:
  * - KV: an active user's live tokens carry the new profile (and `root`'s caller record); anyone
  *   else's are replaced by tombstones;
- * - the user's grant authority takes the new state (an inactive user's grants, codes, consents and
- *   browser sessions end there, and their access tokens become tombstones; a new password ends the
- *   sessions begun before it);
+ * - the user's grant authority takes the new state (an inactive user's grants, codes and consents
+ *   end there, their browser sessions are refused, and their access tokens become tombstones; a new
+ *   password ends the sessions begun before it);
  * - groups and projects: pending requests follow a rename, or go when the user may no longer act;
  *   a deleted user's memberships go, and so do their personal projects.
  */

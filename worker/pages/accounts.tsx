@@ -85,7 +85,9 @@ export const accountPages = new Hono<PageEnv>()
   .get('/users/sign_in', (c) => {
     const returnTo = safeReturnTo(c.req.query('return_to'));
     if (c.var.session) return c.redirect(returnTo, 303);
-    return c.html(<SignInPage csrf={csrfTokenFor(c)} returnTo={returnTo} signupEnabled={config(c.env).signupEnabled} />);
+    // A session that ended with a block or deactivation says why, as GitLab does on the next page.
+    const ended = c.var.sessionEndedBecause;
+    return c.html(<SignInPage csrf={csrfTokenFor(c)} returnTo={returnTo} error={ended ? INACTIVE[ended] : null} signupEnabled={config(c.env).signupEnabled} />);
   })
   .post('/users/sign_in', formCsrf(), async (c) => {
     const form = c.var.form;

@@ -39,6 +39,8 @@ export interface ActionOptions {
   form: string;
   /** Where to go afterwards (POST-redirect-GET). */
   returnTo: string;
+  /** Where to show the error instead, when it is not `returnTo` (the page of something deleted, say). */
+  failedReturnTo?: string;
   /** What the person typed, to fill the form in again after an error (never a secret). */
   values?: Record<string, string>;
   /** What a bare "404 Not found" means for this form. */
@@ -58,6 +60,7 @@ export const act = async <E extends ConsoleEnv>(c: Context<E>, options: ActionOp
     if (isRefusal(e)) return problemPage(c, e);
     if (!(e instanceof ApiError)) throw e;
     await setFlash(c, { alert: { form: options.form, ...describeProblem(e, options.notFound) }, values: options.values });
+    return c.redirect(options.failedReturnTo ?? options.returnTo, 303);
   }
   return c.redirect(options.returnTo, 303);
 };

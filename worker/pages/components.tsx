@@ -139,3 +139,38 @@ export const Confirm = (p: { title: string; action: string; csrf: string; return
     </PostForm>
   </div>
 );
+
+/**
+ * A table of a list: its caption (for screen readers) and its column headings; the rows are
+ * the children.
+ */
+export const DataTable = (p: { caption: Child; columns: string[]; children: Child }) => (
+  <table>
+    <caption class="visually-hidden">{p.caption}</caption>
+    <thead>
+      <tr>
+        {p.columns.map((column) => (
+          <th scope="col">{column}</th>
+        ))}
+      </tr>
+    </thead>
+    <tbody>{p.children}</tbody>
+  </table>
+);
+
+/** A labelled text input with its error beside it; `value` is what to show (never a password). */
+export const TextField = (p: { id: string; name: string; label: string; type?: string; value?: string; alert: FormAlert | null; required?: boolean; autocomplete?: string }) => (
+  <div>
+    <label for={p.id}>{p.label}</label>
+    <input
+      type={p.type ?? 'text'}
+      id={p.id}
+      name={p.name}
+      value={p.value ?? ''}
+      required={p.required}
+      autocomplete={p.autocomplete ?? 'off'}
+      {...invalid(p.id, p.alert, p.name)}
+    />
+    <FieldError id={p.id} alert={p.alert} field={p.name} />
+  </div>
+);

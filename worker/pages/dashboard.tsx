@@ -1,12 +1,14 @@
 import { Hono } from 'hono';
 import type { FC } from 'hono/jsx';
+import { accessLevelName, levelsAllowedToApprove } from '../../shared/access-levels';
+import type { OwnAccessRequest } from '../../shared/api-types';
+import { KIND_OF_SOURCE_TYPE, presentOwnRequest } from '../api/presenters/inbox';
 import { KINDS, type Kind } from '../auth/policy';
-import { directory } from '../durable/directory';
+import { clock, todayUtc } from '../clock';
+import * as inboxService from '../services/inbox';
 import * as service from '../services/namespaces';
-import { clock } from '../clock';
-import { alertFor, FlashNotice, Level, Pagination, pageNumber, PostForm, Section, tomorrowUtc, windowFor, PER_PAGE } from './components';
+import { alertFor, FlashNotice, Level, Pagination, pageNumber, PostForm, Section, tomorrowUtc, When, windowFor } from './components';
 import { takeFlash, type Flash } from './flash';
-import { pendingRequestsFor } from './inbox';
 import { Layout } from './layout';
 import { approveForm, RequestRow } from './namespace/access-requests';
 import { actionsOf, pagePathOf } from './namespace/view';
@@ -19,31 +21,37 @@ interface DashboardView {
   url: string;
 }
 
-/** What needs me: the pending requests the viewer may answer, each approvable in one click. */
-const Inbox = async (p: { view: DashboardView }) => {
+/**
+ * What needs the viewer: the owners' inbox, read as `GET /api/v4/access_requests` reads it (the
+ * Directory's index: every group they own and project they maintain, directly or through an
+ * ancestor group; every request for an administrator), oldest first, each approvable in one click.
+ */
+const NeedsYou = async (p: { view: DashboardView }) => {
   const { c, flash } = p.view;
   const page = pageNumber(c.req.query('inbox_page'));
-  const inbox = await pendingRequestsFor(c, c.var.caller, page);
+  const { page: inbox } = await inboxService.readInbox(c.env, c.var.caller, {}, windowFor(page), null);
+  const total = inbox?.total ?? 0;
   const tomorrow = tomorrowUtc(clock.now());
   return (
-    <Section id="inbox" title={`Waiting for you (${inbox.total})`}>
-      {inbox.items.length === 0 ? (
+    <Section id="inbox" title={`Needs you (${total})`}>
+      {!inbox || inbox.items.length === 0 ? (
         <p class="muted">No pending access requests. You're all caught up.</p>
       ) : (
         <ul class="requests">
           {inbox.items.map((item) => {
-            const alert = alertFor(flash, approveForm(item.kind, item.namespace.id, item.request.user_id));
+            const kind = KINDS[item.kind];
+            const alert = alertFor(flash, approveForm(kind, item.namespace_id, item.user_id));
             return (
               <RequestRow
-                kind={item.kind}
-                namespaceId={item.namespace.id}
-                request={item.request}
-                actions={actionsOf(item.kind, item.namespace.id)}
-                levels={item.levels}
+                kind={kind}
+                namespaceId={item.namespace_id}
+                request={item}
+                actions={actionsOf(kind, item.namespace_id)}
+                levels={levelsAllowedToApprove(item.kind, item.access_level)}
                 csrf={c.var.viewer.csrf}
                 returnTo="/"
                 tomorrow={tomorrow}
-                where={item.namespace.fullPath}
+                where={item.source_full_path}
                 alert={alert}
                 values={alert ? flash.values : undefined}
               />
@@ -51,40 +59,69 @@ const Inbox = async (p: { view: DashboardView }) => {
           })}
         </ul>
       )}
-      <Pagination url={p.view.url} param="inbox_page" page={page} total={inbox.total} label="requests waiting for you" />
-      {inbox.truncated ? <p class="muted">More requests may be waiting on the pages of your groups and projects.</p> : null}
+      <Pagination url={p.view.url} param="inbox_page" page={page} total={total} label="requests that need you" />
     </Section>
   );
 };
 
-/** The viewer's own pending requests, each with a Withdraw button. */
-const MyRequests = async (p: { view: DashboardView }) => {
+/** How one of the viewer's requests ended, in words (the status is the API's, `presentOwnRequest`). */
+const outcomeText = (r: OwnAccessRequest): string => {
+  const until = r.expires_at ? ` until ${r.expires_at}` : '';
+  switch (r.status) {
+    case 'pending':
+      return 'waiting for an answer';
+    case 'approved':
+      return `approved as ${accessLevelName(r.access_level ?? 0)}${until}`;
+    case 'expired':
+      return `approved as ${accessLevelName(r.access_level ?? 0)}, expired on ${r.expires_at ?? ''}`;
+    case 'denied':
+      return 'denied';
+    case 'withdrawn':
+      return 'withdrawn by you';
+  }
+};
+
+/**
+ * The viewer's own requests, read as `GET /api/v4/user/access_requests` reads them: those pending
+ * (each with Withdraw) and how the others ended in the last 30 days.
+ */
+const YourRequests = async (p: { view: DashboardView }) => {
   const { c } = p.view;
   const page = pageNumber(c.req.query('mine_page'));
-  const all = await directory(c.env).pendingRequestsOf(c.var.viewer.user.id);
-  const shown = all.slice((page - 1) * PER_PAGE, page * PER_PAGE);
-  const rows = await Promise.all(shown.map(async (ns) => ({ kind: KINDS[ns.kind], row: await directory(c.env).getNamespace(ns.kind, ns.id) })));
+  const { total, items } = await inboxService.ownRequests(c.env, c.var.caller, windowFor(page));
+  const today = todayUtc();
+  const requests = items.map((r) => presentOwnRequest(r, today));
   return (
-    <Section id="my-requests" title="Your access requests">
-      {rows.length === 0 ? (
-        <p class="muted">You are not waiting for any access.</p>
+    <Section id="my-requests" title="Your requests">
+      {requests.length === 0 ? (
+        <p class="muted">You are not waiting for any access, and none of your requests was answered in the last 30 days.</p>
       ) : (
         <ul class="plain">
-          {rows.map(({ kind, row }) =>
-            row ? (
-              <li>
-                <a href={pagePathOf(kind, row.full_path)}>{row.full_path}</a> <span class="muted">({kind.name}) waiting for an answer</span>{' '}
-                <PostForm action={`${actionsOf(kind, row.id)}/access_requests/withdraw`} csrf={c.var.viewer.csrf} returnTo="/" class="inline">
-                  <button type="submit" aria-label={`Withdraw your request for ${row.full_path}`}>
-                    Withdraw
-                  </button>
-                </PostForm>
+          {requests.map((r) => {
+            const kind = KINDS[KIND_OF_SOURCE_TYPE[r.source_type]];
+            return (
+              <li aria-label={`Your request for ${r.source_full_path}`}>
+                <a href={pagePathOf(kind, r.source_full_path)}>{r.source_full_path}</a> <span class="muted">({kind.name})</span>{' '}
+                <span class={`status status-${r.status}`}>{outcomeText(r)}</span>{' '}
+                <span class="muted">
+                  {r.decided_at ? <When iso={r.decided_at} /> : <>asked <When iso={r.requested_at} /></>}
+                </span>
+                {r.status === 'pending' ? (
+                  <>
+                    {' '}
+                    <PostForm action={`${actionsOf(kind, r.source_id)}/access_requests/withdraw`} csrf={c.var.viewer.csrf} returnTo="/" class="inline">
+                      <button type="submit" aria-label={`Withdraw your request for ${r.source_full_path}`}>
+                        Withdraw
+                      </button>
+                    </PostForm>
+                  </>
+                ) : null}
               </li>
-            ) : null,
-          )}
+            );
+          })}
         </ul>
       )}
-      <Pagination url={p.view.url} param="mine_page" page={page} total={all.length} label="your access requests" />
+      <Pagination url={p.view.url} param="mine_page" page={page} total={total} label="your requests" />
     </Section>
   );
 };
@@ -123,11 +160,8 @@ const Memberships = (kind: Kind): FC<{ view: DashboardView }> =>
     );
   };
 
-/**
- * The dashboard's sections, in order; each one component that loads its own data. The outcomes
- * of the viewer's past requests come with the requester index of issue 13, as one more entry.
- */
-const SECTIONS: FC<{ view: DashboardView }>[] = [Inbox, MyRequests, Memberships(KINDS.group), Memberships(KINDS.project)];
+/** The dashboard's sections, in order; each one component that loads its own data. */
+const SECTIONS: FC<{ view: DashboardView }>[] = [NeedsYou, YourRequests, Memberships(KINDS.group), Memberships(KINDS.project)];
 
 /** `/`: the signed-in user's dashboard. */
 export const dashboardPages = new Hono<ConsoleEnv>().get('/', async (c) => {

@@ -20,6 +20,8 @@ const LABELS: Record<string, string> = {
   visibility_level: 'Visibility',
   redirect_uri: 'Redirect URIs',
   scopes: 'Scopes',
+  url: 'URL',
+  token: 'Secret token',
 };
 /** The form field an error body's key is about (GitLab says `visibility_level`; the form's field is `visibility`). */
 const FIELDS: Record<string, string> = { visibility_level: 'visibility' };
@@ -55,6 +57,8 @@ export const describeProblem = (e: ApiError, notFound = 'It is no longer there: 
   if (param) return fieldMessage(param[1], param[2]);
   const taken = /^(Username|Email) has already been taken$/.exec(text);
   if (taken) return { field: taken[1].toLowerCase(), message: sentence(text) };
+  // GitLab's refusal of a webhook URL (SSRF guard), in its own words, beside the URL.
+  if (text.startsWith('Url is blocked: ')) return { field: 'url', message: sentence(text) };
   if (text === '404 Not found') return { message: notFound };
   if (text === '403 Forbidden') return { message: 'You are not allowed to do that.' };
   return { message: sentence(text.replace(/^\d{3} (Forbidden - )?/, '')) };

@@ -26,8 +26,9 @@ label { display:block; font-weight:600; margin:14px 0 6px; }
 label.choice { font-weight:400; display:flex; gap:8px; align-items:center; margin:8px 0; }
 fieldset { border:1px solid var(--line); border-radius:8px; margin:14px 0; padding:6px 14px 10px; }
 legend { font-weight:600; padding:0 4px; }
-input[type=text], input[type=password], input[type=email], input[type=search], input[type=date], select, textarea { padding:8px 10px; border:1px solid var(--line); border-radius:8px; background:var(--bg); color:var(--fg); font:inherit; }
-input[type=text], input[type=password], input[type=email], textarea { width:100%; }
+input[type=text], input[type=url], input[type=password], input[type=email], input[type=search], input[type=date], select, textarea { padding:8px 10px; border:1px solid var(--line); border-radius:8px; background:var(--bg); color:var(--fg); font:inherit; }
+input[type=text], input[type=url], input[type=password], input[type=email], textarea { width:100%; }
+pre { white-space:pre-wrap; overflow-wrap:anywhere; font-size:13px; }
 input[aria-invalid=true], select[aria-invalid=true], textarea[aria-invalid=true] { border-color:var(--danger); }
 input:focus-visible, select:focus-visible, textarea:focus-visible, button:focus-visible, a:focus-visible { outline:3px solid var(--accent); outline-offset:2px; }
 button, a.button { display:inline-block; font:inherit; font-weight:600; padding:8px 14px; border-radius:8px; border:1px solid var(--line); background:var(--card); color:var(--fg); cursor:pointer; text-decoration:none; line-height:1.5; }
@@ -47,6 +48,7 @@ ul.requests { list-style:none; padding:0; margin:0; }
 ul.requests li { display:flex; justify-content:space-between; gap:16px; padding:12px 0; border-bottom:1px solid var(--line); flex-wrap:wrap; }
 form.row-form { display:flex; gap:8px; align-items:center; flex-wrap:wrap; margin:0; }
 form.row-form label { margin:0; font-weight:400; font-size:14px; }
+form.row-form span.muted { flex:1; min-width:240px; }
 td form.row-form label { position:absolute; left:-9999px; }
 .fields { display:grid; grid-template-columns:repeat(auto-fit, minmax(200px, 1fr)); gap:0 16px; }
 form.search { display:flex; gap:8px; align-items:end; flex-wrap:wrap; margin-bottom:16px; }

@@ -1,5 +1,5 @@
 import { config } from '../config';
-import { listInstanceEvents } from '../durable/audit-log';
+import { getInstanceEvent, listInstanceEvents } from '../durable/audit-log';
 import type { AuditFilter, LoggedEvent } from '../durable/event-log';
 import type { PageOf } from '../durable/namespace';
 import type { HookLogRow, HookRow, HookSettings, StatusFilter } from '../durable/webhooks';
@@ -19,6 +19,16 @@ import { objectOf, settle, type Window } from './namespaces';
 /** A group's or project's audit events, with those of everything below it. */
 export const listAuditEvents = async (env: Env, target: Target, filter: AuditFilter, page: Window): Promise<PageOf<LoggedEvent>> =>
   settle(await objectOf(env, target).listAuditEvents(target.ref, target.actor, filter, page.offset, page.limit));
+
+/** One of a group's or project's audit events; GitLab's plain 404 when this log has none by that id. */
+export const getAuditEvent = async (env: Env, target: Target, id: number): Promise<LoggedEvent> =>
+  settle(await objectOf(env, target).getAuditEvent(target.ref, target.actor, id));
+
+/** One instance audit event (`GET /audit_events/:id`): administrators only. */
+export const getInstanceAuditEvent = async (env: Env, caller: Caller, id: number): Promise<LoggedEvent> => {
+  if (!caller.admin) return raise(problems.forbidden());
+  return (await getInstanceEvent(env, id)) ?? raise(problems.notFound());
+};
 
 /** Every group's and project's audit events (`GET /audit_events`): administrators only. */
 export const listInstanceAuditEvents = async (env: Env, caller: Caller, filter: AuditFilter, page: Window): Promise<PageOf<LoggedEvent>> => {

@@ -2,6 +2,7 @@
 // few API calls the end-to-end test makes as its administrator.
 
 import { randomBytes } from 'node:crypto';
+import { startRequestLog, type RecordedRequest } from './request-log';
 // @ts-expect-error: plain ESM module without types
 import { startServer as startWrangler, ROOT as REPO_ROOT } from '../../../worker/dev/server.mjs';
 
@@ -14,13 +15,26 @@ export interface RunningServer {
   output(): string;
 }
 
-export async function startKnock(stateDir: string): Promise<RunningServer> {
+export async function startKnock(stateDir: string, vars: Record<string, string> = {}): Promise<RunningServer> {
   const adminToken = `knock_admin_${randomBytes(18).toString('base64url')}`;
   const server = await startWrangler({
     persistTo: stateDir,
-    vars: { ADMIN_TOKEN: adminToken, TOKEN_HASH_KEY: randomBytes(24).toString('base64url') },
+    vars: { ADMIN_TOKEN: adminToken, TOKEN_HASH_KEY: randomBytes(24).toString('base64url'), ...vars },
   });
   return { url: server.url, adminToken, stop: () => server.stop(), output: () => server.output() };
+}
+
+/** A Knock server reached through a recording proxy (request-log.ts): `url` is the proxy's, and every request through it is in `requests`. */
+export async function startRecordedKnock(stateDir: string): Promise<RunningServer & { requests: RecordedRequest[] }> {
+  const log = await startRequestLog();
+  try {
+    const server = await startKnock(stateDir, { PUBLIC_URL: log.url });
+    log.forwardTo(server.url);
+    return { ...server, url: log.url, requests: log.requests, stop: () => server.stop().finally(log.close) };
+  } catch (error) {
+    await log.close();
+    throw error;
+  }
 }
 
 /** Calls `/api/v4` with a token and fails loudly on anything but the expected status. */

@@ -36,7 +36,7 @@ export const noticeOf = (html: string): string | null => {
 export const fieldErrorsOf = (html: string): string[] => [...html.matchAll(/<p class="field-error"[^>]*>([\s\S]*?)<\/p>/g)].map((m) => textOf(m[1]));
 
 /** Submits a console form and follows its redirects (POST-redirect-GET), as a browser does. */
-export const submit = async (browser: Browser, action: string, fields: Record<string, string>) => {
+export const submit = async (browser: Browser, action: string, fields: Record<string, string | string[]>) => {
   const res = await browser.post(action, fields);
   if (res.status !== 303) return { res, page: null, html: await res.text() };
   let page = res;

@@ -55,7 +55,8 @@ export class Browser {
     );
   }
 
-  async post(path: string, form: Record<string, string>, headers: Record<string, string> = {}) {
+  /** Posts a form; a field given as an array is sent once per value (checkboxes of one name). */
+  async post(path: string, form: Record<string, string | string[]>, headers: Record<string, string> = {}) {
     return this.record(
       await this.fetcher(path, {
         method: 'POST',
@@ -67,7 +68,7 @@ export class Browser {
           Cookie: this.cookieHeader(),
           ...headers,
         },
-        body: new URLSearchParams(form).toString(),
+        body: new URLSearchParams(Object.entries(form).flatMap(([name, value]) => [value].flat().map((v) => [name, v]))).toString(),
       }),
     );
   }

@@ -24,11 +24,10 @@ import {
   Confirm,
 } from '../components';
 import { formCsrf } from '../form-csrf';
-import { grantableLevels } from '../inbox';
 import { Layout } from '../layout';
 import type { ConsoleEnv } from '../viewer';
 import { actOn, ID, USER_ID } from './actions';
-import { pagePathOf, type NamespaceView } from './view';
+import { grantableLevels, pagePathOf, type NamespaceView } from './view';
 
 /** The name of a request's approve form (on the page and the dashboard), so its error shows in that row. */
 export const approveForm = (kind: Kind, namespaceId: number, userId: number) => `approve-${kind.name}-${namespaceId}-${userId}`;

@@ -11,6 +11,7 @@ import { formText, invalidField, parseForm } from '../actions';
 import {
   alertFor,
   Confirm,
+  DataTable,
   ExpiryInput,
   FieldError,
   FormError,
@@ -25,11 +26,10 @@ import {
   windowFor,
 } from '../components';
 import { formCsrf } from '../form-csrf';
-import { grantableLevels } from '../inbox';
 import { Layout } from '../layout';
 import type { ConsoleEnv } from '../viewer';
 import { actOn, ID, USER_ID } from './actions';
-import type { NamespaceView } from './view';
+import { grantableLevels, type NamespaceView } from './view';
 
 const memberForm = (userId: number) => `member-${userId}`;
 const ADD_FORM = 'add-member';
@@ -53,63 +53,52 @@ export const Members = async (p: { view: NamespaceView }) => {
           Members of <a href={`/groups/${view.row.parent.full_path}`}>{view.row.parent.full_path}</a> and the groups above it have access too.
         </p>
       ) : null}
-      <table>
-        <caption class="visually-hidden">Direct members of {view.row.full_path}</caption>
-        <thead>
-          <tr>
-            <th scope="col">Member</th>
-            <th scope="col">Access</th>
-            <th scope="col">Since</th>
-            <th scope="col">Actions</th>
-          </tr>
-        </thead>
-        <tbody>
-          {items.map(({ member, user, createdBy }) => {
-            const who = `@${user.username}`;
-            const id = `member-${member.user_id}`;
-            const manages = mayManageMemberAt(view.kind, view.standing, member.access_level);
-            const alert = alertFor(view.flash, memberForm(member.user_id));
-            const removeLabel = member.user_id === viewer.user.id ? 'Leave' : 'Remove';
-            return (
-              <tr aria-label={`${user.name} (${who})`}>
-                <td>
-                  <strong>{user.name}</strong> <span class="muted">{who}</span>
-                  {createdBy ? <div class="muted">added by @{createdBy.username}</div> : null}
-                </td>
-                <td>
-                  {manages ? (
-                    <PostForm action={`${view.actions}/members/${member.user_id}`} csrf={viewer.csrf} returnTo={view.pagePath} class="row-form" label={`Change ${who}`}>
-                      <LevelSelect id={`${id}-level`} levels={levels} selected={member.access_level} label={`Access level of ${who}`} alert={alert} />
-                      <ExpiryInput id={`${id}-expires`} value={member.expires_at} label={`Expiry date of ${who} (empty: none)`} alert={alert} tomorrow={view.tomorrow} />
-                      <button type="submit" aria-label={`Save ${who}`}>
-                        Save
-                      </button>
-                      <FieldError id={`${id}-level`} alert={alert} field="access_level" />
-                      <FieldError id={`${id}-expires`} alert={alert} field="expires_at" />
-                      <FormError alert={alert} fields={['access_level', 'expires_at']} />
-                    </PostForm>
-                  ) : (
-                    <>
-                      <Level value={member.access_level} />
-                      {member.expires_at ? <div class="muted">until {member.expires_at}</div> : null}
-                    </>
-                  )}
-                </td>
-                <td>
-                  <When iso={member.created_at} />
-                </td>
-                <td>
-                  {manages || member.user_id === viewer.user.id ? (
-                    <a class="button danger" href={`${view.actions}/members/${member.user_id}/remove`} aria-label={`${removeLabel} ${who}`}>
-                      {removeLabel}
-                    </a>
-                  ) : null}
-                </td>
-              </tr>
-            );
-          })}
-        </tbody>
-      </table>
+      <DataTable caption={`Direct members of ${view.row.full_path}`} columns={['Member', 'Access', 'Since', 'Actions']}>
+        {items.map(({ member, user, createdBy }) => {
+          const who = `@${user.username}`;
+          const id = `member-${member.user_id}`;
+          const manages = mayManageMemberAt(view.kind, view.standing, member.access_level);
+          const alert = alertFor(view.flash, memberForm(member.user_id));
+          const removeLabel = member.user_id === viewer.user.id ? 'Leave' : 'Remove';
+          return (
+            <tr aria-label={`${user.name} (${who})`}>
+              <td>
+                <strong>{user.name}</strong> <span class="muted">{who}</span>
+                {createdBy ? <div class="muted">added by @{createdBy.username}</div> : null}
+              </td>
+              <td>
+                {manages ? (
+                  <PostForm action={`${view.actions}/members/${member.user_id}`} csrf={viewer.csrf} returnTo={view.pagePath} class="row-form" label={`Change ${who}`}>
+                    <LevelSelect id={`${id}-level`} levels={levels} selected={member.access_level} label={`Access level of ${who}`} alert={alert} />
+                    <ExpiryInput id={`${id}-expires`} value={member.expires_at} label={`Expiry date of ${who} (empty: none)`} alert={alert} tomorrow={view.tomorrow} />
+                    <button type="submit" aria-label={`Save ${who}`}>
+                      Save
+                    </button>
+                    <FieldError id={`${id}-level`} alert={alert} field="access_level" />
+                    <FieldError id={`${id}-expires`} alert={alert} field="expires_at" />
+                    <FormError alert={alert} fields={['access_level', 'expires_at']} />
+                  </PostForm>
+                ) : (
+                  <>
+                    <Level value={member.access_level} />
+                    {member.expires_at ? <div class="muted">until {member.expires_at}</div> : null}
+                  </>
+                )}
+              </td>
+              <td>
+                <When iso={member.created_at} />
+              </td>
+              <td>
+                {manages || member.user_id === viewer.user.id ? (
+                  <a class="button danger" href={`${view.actions}/members/${member.user_id}/remove`} aria-label={`${removeLabel} ${who}`}>
+                    {removeLabel}
+                  </a>
+                ) : null}
+              </td>
+            </tr>
+          );
+        })}
+      </DataTable>
       <Pagination url={view.url} param="members_page" page={page} total={total} label="members" />
       {mayManageMembers(view.kind, view.standing) ? (
         <PostForm action={`${view.actions}/members`} csrf={viewer.csrf} returnTo={view.pagePath} class="add-member" label="Add a member">

@@ -9,6 +9,8 @@ import { takeFlash } from '../flash';
 import { Layout } from '../layout';
 import type { ConsoleEnv } from '../viewer';
 import { accessRequestActions, PendingRequests, YourAccess } from './access-requests';
+import { AuditLog } from './audit-log';
+import { hookActions, Webhooks } from './hooks';
 import { memberActions, Members } from './members';
 import { Settings, settingsActions } from './settings';
 import { loadView, pagePathOf, type NamespaceView } from './view';
@@ -16,13 +18,12 @@ import { loadView, pagePathOf, type NamespaceView } from './view';
 /**
  * The sections of a group's or project's page, in order. Each is one component over the view:
  * it loads what it shows through the services and renders nothing for a viewer the policy
- * does not allow. A new section (webhooks, the audit log) is one more entry here, with its
- * forms' routes in `ACTIONS`.
+ * does not allow. A new section is one more entry here, with its forms' routes in `ACTIONS`.
  */
-const SECTIONS: FC<{ view: NamespaceView }>[] = [YourAccess, PendingRequests, Members, Settings];
+const SECTIONS: FC<{ view: NamespaceView }>[] = [YourAccess, PendingRequests, Members, Settings, Webhooks, AuditLog];
 
 /** The forms' routes of the sections above, each built for a kind. */
-const ACTIONS = [accessRequestActions, memberActions, settingsActions];
+const ACTIONS = [accessRequestActions, memberActions, settingsActions, hookActions];
 
 const standingText = (s: Standing): string => {
   if (s.admin) return 'You are an administrator: Owner everywhere.';

@@ -1,4 +1,5 @@
-import type { Kind, Standing } from '../../auth/policy';
+import { ACCESS_LEVELS, type AccessLevel } from '../../../shared/access-levels';
+import { mayGrantLevel, type Kind, type Standing } from '../../auth/policy';
 import { clock } from '../../clock';
 import { directory } from '../../durable/directory';
 import type { NamespaceRow } from '../../durable/namespace-registry';
@@ -31,6 +32,9 @@ export interface NamespaceView {
   /** The earliest expiry date a form offers. */
   tomorrow: string;
 }
+
+/** The levels a viewer standing so may grant on this kind, lowest first (the policy decides). */
+export const grantableLevels = (kind: Kind, standing: Standing): AccessLevel[] => ACCESS_LEVELS.filter((l) => mayGrantLevel(kind, standing, l.value));
 
 /** The address of a group's or project's page. */
 export const pagePathOf = (kind: Kind, fullPath: string) => `/${kind.route}/${fullPath}`;
