@@ -11,13 +11,13 @@ import { call } from './support/http';
 const CACHES = {
   registry:
     'Registry records (worker/api/registry-cache.ts, per isolate) and the settings and full path copied into each Namespace object: path, visibility, request_access_enabled, deletion, a user\'s rename (their personal projects)',
-  clients: 'Applications (worker/oauth/clients.ts, per isolate): deletion',
+  clients: "Applications (worker/oauth/clients.ts, per isolate; the copy in each application's ClientHolders object): deletion",
   tokens: 'Token records in KV (worker/store/tokens.ts), read on every API call: revocation of OAuth, personal and impersonation tokens, and of every token of a blocked, deactivated or deleted user',
   memberships: "The membership index (the Directory's memberships), fed by each Namespace object's outbox: member changes, a user's deletion",
   requesters: "The requester index (the Directory's pending_requests) and requesters' names copied into requests: requests made and gone, a user's rename, block or deletion",
   users:
     'The user in the grant authority (user_state in each Grants object) and the profile copied into each token record and root\'s caller record: user edits, blocks, deactivation, deletion',
-  sessions: "Browser sessions (the Directory's sessions): a password change, a block, deactivation or deletion ends them",
+  sessions: "Browser sessions (each user's Grants object, and those the Directory kept before): a password change, a block, deactivation or deletion ends them",
   inbox:
     "The owners' inbox (the Directory's inbox rows and each user's inbox version, its ETag), fed by each Namespace object's outbox: requests made, approved, denied or withdrawn; member changes; a source's rename, settings or deletion; a requester's rename, block, deactivation or deletion",
 } as const;
@@ -164,10 +164,10 @@ const ROUTES: Record<string, Effect> = {
   'POST /admin/users/{id}/impersonation_tokens/{token_id}/revoke': through('DELETE /api/v4/users/{id}/impersonation_tokens/{token_id}'),
   'POST /admin/applications': through('POST /api/v4/applications'),
   'POST /admin/applications/{id}/delete': through('DELETE /api/v4/applications/{id}'),
-  'POST /-/profile/sign_out_everywhere': none('ends sessions; sessions are read from the Directory on every page'),
+  'POST /-/profile/sign_out_everywhere': none("ends sessions; sessions are read from the user's Grants object on every page"),
   // ---- pages and the token service ----
-  'POST /users/sign_in': none('starts a session; sessions are read from the Directory on every page'),
-  'POST /users/sign_out': none('ends a session; sessions are read from the Directory on every page'),
+  'POST /users/sign_in': none("starts a session; sessions are read from the user's Grants object on every page"),
+  'POST /users/sign_out': none("ends a session; sessions are read from the user's Grants object on every page"),
   'POST /users/sign_up': none(NOTHING_CACHED_YET),
   'POST /login/oauth/authorize': none('records consent and a code in the grant authority, which is read on every redemption'),
   'POST /login/oauth/introspect': none('reads only'),

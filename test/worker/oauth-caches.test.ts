@@ -1,4 +1,4 @@
-// What the token endpoint remembers between requests (an application read from the Directory, the
+// What the token endpoint remembers between requests (an application read from its object, the
 // user as the Directory pushed it to the grant authority) never lets a deleted application or an
 // inactive user obtain tokens beyond the documented bound.
 import { env } from 'cloudflare:workers';
@@ -29,8 +29,12 @@ const refreshedGrantAndPendingCode = async () => {
   return { app, user, tokens, code };
 };
 
-/** Deletes the application as another isolate would: this isolate is not told. */
+/**
+ * Deletes the application as another isolate would (its object forgets it, then the Directory's
+ * row goes): this isolate is not told.
+ */
 const deleteElsewhere = async (app: App, endGrants: boolean) => {
+  await env.CLIENT_HOLDERS.getByName(app.clientId).forgetApplication();
   await runInDurableObject(env.DIRECTORY.getByName('directory'), (_i, state) => {
     state.storage.sql.exec('DELETE FROM applications WHERE client_id = ?', app.clientId);
   });

@@ -432,9 +432,12 @@ describe('a user blocked while signing in or authorizing', () => {
     const { user, browser } = await signedIn('mid');
     const app = await registerApp();
     await exchange(app, (await authorizeCode(browser, app)).code);
+    const checked = await directory().getUser(user.id);
+    if (!checked) throw new Error('no user');
     expect((await admin.post(`/users/${user.id}/block`)).status).toBe(201);
-    // The password was checked, or the consent given, just before the block committed.
-    expect(await directory().createSession(`late-session-${user.id}`, user.id, 'csrf-token-of-a-late-session', 3600)).toBe(false);
+    // The password was checked (the row read as active), or the consent given, just before the block committed.
+    const grants = env.GRANTS.getByName(String(user.id));
+    expect(await grants.createSession(checked, `late-session-${user.id}`, 'csrf-token-of-a-late-session', 3600)).toBe(false);
     const code = await env.GRANTS.getByName(String(user.id)).issueCode({
       userId: user.id,
       clientId: app.clientId,
@@ -446,7 +449,7 @@ describe('a user blocked while signing in or authorizing', () => {
     expect(code).toBeNull();
     // Unblocking brings neither back.
     expect((await admin.post(`/users/${user.id}/unblock`)).status).toBe(201);
-    expect(await directory().getSession(`late-session-${user.id}`)).toBeNull();
+    expect(await grants.getSession(`late-session-${user.id}`)).toBeNull();
     expect(await env.GRANTS.getByName(String(user.id)).hasConsent(app.clientId, ['api'])).toBe(false);
   });
 });

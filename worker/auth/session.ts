@@ -1,7 +1,8 @@
 import type { Context, MiddlewareHandler } from 'hono';
 import { deleteCookie, getCookie, setCookie } from 'hono/cookie';
-import type { PageEnv } from '../env';
+import type { Env, PageEnv } from '../env';
 import { directory, type UserRow } from '../durable/directory';
+import { grantsOf } from '../durable/grants';
 import { hashSecret } from '../store/tokens';
 import { randomToken, safeEqual } from './crypto';
 
@@ -9,6 +10,8 @@ export interface Session {
   user: UserRow;
   csrfToken: string;
   idHash: string;
+  /** Started before sessions moved to the user's grant authority: kept by the Directory. */
+  legacy: boolean;
 }
 
 const SESSION_COOKIE = 'knock_session';
@@ -25,33 +28,53 @@ export const cookieOptions = (c: Context, maxAge?: number) => ({
   ...(maxAge ? { maxAge } : {}),
 });
 
+/**
+ * A session cookie names its user, `<user id>.<random>`, so a page view reaches only that user's
+ * grant authority, which keeps the session (under the cookie's keyed hash) and the user as the
+ * Directory last pushed it. The random part is the secret. A cookie without a user id is a session
+ * started before sessions moved there; the Directory keeps those until they expire.
+ */
+const sessionOwner = (id: string): number | null => {
+  const m = /^([1-9][0-9]{0,15})\./.exec(id);
+  return m ? Number(m[1]) : null;
+};
+
 /** Loads the signed-in user (server-side session record) for the HTML pages. */
 export const loadSession: MiddlewareHandler<PageEnv> = async (c, next) => {
   const id = getCookie(c, SESSION_COOKIE);
   let session: Session | null = null;
   if (id) {
     const idHash = await hashSecret(c.env, id);
-    const found = await directory(c.env).getSession(idHash);
-    if (found && 'user' in found) session = { ...found, idHash };
+    const owner = sessionOwner(id);
+    const found = owner === null ? await directory(c.env).getSession(idHash) : await grantsOf(c.env, owner).getSession(idHash);
+    if (found && 'user' in found) session = { ...found, idHash, legacy: owner === null };
     else if (found) c.set('sessionEndedBecause', found.endedBecause);
   }
   c.set('session', session);
   await next();
 };
 
+const forget = (env: Env, session: Session) =>
+  session.legacy ? directory(env).deleteSession(session.idHash) : grantsOf(env, session.user.id).deleteSession(session.idHash);
+
 /** Signs `user` in; false when the user is no longer active (blocked while signing in). */
 export const startSession = async <E extends PageEnv>(c: Context<E>, user: UserRow): Promise<boolean> => {
-  if (c.var.session) await directory(c.env).deleteSession(c.var.session.idHash);
-  const id = randomToken('', 32);
-  if (!(await directory(c.env).createSession(await hashSecret(c.env, id), user.id, randomToken('', 24), SESSION_TTL_SECONDS))) return false;
+  if (c.var.session) await forget(c.env, c.var.session);
+  const id = `${user.id}.${randomToken('', 32)}`;
+  if (!(await grantsOf(c.env, user.id).createSession(user, await hashSecret(c.env, id), randomToken('', 24), SESSION_TTL_SECONDS))) return false;
   setCookie(c, SESSION_COOKIE, id, cookieOptions(c, SESSION_TTL_SECONDS));
   deleteCookie(c, CSRF_COOKIE, { path: '/' });
   return true;
 };
 
 export const endSession = async <E extends PageEnv>(c: Context<E>): Promise<void> => {
-  if (c.var.session) await directory(c.env).deleteSession(c.var.session.idHash);
+  if (c.var.session) await forget(c.env, c.var.session);
   deleteCookie(c, SESSION_COOKIE, { path: '/' });
+};
+
+/** Ends every browser session of a user ("sign out everywhere"), also those the Directory still keeps. */
+export const endAllSessions = async (env: Env, userId: number): Promise<void> => {
+  await Promise.all([grantsOf(env, userId).deleteSessions(), directory(env).deleteSessionsOf(userId)]);
 };
 
 /** The CSRF token to embed in a form: the session's, or a fresh pre-sign-in one. */

@@ -7,9 +7,10 @@ import { auditLogMigrations } from './event-log-schema';
 import { migrate } from './migrations';
 
 /**
- * The instance-wide audit log (GitLab's instance audit events, `GET /audit_events`): a copy of
- * every group's and project's events, sent by their objects' alarms exactly as they send them
- * to their ancestor groups. One instance, named "instance"; copies are idempotent by event uuid.
+ * One part of the instance-wide audit log (GitLab's instance audit events, `GET /audit_events`):
+ * a copy of the events of the groups and projects whose id falls in it, sent by their objects'
+ * alarms exactly as they send them to their ancestor groups; copies are idempotent by event uuid.
+ * `listInstanceEvents` merges the parts for a read.
  */
 export class AuditLog extends DurableObject<Env> {
   private readonly log: EventLog;
@@ -39,5 +40,42 @@ export class AuditLog extends DurableObject<Env> {
   }
 }
 
-/** The single instance log. */
-export const auditLog = (env: Env) => env.AUDIT_LOG.getByName('instance');
+/**
+ * How many parts the instance log has. Each group's or project's events go to the part of its id,
+ * so no one object takes every event of a large instance. Reads merge every part, so the number
+ * may only grow (a part left out of reads would hide its events), and at most to SLOTS - 1.
+ */
+export const AUDIT_LOG_PARTS = 16;
+/** An event's id in the instance log: its place in its part times SLOTS, plus the part's slot. */
+const SLOTS = 64;
+
+/**
+ * The parts, in slot order. Slot 0 is the single log of earlier versions ("instance"), which takes
+ * no new events but is still read, so events logged before the split keep showing.
+ */
+const parts = (env: Env) => [env.AUDIT_LOG.getByName('instance'), ...Array.from({ length: AUDIT_LOG_PARTS }, (_, p) => env.AUDIT_LOG.getByName(`instance:${p}`))];
+
+/** One event of the instance log by its id there (see SLOTS), or null. */
+export const getInstanceEvent = async (env: Env, id: number): Promise<LoggedEvent | null> => {
+  const slot = id % SLOTS;
+  const part = parts(env)[slot];
+  if (!part) return null;
+  const found = await part.getEvent(Math.floor(id / SLOTS));
+  return found && { seq: id, record: found.record };
+};
+
+/** The part of the instance log that keeps the events of group or project `namespaceId`. */
+export const auditLog = (env: Env, namespaceId: number) => env.AUDIT_LOG.getByName(`instance:${namespaceId % AUDIT_LOG_PARTS}`);
+
+/**
+ * A page of the instance log, newest first: the first `offset + limit` events of each part that
+ * match, merged by time (then id). Costs one call per part, and grows with the page's depth,
+ * not with the number of events; for administrators only.
+ */
+export const listInstanceEvents = async (env: Env, filter: AuditFilter, offset: number, limit: number): Promise<{ total: number; items: LoggedEvent[] }> => {
+  const pages = await Promise.all(parts(env).map((part) => part.listEvents(filter, 0, offset + limit)));
+  const items = pages
+    .flatMap((page, slot) => page.items.map((e) => ({ seq: e.seq * SLOTS + slot, record: e.record })))
+    .sort((a, b) => (a.record.created_at === b.record.created_at ? b.seq - a.seq : a.record.created_at < b.record.created_at ? 1 : -1));
+  return { total: pages.reduce((n, page) => n + page.total, 0), items: items.slice(offset, offset + limit) };
+};

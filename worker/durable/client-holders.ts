@@ -1,5 +1,6 @@
 import { DurableObject } from 'cloudflare:workers';
 import type { Env } from '../env';
+import { directory, type ApplicationRow } from './directory';
 import { migrate } from './migrations';
 
 /** The index's table. Append new migrations; never edit one that has shipped. */
@@ -7,13 +8,21 @@ const clientHoldersMigrations = [
   `CREATE TABLE holders (
      user_id INTEGER PRIMARY KEY
    );`,
+  // The application itself, copied from the Directory the first time it is looked up (applications
+  // are never edited), so resolving a client id reaches only this object; `deleted` is final.
+  `CREATE TABLE application (
+     singleton INTEGER PRIMARY KEY CHECK (singleton = 1),
+     row TEXT,
+     deleted INTEGER NOT NULL DEFAULT 0
+   );`,
 ];
 
 /**
- * Which users hold (or may hold) grants for one application: one instance per client id, so
- * authorizations never queue on one shared object, and deleting the application can find every
- * user's grant authority to end what it gave. A user's grant authority registers itself here once
- * per application, before its first code for it.
+ * One application, by its client id: its registration as the Directory holds it (copied on the
+ * first lookup), and which users hold (or may hold) grants for it. One instance per client id, so
+ * authorizations and code exchanges never queue on one shared object, and deleting the application
+ * can find every user's grant authority to end what it gave. A user's grant authority registers
+ * itself here once per application, before its first code for it.
  */
 export class ClientHolders extends DurableObject<Env> {
   private readonly sql: SqlStorage;
@@ -22,6 +31,31 @@ export class ClientHolders extends DurableObject<Env> {
     super(ctx, env);
     this.sql = ctx.storage.sql;
     migrate(ctx.storage, clientHoldersMigrations);
+  }
+
+  /**
+   * The registered application, or null when there is none or it was deleted. Copied from the
+   * Directory on the first lookup; a deletion marks it here before the Directory's row goes
+   * (`forgetApplication`), and a copy read while that happened is not kept.
+   */
+  async application(clientId: string): Promise<ApplicationRow | null> {
+    const stored = this.storedApplication();
+    if (stored !== undefined) return stored;
+    const found = await directory(this.env).getApplicationByClientId(clientId);
+    if (found) this.sql.exec('INSERT INTO application (singleton, row) VALUES (1, ?) ON CONFLICT DO NOTHING', JSON.stringify(found));
+    return this.storedApplication() ?? null;
+  }
+
+  /** The application is being deleted: from now on this client id names nothing. */
+  forgetApplication(): void {
+    this.sql.exec('INSERT INTO application (singleton, row, deleted) VALUES (1, NULL, 1) ON CONFLICT (singleton) DO UPDATE SET row = NULL, deleted = 1');
+  }
+
+  /** The stored copy: the row, null when deleted, undefined when never copied. */
+  private storedApplication(): ApplicationRow | null | undefined {
+    const row = this.sql.exec<{ row: string | null; deleted: number }>('SELECT row, deleted FROM application').toArray()[0];
+    if (!row) return undefined;
+    return row.deleted || row.row === null ? null : (JSON.parse(row.row) as ApplicationRow);
   }
 
   add(userId: number): void {
@@ -40,5 +74,5 @@ export class ClientHolders extends DurableObject<Env> {
   }
 }
 
-/** The holder index of one application. */
+/** The object of one application: its registration and its holders. */
 export const clientHoldersOf = (env: Env, clientId: string) => env.CLIENT_HOLDERS.getByName(clientId);

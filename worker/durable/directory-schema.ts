@@ -153,4 +153,8 @@ export const directoryMigrations = [
      user_id INTEGER PRIMARY KEY,
      version INTEGER NOT NULL
    );`,
+  // Browser sessions now live in each user's grant authority (legacy rows here are still honoured
+  // until they expire): a change of password reaches them through the user fan-out, which this
+  // flag tells to end the sessions begun before it.
+  `ALTER TABLE user_changes ADD COLUMN end_sessions INTEGER NOT NULL DEFAULT 0;`,
 ];

@@ -362,9 +362,10 @@ export class Directory extends DurableObject<Env> {
       // The personal namespace is the username: its path, and its projects' full paths, follow.
       renameUserNamespace(this.sql, user.username, updated.username, updated.name);
       if (updated.username !== user.username || updated.name !== user.name) requesterChanged(this.sql, id);
-      // A new password ends the user's browser sessions.
+      // A new password ends the user's browser sessions: those kept here before sessions moved to
+      // the user's grant authority now, the others by the fan-out before this answers.
       if (changes.passwordHash) this.sql.exec('DELETE FROM sessions WHERE user_id = ?', id);
-      this.queueFanOut(id, updated.version, []);
+      this.queueFanOut(id, updated.version, [], changes.passwordHash !== undefined);
       return ok(updated);
     });
     if (!result.ok) return result;
@@ -457,15 +458,17 @@ export class Directory extends DurableObject<Env> {
    * transaction that changes the row; the alarm is set in the same synchronous turn, so it is
    * stored with the change (Durable Object writes without an intervening await commit together).
    */
-  private queueFanOut(id: number, version: number, deletedNamespaces: number[]): void {
+  private queueFanOut(id: number, version: number, deletedNamespaces: number[], endSessions = false): void {
     this.sql.exec(
-      `INSERT INTO user_changes (user_id, version, deleted_namespaces) VALUES (?, ?, ?)
+      `INSERT INTO user_changes (user_id, version, deleted_namespaces, end_sessions) VALUES (?, ?, ?, ?)
        ON CONFLICT (user_id) DO UPDATE SET version = excluded.version,
+         end_sessions = MAX(user_changes.end_sessions, excluded.end_sessions),
          deleted_namespaces = (SELECT json_group_array(value) FROM (
            SELECT value FROM json_each(user_changes.deleted_namespaces) UNION SELECT value FROM json_each(excluded.deleted_namespaces)))`,
       id,
       version,
       JSON.stringify(deletedNamespaces),
+      Number(endSessions),
     );
     void this.ctx.storage.setAlarm(clock.now() + FAN_OUT_RETRY_MS);
   }
@@ -489,10 +492,10 @@ export class Directory extends DurableObject<Env> {
     return this.serial(id, async () => {
       for (;;) {
         const change = this.sql
-          .exec<{ version: number; deleted_namespaces: string }>('SELECT version, deleted_namespaces FROM user_changes WHERE user_id = ?', id)
+          .exec<{ version: number; deleted_namespaces: string; end_sessions: number }>('SELECT version, deleted_namespaces, end_sessions FROM user_changes WHERE user_id = ?', id)
           .toArray()[0];
         if (!change) return;
-        const plan = this.fanOutPlan(id, JSON.parse(change.deleted_namespaces) as number[]);
+        const plan = this.fanOutPlan(id, JSON.parse(change.deleted_namespaces) as number[], change.end_sessions === 1);
         await fanOut(this.env, plan);
         this.ctx.storage.transactionSync(() => {
           if (!isActive(plan.snapshot)) this.markRevoked(plan.tokens);
@@ -503,7 +506,7 @@ export class Directory extends DurableObject<Env> {
   }
 
   /** What the fan-out of user `id` must reach, read from the tables as they are now. */
-  private fanOutPlan(id: number, deletedNamespaces: number[]): FanOut {
+  private fanOutPlan(id: number, deletedNamespaces: number[], endSessions: boolean): FanOut {
     const snapshot = this.userSnapshot(id);
     const personal = isActive(snapshot) ? this.personalNamespace(snapshot.username) : null;
     return {
@@ -515,6 +518,7 @@ export class Directory extends DurableObject<Env> {
           ? this.sql.exec<{ id: number }>('SELECT namespace_id AS id FROM memberships WHERE user_id = ? AND access_level > 0', id).toArray().map((r) => r.id)
           : [],
       deletedNamespaces,
+      endSessions,
       personalProjects:
         personal === null
           ? []
@@ -603,27 +607,10 @@ export class Directory extends DurableObject<Env> {
   // ---- browser sessions ----
 
   /**
-   * A session for an active user; false (and none) when the user was blocked, deactivated or
-   * deleted meanwhile (the password was checked outside this object), so no session outlives a block.
-   */
-  createSession(idHash: string, userId: number, csrfToken: string, ttlSeconds: number): boolean {
-    if (this.getUser(userId)?.state !== 'active') return false;
-    const now = clock.now();
-    this.sql.exec('DELETE FROM sessions WHERE expires_at <= ?', now);
-    this.sql.exec(
-      'INSERT INTO sessions (id_hash, user_id, csrf_token, created_at, expires_at) VALUES (?, ?, ?, ?, ?)',
-      idHash,
-      userId,
-      csrfToken,
-      new Date(now).toISOString(),
-      now + ttlSeconds * 1000,
-    );
-    return true;
-  }
-
-  /**
-   * The session's user and CSRF token; why it no longer works when its user was blocked or
-   * deactivated since (the row stays until they are active again); null for no (live) session.
+   * Sessions started before they moved to each user's grant authority (worker/auth/session.ts):
+   * still honoured until they expire. The session's user and CSRF token; why it no longer works
+   * when its user was blocked or deactivated since (the row stays until they are active again);
+   * null for no (live) session.
    */
   getSession(idHash: string): SessionLookup {
     const row = this.sql
@@ -916,6 +903,10 @@ export class Directory extends DurableObject<Env> {
   getApplicationByClientId(clientId: string): ApplicationRow | null {
     const row = this.sql.exec<RawApplication>('SELECT * FROM applications WHERE client_id = ?', clientId).toArray()[0];
     return row ? toApplication(row) : null;
+  }
+
+  applicationClientId(id: number): string | null {
+    return this.sql.exec<{ client_id: string }>('SELECT client_id FROM applications WHERE id = ?', id).toArray()[0]?.client_id ?? null;
   }
 
   /** Deletes an application; returns its client id so the caller can end its grants. */

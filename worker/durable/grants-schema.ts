@@ -73,4 +73,15 @@ export const grantsMigrations = [
      version INTEGER NOT NULL,
      synced_version INTEGER NOT NULL DEFAULT 0
    );`,
+  // The user's browser sessions (moved here from the Directory, so a page view reaches only the
+  // user's own object): under the keyed hash of the session cookie, with the version of the user
+  // they were started under, so a new password ends exactly the sessions begun before it.
+  `CREATE TABLE sessions (
+     id_hash TEXT PRIMARY KEY,
+     csrf_token TEXT NOT NULL,
+     created_at TEXT NOT NULL,
+     expires_at INTEGER NOT NULL,
+     user_version INTEGER NOT NULL
+   );
+   CREATE INDEX sessions_expiry ON sessions (expires_at);`,
 ];

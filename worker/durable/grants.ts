@@ -20,7 +20,7 @@ import {
   type TokenFacts,
 } from '../store/tokens';
 import { clientHoldersOf } from './client-holders';
-import { directory, type UserRow, type UserSnapshot } from './directory';
+import { directory, type SessionLookup, type UserRow, type UserSnapshot } from './directory';
 import { grantsMigrations } from './grants-schema';
 import { migrate } from './migrations';
 import { fail, ok, type Result } from './result';
@@ -330,6 +330,54 @@ export class Grants extends DurableObject<Env> {
     if (next !== null) await this.alarmBy((next + 1) * 1000);
   }
 
+  // ---- browser sessions ----
+
+  /**
+   * A browser session for the user, who signed in as `user` (the Directory's row when the password
+   * was checked; kept if it is newer than what this object was told). False, and no session, when
+   * the user may no longer act: a block that committed meanwhile reaches this object before it
+   * answers, and ends every session here in the same transaction (`applyUser`).
+   */
+  createSession(user: UserRow, idHash: string, csrfToken: string, ttlSeconds: number): boolean {
+    this.storeUser(user);
+    const current = this.storedUser();
+    if (!current || !isActive(current)) return false;
+    const now = clock.now();
+    this.sql.exec('DELETE FROM sessions WHERE expires_at <= ?', now);
+    this.sql.exec(
+      'INSERT INTO sessions (id_hash, csrf_token, created_at, expires_at, user_version) VALUES (?, ?, ?, ?, ?)',
+      idHash,
+      csrfToken,
+      new Date(now).toISOString(),
+      now + ttlSeconds * 1000,
+      current.version,
+    );
+    return true;
+  }
+
+  /**
+   * The session and the user as this object was last told (every change is pushed before it
+   * answers); why it no longer works when the user was blocked or deactivated since; null for no
+   * (live) session.
+   */
+  getSession(idHash: string): SessionLookup {
+    const row = this.sql.exec<{ csrf_token: string; expires_at: number }>('SELECT csrf_token, expires_at FROM sessions WHERE id_hash = ?', idHash).toArray()[0];
+    if (!row || row.expires_at <= clock.now()) return null;
+    const user = this.storedUser();
+    if (!user || user.state === 'deleted') return null;
+    if (user.state !== 'active') return { endedBecause: user.state };
+    return { user, csrfToken: row.csrf_token };
+  }
+
+  deleteSession(idHash: string): void {
+    this.sql.exec('DELETE FROM sessions WHERE id_hash = ?', idHash);
+  }
+
+  /** Ends every browser session of the user ("sign out everywhere"). */
+  deleteSessions(): void {
+    this.sql.exec('DELETE FROM sessions');
+  }
+
   // ---- revocation and introspection ----
 
   /** RFC 7009 §2.1: revoking a refresh token ends its grant and every token issued under it. */
@@ -422,9 +470,16 @@ export class Grants extends DurableObject<Env> {
    * still live in KV is brought in line: rewritten with the new profile, or replaced by a
    * tombstone. Returns when KV has it all, so the block that pushed it can answer.
    */
-  async applyUser(snapshot: UserSnapshot): Promise<void> {
+  async applyUser(snapshot: UserSnapshot, endSessions = false): Promise<void> {
     this.ctx.storage.transactionSync(() => {
-      if (!this.storeUser(snapshot) || isActive(snapshot)) return;
+      // A new password ends the sessions begun before it (also when this is a retry of that push).
+      if (endSessions) this.sql.exec('DELETE FROM sessions WHERE user_version < ?', snapshot.version);
+      const before = this.storedUser();
+      if (!this.storeUser(snapshot)) return;
+      // A blocked or deactivated user's sessions stay, refused, so the next page can say why;
+      // becoming active again ends them for good (what a block ended stays ended), as deletion does.
+      if (snapshot.state === 'deleted' || (isActive(snapshot) && before !== null && !isActive(before))) this.sql.exec('DELETE FROM sessions');
+      if (isActive(snapshot)) return;
       const now = epochSeconds();
       for (const g of this.sql.exec<{ id: string }>('SELECT id FROM grants WHERE revoked_at IS NULL').toArray()) this.revokeGrantTx(g.id, now);
       this.sql.exec('DELETE FROM codes WHERE grant_id IS NULL');
@@ -639,6 +694,7 @@ export class Grants extends DurableObject<Env> {
   /** Forgets what can no longer matter: long-expired codes, dead pairs, stale retry answers. */
   private cleanUp(now: number): void {
     this.sql.exec('DELETE FROM codes WHERE expires_at <= ?', now - USED_CODE_MEMORY_SECONDS);
+    this.sql.exec('DELETE FROM sessions WHERE expires_at <= ?', now * 1000);
     this.sql.exec('DELETE FROM token_pairs WHERE refresh_expires_at <= ? AND access_expires_at <= ?', now, now);
     this.sql.exec(
       'UPDATE token_pairs SET retry_request = NULL, retry_response = NULL WHERE retry_until <= ? AND retry_response IS NOT NULL',

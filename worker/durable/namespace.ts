@@ -851,7 +851,7 @@ export class Namespace extends DurableObject<Env> {
           return;
         }
         const records = batch.map((b) => b.record);
-        await Promise.all([auditLog(this.env).receiveEvents(records), ...ancestors.map((id) => namespaceObject(this.env, id).receiveEvents(records))]);
+        await Promise.all([auditLog(this.env, this.namespaceId ?? records[0].entity.id).receiveEvents(records), ...ancestors.map((id) => namespaceObject(this.env, id).receiveEvents(records))]);
         this.log.markForwarded(batch.map((b) => b.seq));
       }
     } catch (e) {

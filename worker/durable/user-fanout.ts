@@ -32,6 +32,8 @@ export interface FanOut {
   memberOf: number[];
   /** Groups and projects deleted with the user (their personal projects). */
   deletedNamespaces: number[];
+  /** The password changed: the browser sessions begun before this version end. */
+  endSessions: boolean;
   /** The user's personal projects, whose full path follows a new username. */
   personalProjects: { id: number; snapshot: NamespaceSnapshot }[];
 }
@@ -43,14 +45,15 @@ export const isActive = (s: UserSnapshot): s is UserRow => s.state === 'active';
  * - KV: an active user's live tokens carry the new profile (and `root`'s caller record); anyone
  *   else's are replaced by tombstones;
  * - the user's grant authority takes the new state (an inactive user's grants, codes and consents
- *   end there, and their access tokens become tombstones);
+ *   end there, their browser sessions are refused, and their access tokens become tombstones; a new
+ *   password ends the sessions begun before it);
  * - groups and projects: pending requests follow a rename, or go when the user may no longer act;
  *   a deleted user's memberships go, and so do their personal projects.
  */
 export const fanOut = async (env: Env, plan: FanOut): Promise<void> => {
   const user = plan.snapshot;
   await (isActive(user) ? rewriteTokens(env, user, plan.tokens) : revokeAccessTokens(env, plan.tokens.map((t) => ({ hash: t.token_hash, expiresAt: t.expires_at }))));
-  await grantsOf(env, user.id).applyUser(user);
+  await grantsOf(env, user.id).applyUser(user, plan.endSessions);
   if (isActive(user)) {
     await Promise.all([
       renameRequester(env, user, plan.pendingIn),

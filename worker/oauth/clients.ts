@@ -1,7 +1,7 @@
 import { EXTENSION_CLIENT_ID } from '../../shared/knock-app';
 import { clock } from '../clock';
 import { config } from '../config';
-import { directory } from '../durable/directory';
+import { clientHoldersOf } from '../durable/client-holders';
 import type { Env } from '../env';
 import type { OAuthClient } from './oauth-client';
 
@@ -21,7 +21,7 @@ const extensionClient = (env: Env): OAuthClient => ({
 export const findClient = async (env: Env, clientId: string): Promise<OAuthClient | null> => {
   if (clientId === EXTENSION_CLIENT_ID) return extensionClient(env);
   if (!clientId || clientId.length > 128) return null;
-  const app = await directory(env).getApplicationByClientId(clientId);
+  const app = await clientHoldersOf(env, clientId).application(clientId);
   if (!app) {
     forgetClient(clientId);
     return null;

@@ -1,7 +1,6 @@
 import { Hono, type Context } from 'hono';
 import type { FC } from 'hono/jsx';
-import { endSession } from '../auth/session';
-import { directory } from '../durable/directory';
+import { endAllSessions, endSession } from '../auth/session';
 import { grantsOf } from '../durable/grants';
 import * as tokens from '../services/access-tokens';
 import { act } from './actions';
@@ -147,7 +146,7 @@ export const accountSettingsPages = new Hono<ConsoleEnv>()
     });
   })
   .post('/-/profile/sign_out_everywhere', formCsrf(), async (c) => {
-    await directory(c.env).deleteSessionsOf(c.var.viewer.user.id);
+    await endAllSessions(c.env, c.var.viewer.user.id);
     await endSession(c);
     return c.redirect('/users/sign_in', 303);
   });

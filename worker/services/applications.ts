@@ -1,6 +1,7 @@
 import type { z } from '@hono/zod-openapi';
 import { CLIENT_SECRET_PREFIX, type NewApplicationSchema } from '../api/applications';
 import { hex, randomBytes, randomToken } from '../auth/crypto';
+import { clientHoldersOf } from '../durable/client-holders';
 import { directory } from '../durable/directory';
 import type { Env } from '../env';
 import { problems, raise } from '../errors';
@@ -24,10 +25,17 @@ export const registerApplication = async (env: Env, input: z.output<typeof NewAp
   return { application, secret };
 };
 
-/** Deletes an application and ends every grant made to it, or raises `404 Application Not Found`. */
+/**
+ * Deletes an application and ends every grant made to it, or raises `404 Application Not Found`.
+ * The application's own object forgets it first, so no code is exchanged for it from then on,
+ * whatever happens after; a failure before the Directory's row goes leaves it listed, and
+ * repeating the deletion finishes it.
+ */
 export const deleteApplication = async (env: Env, id: number): Promise<void> => {
-  const clientId = await directory(env).deleteApplication(id);
-  if (!clientId) return raise(problems.notFound('Application'));
+  const dir = directory(env);
+  const clientId = (await dir.applicationClientId(id)) ?? raise(problems.notFound('Application'));
+  await clientHoldersOf(env, clientId).forgetApplication();
+  if (!(await dir.deleteApplication(id))) return raise(problems.notFound('Application'));
   await endApplicationGrants(env, clientId);
 };
 

@@ -1,5 +1,5 @@
 import { config } from '../config';
-import { auditLog } from '../durable/audit-log';
+import { getInstanceEvent, listInstanceEvents } from '../durable/audit-log';
 import type { AuditFilter, LoggedEvent } from '../durable/event-log';
 import type { PageOf } from '../durable/namespace';
 import type { HookLogRow, HookRow, HookSettings, StatusFilter } from '../durable/webhooks';
@@ -27,13 +27,13 @@ export const getAuditEvent = async (env: Env, target: Target, id: number): Promi
 /** One instance audit event (`GET /audit_events/:id`): administrators only. */
 export const getInstanceAuditEvent = async (env: Env, caller: Caller, id: number): Promise<LoggedEvent> => {
   if (!caller.admin) return raise(problems.forbidden());
-  return (await auditLog(env).getEvent(id)) ?? raise(problems.notFound());
+  return (await getInstanceEvent(env, id)) ?? raise(problems.notFound());
 };
 
 /** Every group's and project's audit events (`GET /audit_events`): administrators only. */
 export const listInstanceAuditEvents = async (env: Env, caller: Caller, filter: AuditFilter, page: Window): Promise<PageOf<LoggedEvent>> => {
   if (!caller.admin) return raise(problems.forbidden());
-  return auditLog(env).listEvents(filter, page.offset, page.limit);
+  return listInstanceEvents(env, filter, page.offset, page.limit);
 };
 
 /** GitLab's refusal of a hook URL that leads somewhere it may not (400, "Url is blocked: …"). */

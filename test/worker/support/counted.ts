@@ -1,40 +1,72 @@
-import { createExecutionContext } from 'cloudflare:test';
+import { createExecutionContext, waitOnExecutionContext } from 'cloudflare:test';
 import { env } from 'cloudflare:workers';
 import { app } from '../../../worker/app';
 import type { Env } from '../../../worker/env';
 
-/**
- * Calls the app (path relative to /api/v4) with its Durable Object bindings wrapped to record
- * which object methods the Worker calls, as `Directory.method` and `Namespace.method`.
- */
-export const counted = async (path: string, headers: Record<string, string>, method = 'GET') => {
-  const calls: string[] = [];
-  const wrap = (ns: DurableObjectNamespace, label: string) =>
+/** One call the Worker made to a Durable Object: its class, the name it was reached by, the method. */
+export interface ObjectCall {
+  cls: string;
+  key: string;
+  method: string;
+}
+
+/** The Durable Object bindings, by the class each one reaches. */
+const BINDINGS = {
+  DIRECTORY: 'Directory',
+  GRANTS: 'Grants',
+  NAMESPACES: 'Namespace',
+  AUDIT_LOG: 'AuditLog',
+  CLIENT_HOLDERS: 'ClientHolders',
+} as const;
+
+/** `env` with every Durable Object binding wrapped to report each method call made through `getByName`. */
+const recordingEnv = (record: (call: ObjectCall) => void): Env => {
+  const wrap = (ns: DurableObjectNamespace, cls: string) =>
     new Proxy(ns, {
       get(target, prop) {
         const value = Reflect.get(target, prop);
         if (prop !== 'getByName') return typeof value === 'function' ? value.bind(target) : value;
-        return (name: string) =>
-          new Proxy(target.getByName(name), {
+        return (key: string) =>
+          new Proxy(target.getByName(key), {
             get(stub, method) {
               const fn = Reflect.get(stub, method);
               if (typeof fn !== 'function' || typeof method !== 'string') return fn;
               return (...args: unknown[]) => {
-                calls.push(`${label}.${method}`);
+                record({ cls, key, method });
                 return Reflect.apply(fn, stub, args);
               };
             },
           });
       },
     });
-  const countedEnv = {
-    ...env,
-    DIRECTORY: wrap(env.DIRECTORY as unknown as DurableObjectNamespace, 'Directory'),
-    NAMESPACES: wrap(env.NAMESPACES as unknown as DurableObjectNamespace, 'Namespace'),
-  } as unknown as Env;
-  const response = await app.fetch(new Request(`http://knock.test/api/v4${path}`, { method, headers }), countedEnv, createExecutionContext());
+  const wrapped: Record<string, unknown> = { ...env };
+  for (const [binding, cls] of Object.entries(BINDINGS)) wrapped[binding] = wrap(Reflect.get(env, binding) as DurableObjectNamespace, cls);
+  return wrapped as unknown as Env;
+};
+
+/**
+ * Sends one request (path relative to the origin) to the app with recording bindings, and waits
+ * for the work it left to `waitUntil`: the Durable Object calls the Worker made for it, in order.
+ * Calls that objects make to each other are not seen here.
+ */
+export const recordedFetch = async (path: string, init: RequestInit = {}) => {
+  const calls: ObjectCall[] = [];
+  const ctx = createExecutionContext();
+  const response = await app.fetch(new Request(`http://knock.test${path}`, init), recordingEnv((c) => calls.push(c)), ctx);
+  const body = await response.text();
+  await waitOnExecutionContext(ctx);
+  const nullBody = response.status === 204 || response.status === 304;
+  return { response: new Response(nullBody ? null : body, { status: response.status, headers: response.headers }), calls };
+};
+
+/**
+ * Calls the app (path relative to /api/v4) with its Durable Object bindings wrapped to record
+ * which object methods the Worker calls, as `Directory.method` and `Namespace.method`.
+ */
+export const counted = async (path: string, headers: Record<string, string>, method = 'GET') => {
+  const { response, calls } = await recordedFetch(`/api/v4${path}`, { method, headers });
   const text = await response.text();
-  return { status: response.status, headers: response.headers, body: text ? JSON.parse(text) : null, calls };
+  return { status: response.status, headers: response.headers, body: text ? JSON.parse(text) : null, calls: calls.map((c) => `${c.cls}.${c.method}`) };
 };
 
 /** The calls that reached a group's or project's object. */

@@ -44,19 +44,21 @@ export const issueToken = async (userId: number, username: string, scopes: strin
 /** A tiny browser: keeps cookies, sends Origin on form posts, never follows redirects. */
 export class Browser {
   readonly cookies = new Map<string, string>();
+  /** How requests reach the Worker; a test may route one through a recording env (counted.ts). */
+  fetcher: (path: string, init: RequestInit) => Promise<Response> = call;
   /** Each browser signs in from its own address, so per-address throttling stays per test. */
   readonly address = `198.51.${Math.floor(Math.random() * 250)}.${Math.floor(Math.random() * 250)}`;
 
   async get(path: string, headers: Record<string, string> = {}) {
     return this.record(
-      await call(path, { headers: { 'CF-Connecting-IP': this.address, ...headers, Cookie: this.cookieHeader() }, redirect: 'manual' }),
+      await this.fetcher(path, { headers: { 'CF-Connecting-IP': this.address, ...headers, Cookie: this.cookieHeader() }, redirect: 'manual' }),
     );
   }
 
   /** Posts a form; a field given as an array is sent once per value (checkboxes of one name). */
   async post(path: string, form: Record<string, string | string[]>, headers: Record<string, string> = {}) {
     return this.record(
-      await call(path, {
+      await this.fetcher(path, {
         method: 'POST',
         redirect: 'manual',
         headers: {
