@@ -2,7 +2,7 @@ import type { AuditEvent } from '../../../shared/api-types';
 import { presentAuditEvent } from '../../api/presenters/audit-event';
 import { mayManageEvents } from '../../auth/policy';
 import * as events from '../../services/events';
-import { Pagination, pageNumber, Section, When, windowFor } from '../components';
+import { DataTable, Pagination, pageNumber, Section, When, windowFor } from '../components';
 import type { NamespaceView } from './view';
 
 /** What an audit event did, in words, from the API's details. */
@@ -28,33 +28,23 @@ export const AuditLog = async (p: { view: NamespaceView }) => {
       {items.length === 0 ? (
         <p class="muted">Nothing has happened here yet.</p>
       ) : (
-        <table>
-          <thead>
+        <DataTable caption="Audit events, newest first" columns={['Time', 'Author', 'Action', 'Target']}>
+          {items.map(presentAuditEvent).map((e) => (
             <tr>
-              <th scope="col">Time</th>
-              <th scope="col">Author</th>
-              <th scope="col">Action</th>
-              <th scope="col">Target</th>
+              <td>
+                <When iso={e.created_at} />
+              </td>
+              <td>{e.details.author_name}</td>
+              <td>
+                {changeText(e.details)} <span class="muted">({e.event_name})</span>
+              </td>
+              <td>
+                {e.details.target_details}
+                {e.details.entity_path !== view.row.full_path ? <span class="muted"> in {e.details.entity_path}</span> : null}
+              </td>
             </tr>
-          </thead>
-          <tbody>
-            {items.map(presentAuditEvent).map((e) => (
-              <tr>
-                <td>
-                  <When iso={e.created_at} />
-                </td>
-                <td>{e.details.author_name}</td>
-                <td>
-                  {changeText(e.details)} <span class="muted">({e.event_name})</span>
-                </td>
-                <td>
-                  {e.details.target_details}
-                  {e.details.entity_path !== view.row.full_path ? <span class="muted"> in {e.details.entity_path}</span> : null}
-                </td>
-              </tr>
-            ))}
-          </tbody>
-        </table>
+          ))}
+        </DataTable>
       )}
       <Pagination url={view.url} param="audit_page" page={page} total={total} label="audit events" />
     </Section>

@@ -10,7 +10,7 @@ import type { HookTrigger } from '../../events/event';
 import { ApiError } from '../../errors';
 import * as events from '../../services/events';
 import { formText, parseForm, problemPage, returnTo } from '../actions';
-import { alertFor, Confirm, FieldError, FlashNotice, FormError, invalid, Pagination, pageNumber, PostForm, Section, When, windowFor } from '../components';
+import { alertFor, Confirm, DataTable, FieldError, FlashNotice, FormError, invalid, Pagination, pageNumber, PostForm, Section, When, windowFor } from '../components';
 import { setFlash, takeFlash, type Flash } from '../flash';
 import { formCsrf, type FormFields } from '../form-csrf';
 import { Layout } from '../layout';
@@ -255,24 +255,11 @@ const HookPage = async (p: { c: PageContext; kind: Kind; target: Target; hook: H
         {log.items.length === 0 ? (
           <p class="muted">Nothing has been sent to this webhook yet.</p>
         ) : (
-          <table>
-            <thead>
-              <tr>
-                <th scope="col">Time</th>
-                <th scope="col">Trigger</th>
-                <th scope="col">Status</th>
-                <th scope="col">Attempt</th>
-                <th scope="col">Duration</th>
-                <th scope="col">Details</th>
-                <th scope="col">Resend</th>
-              </tr>
-            </thead>
-            <tbody>
-              {log.items.map(presentHookEvent).map((d) => (
-                <DeliveryRow d={d} action={`${path}/events`} csrf={viewer.csrf} returnTo={path} />
-              ))}
-            </tbody>
-          </table>
+          <DataTable caption="Deliveries, newest first" columns={['Time', 'Trigger', 'Status', 'Attempt', 'Duration', 'Details', 'Resend']}>
+            {log.items.map(presentHookEvent).map((d) => (
+              <DeliveryRow d={d} action={`${path}/events`} csrf={viewer.csrf} returnTo={path} />
+            ))}
+          </DataTable>
         )}
         <Pagination url={c.req.url} param="deliveries_page" page={page} total={log.total} label="deliveries" />
       </Section>
