@@ -5,6 +5,7 @@ import { publicOrigin } from '../config';
 import type { Caller } from '../env';
 import * as service from '../services/inbox';
 import { pageOf, paginationHeaders, paginationQuery, windowOf, type Page } from './pagination';
+import { instantParam } from './params';
 import { InboxAccessRequestSchema, KIND_OF_SOURCE_TYPE, OwnAccessRequestSchema, presentInboxItem, presentOwnRequest } from './presenters/inbox';
 import { createApiRouter } from './router';
 
@@ -14,22 +15,6 @@ import { createApiRouter } from './router';
  * project), and the requesters' own view with outcomes. Both are answered by the Directory's
  * indexes without calling any group's or project's object (docs/architecture.md).
  */
-
-/**
- * An instant as GitLab's `created_after` takes it (ISO 8601: a date, or a date and time with `Z`
- * or an offset), normalised to the stored form (UTC with milliseconds) so it compares as text.
- */
-const instantParam = () =>
-  z
-    .string()
-    .max(40)
-    .transform((v, ctx) => {
-      const t = /^\d{4}-\d{2}-\d{2}(T\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?(Z|[+-]\d{2}:\d{2}))?$/.test(v) ? Date.parse(v) : NaN;
-      if (Number.isFinite(t)) return new Date(t).toISOString();
-      ctx.addIssue({ code: 'custom', message: 'is invalid' });
-      return z.NEVER;
-    })
-    .openapi({ type: 'string', format: 'date-time', example: '2026-11-21T12:00:00Z' });
 
 const InboxQuery = z.object({
   source_type: SourceTypeSchema.optional().openapi({ description: '`Namespace` (groups) or `Project`' }),

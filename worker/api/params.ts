@@ -44,3 +44,17 @@ export const boolParam = () =>
 
 /** An integer id path or body parameter. */
 export const intParam = () => z.coerce.number().int().min(1).max(Number.MAX_SAFE_INTEGER);
+
+/**
+ * An instant as GitLab's time filters (`created_after`, `created_before` and the like) take it:
+ * an ISO 8601 date, or a date and time with an optional offset, normalised to the stored form
+ * (UTC with milliseconds) so it compares as text.
+ */
+export const instantParam = () =>
+  z
+    .string()
+    .max(64)
+    .regex(/^\d{4}-\d{2}-\d{2}(?:[T ]\d{2}:\d{2}(?::\d{2}(?:\.\d{1,9})?)?(?:Z|[+-]\d{2}:?\d{2})?)?$/)
+    .refine((v) => !Number.isNaN(Date.parse(v)), { message: 'is invalid' })
+    .transform((v) => new Date(v).toISOString())
+    .openapi({ type: 'string', format: 'date-time', example: '2026-11-21T12:00:00Z' });

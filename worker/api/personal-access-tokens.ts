@@ -9,7 +9,7 @@ import * as tokens from '../services/access-tokens';
 import { issueTokenFor, NewAccessTokenBody } from './access-tokens';
 import { expiresAtParam } from './access-requests';
 import { pageOf, paginationHeaders, paginationQuery, windowOf } from './pagination';
-import { bodyContent, bodyOf, boolParam, intParam } from './params';
+import { bodyContent, bodyOf, boolParam, instantParam, intParam } from './params';
 import { presentPersonalAccessToken } from './presenters/access-token';
 import { createApiRouter } from './router';
 
@@ -17,15 +17,6 @@ const KIND = tokens.TOKEN_KINDS.personal;
 const tags = ['Personal access tokens'];
 const created = { 201: { description: 'The token, shown this once', content: { 'application/json': { schema: PersonalAccessTokenWithTokenSchema } } } };
 const one = { 200: { description: 'The token', content: { 'application/json': { schema: PersonalAccessTokenSchema } } } };
-
-/** A moment as GitLab's `created_before` and the like take it: an ISO 8601 date or date and time. */
-const momentParam = () =>
-  z
-    .string()
-    .regex(/^\d{4}-\d{2}-\d{2}(?:[T ]\d{2}:\d{2}(?::\d{2}(?:\.\d{1,9})?)?(?:Z|[+-]\d{2}:?\d{2})?)?$/)
-    .refine((v) => !Number.isNaN(Date.parse(v)), { message: 'is invalid' })
-    .transform((v) => new Date(v).toISOString())
-    .openapi({ type: 'string', format: 'date-time', example: '2026-01-31T00:00:00Z' });
 
 /** A date whose 00:00 UTC bounds token expiry, in epoch seconds. */
 const dateBoundParam = () => expiresAtParam().transform((v) => Date.parse(`${v}T00:00:00Z`) / 1000);
@@ -61,10 +52,10 @@ const list = createRoute({
       state: z.enum(['active', 'inactive']).optional(),
       revoked: boolParam().optional(),
       search: z.string().max(255).optional(),
-      created_before: momentParam().optional(),
-      created_after: momentParam().optional(),
-      last_used_before: momentParam().optional(),
-      last_used_after: momentParam().optional(),
+      created_before: instantParam().optional(),
+      created_after: instantParam().optional(),
+      last_used_before: instantParam().optional(),
+      last_used_after: instantParam().optional(),
       expires_before: dateBoundParam().optional(),
       expires_after: dateBoundParam().optional(),
       ...paginationQuery,
