@@ -14,6 +14,7 @@ import { accountPages } from './pages/accounts';
 import { authorizedApplicationsPages } from './pages/authorized-applications';
 import { CONSOLE_PATHS, consolePages } from './pages/console';
 import { homePages } from './pages/home';
+import { requirePartitionCount } from './durable/partitions';
 import { requireSecrets } from './secrets';
 
 export const MAX_BODY_BYTES = 1024 * 1024;
@@ -40,6 +41,7 @@ app.use(
   }),
 );
 app.use(requireSecrets);
+app.use(requirePartitionCount);
 app.use(methodNotAllowed({ app, onMethodNotAllowed: (_c, methods) => raise(problems.methodNotAllowed(methods)) }));
 app.use(bodyLimit({ maxSize: MAX_BODY_BYTES, onError: () => raise(problems.payloadTooLarge()) }));
 

@@ -157,4 +157,10 @@ export const directoryMigrations = [
   // until they expire): a change of password reaches them through the user fan-out, which this
   // flag tells to end the sessions begun before it.
   `ALTER TABLE user_changes ADD COLUMN end_sessions INTEGER NOT NULL DEFAULT 0;`,
+  // Settings a deployment records once and checks after (`partition_count`: the number of
+  // partitions its partitioned objects were created with, see partitions.ts).
+  `CREATE TABLE settings (
+     name TEXT PRIMARY KEY,
+     value TEXT NOT NULL
+   );`,
 ];

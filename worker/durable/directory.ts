@@ -232,6 +232,19 @@ export class Directory extends DurableObject<Env> {
     migrate(ctx.storage, directoryMigrations);
   }
 
+  // ---- settings ----
+
+  /** The partition count this deployment recorded first (recording `count` if none was). */
+  recordPartitionCount(count: number): number {
+    const row = this.sql
+      .exec<{ value: string }>(
+        `INSERT INTO settings (name, value) VALUES ('partition_count', ?) ON CONFLICT (name) DO UPDATE SET value = value RETURNING value`,
+        String(count),
+      )
+      .one();
+    return Number(row.value);
+  }
+
   // ---- users ----
 
   createUser(input: NewUser): Result<UserRow> {
