@@ -1,8 +1,29 @@
-import { env } from 'cloudflare:test';
+import { createExecutionContext, env, waitOnExecutionContext } from 'cloudflare:test';
 import { describe, expect, it } from 'vitest';
 import { checkPartitionCount, fnv1a, MAX_PARTITIONS, partitionCount, partitionOfId, partitionOfName } from '../../worker/durable/partitions';
+import app from '../../worker';
 import { ApiError } from '../../worker/errors';
 import { directory } from '../../worker/durable/directory';
+
+describe('a Worker started with another partition count than its data was written with', () => {
+  it('answers every route 503 saying so, and serves again once the count is set back', async () => {
+    const get = async (count: string) => {
+      const ctx = createExecutionContext();
+      const res = await app.fetch(new Request('https://knock.test/api/v4/user'), { ...env, DIRECTORY_PARTITIONS: count }, ctx);
+      await waitOnExecutionContext(ctx);
+      return res;
+    };
+    await checkPartitionCount(env);
+    const refused = await get('16');
+    expect(refused.status).toBe(503);
+    expect(await refused.json()).toEqual({
+      message:
+        "503 Service Unavailable: DIRECTORY_PARTITIONS is 16 but this deployment's data is in 64 partitions; moving data between partitions is not supported, so set it back to 64",
+    });
+    // Set back: the request goes on to authentication.
+    expect((await get('64')).status).toBe(401);
+  });
+});
 
 describe('partitions', () => {
   it('hashes names with FNV-1a, whatever their case, so a name never moves', () => {
