@@ -5,7 +5,7 @@
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { cpus, tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { buildBenchWorker, buildKnock } from './lib/build.mjs';
+import { buildBenchWorker, buildCountedKnock, buildKnock } from './lib/build.mjs';
 import { refreshChains } from './lib/chains.mjs';
 import { call } from './lib/http.mjs';
 import { inboxPoll, measurePolls, oldWayPoll, seedOwner } from './lib/inbox.mjs';
@@ -15,7 +15,7 @@ import { buildExtension, popupSize } from './lib/popup-size.mjs';
 import { startReceiver } from './lib/receiver.mjs';
 import { renderSvg, renderTable, verdict } from './lib/report.mjs';
 import { PARTITIONS, partitionScenarios } from './lib/partitions.mjs';
-import { freshStateDir, startRuntime } from './lib/runtime.mjs';
+import { durableObjectClasses, freshStateDir, startRuntime } from './lib/runtime.mjs';
 import * as setup from './lib/setup.mjs';
 
 const started = Date.now();
@@ -239,7 +239,7 @@ try {
     buildBenchWorker('bench/peer/worker.ts', join(work, 'peer.mjs')),
     buildBenchWorker('bench/seeder/worker.ts', join(work, 'seeder.mjs')),
     buildBenchWorker('bench/counter/worker.ts', join(work, 'counter.mjs')),
-    buildBenchWorker('bench/counted/worker.ts', join(work, 'counted.mjs')),
+    buildCountedKnock(join(work, 'counted.mjs'), durableObjectClasses()),
   ]);
   if (process.env.BENCH_SKIP_EXTENSION_BUILD !== '1' && runs('core')) {
     log('building the extension (wxt build extension)');
