@@ -116,8 +116,17 @@ describe('a state directory written before the partitions', () => {
     expect(inbox).toHaveLength(fixture.inbox.alice);
     expect(inbox.map((r: { username: string }) => r.username).sort()).toEqual([...pending.acme, ...pending.website, ...pending.platform].sort());
     expect(names(await as('dave')('GET', '/access_requests'))).toEqual(['ivan']);
-    // ivan's own view of his requests.
-    expect((await as('ivan')('GET', '/user/access_requests')).length).toBeGreaterThanOrEqual(2);
+    // The requesters' own views: ivan's two pending requests, grace's approval with its expiry.
+    type Own = { source_full_path: string; status: string; access_level: number | null; expires_at: string | null };
+    const own = async (name: string) =>
+      ((await as(name)('GET', '/user/access_requests')) as Own[]).map((r) => ({ path: r.source_full_path, status: r.status, level: r.access_level, until: r.expires_at }));
+    expect(await own('ivan')).toEqual(
+      expect.arrayContaining([
+        { path: 'acme/platform', status: 'pending', level: null, until: null },
+        { path: 'tools', status: 'pending', level: null, until: null },
+      ]),
+    );
+    expect(await own('grace')).toEqual([{ path: 'acme/platform/api', status: 'approved', level: 20, until: '2098-06-30' }]);
 
     expect(await as('alice')('GET', `/groups/${groups.platform}/members/${people.frank.id}`)).toMatchObject({ access_level: 30, expires_at: '2099-12-31' });
     expect(await as('alice')('GET', `/projects/${projects.api}/members/${people.grace.id}`)).toMatchObject({ access_level: 20, expires_at: '2098-06-30' });
