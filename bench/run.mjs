@@ -2,10 +2,10 @@
 // 127.0.0.1, fresh state), each scenario driven by autocannon in this process at fixed
 // concurrency after a warm-up. Prints one table with the goals, writes bench/results.json and
 // docs/bench.svg. Absolute numbers drift on a shared machine; the ratios are the result.
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { cpus, tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { buildBenchWorker, buildKnock } from './lib/build.mjs';
+import { buildBenchWorker, buildCountedKnock, buildKnock } from './lib/build.mjs';
 import { refreshChains } from './lib/chains.mjs';
 import { call } from './lib/http.mjs';
 import { inboxPoll, measurePolls, oldWayPoll, seedOwner } from './lib/inbox.mjs';
@@ -14,7 +14,8 @@ import { BENCH, ROOT } from './lib/paths.mjs';
 import { buildExtension, popupSize } from './lib/popup-size.mjs';
 import { startReceiver } from './lib/receiver.mjs';
 import { renderSvg, renderTable, verdict } from './lib/report.mjs';
-import { freshStateDir, startRuntime } from './lib/runtime.mjs';
+import { PARTITIONS, partitionScenarios } from './lib/partitions.mjs';
+import { durableObjectClasses, freshStateDir, startRuntime } from './lib/runtime.mjs';
 import * as setup from './lib/setup.mjs';
 
 const started = Date.now();
@@ -28,7 +29,7 @@ const APPROVE_RATE = Number(process.env.BENCH_APPROVE_RATE ?? 25);
 /** Webhooks attached to the project of the `approve_hooks` scenario. */
 const HOOKS = 3;
 const WARM_POOL = 100;
-/** `BENCH_ONLY=inbox` runs only the inbox scenarios; `core` only the others; default both. */
+/** `BENCH_ONLY=inbox` runs only the inbox scenarios, `partitions` only those of issue 16, `core` only the others; default all. */
 const ONLY = (process.env.BENCH_ONLY ?? 'all').split(',');
 const runs = (part) => ONLY.includes('all') || ONLY.includes(part);
 const INBOX_SCALE = (process.env.BENCH_INBOX_SCALE ?? '10,10000').split(',').map(Number);
@@ -63,6 +64,7 @@ const results = {
   scenarios: [],
   scale: { available: false, reason: 'not run' },
   inbox: { available: false, reason: 'not run' },
+  partitions: { available: false, reason: 'not run' },
   popup: { available: false, reason: 'not run' },
   webhooks: { available: false, reason: 'not run' },
   goals: [],
@@ -231,12 +233,13 @@ let runtime;
 try {
   // ---- build and start
   log('building Knock (wrangler deploy --dry-run) and the bench Workers (esbuild)');
-  const [knockBundle, baselineBundle, peerBundle, seederBundle, counterBundle] = await Promise.all([
+  const [knockBundle, baselineBundle, peerBundle, seederBundle, counterBundle, countedBundle] = await Promise.all([
     buildKnock(join(work, 'knock')),
     buildBenchWorker('bench/baselines/worker.ts', join(work, 'baseline.mjs')),
     buildBenchWorker('bench/peer/worker.ts', join(work, 'peer.mjs')),
     buildBenchWorker('bench/seeder/worker.ts', join(work, 'seeder.mjs')),
     buildBenchWorker('bench/counter/worker.ts', join(work, 'counter.mjs')),
+    buildCountedKnock(join(work, 'counted.mjs'), durableObjectClasses()),
   ]);
   if (process.env.BENCH_SKIP_EXTENSION_BUILD !== '1' && runs('core')) {
     log('building the extension (wxt build extension)');
@@ -519,6 +522,13 @@ try {
 
   // ---- the owners' inbox
   if (runs('inbox')) await inboxScenarios(urls);
+
+  // ---- past one object: runtimes of their own, so the shared one stops first
+  if (runs('partitions')) {
+    await runtime.dispose();
+    runtime = null;
+    results.partitions = { available: true, ...(await partitionScenarios({ knock: knockBundle, seeder: seederBundle, counted: countedBundle }, log)) };
+  }
 } catch (e) {
   log(`bench failed: ${e.stack ?? e}`);
   process.exitCode = 1;
@@ -589,6 +599,17 @@ if (runs('inbox')) {
     `p50 ${ms(ib.scale.p50Small)} → ${ms(ib.scale.p50Large)} with ${trips(`inbox_${INBOX_SCALE[0]}`)} and ${trips(`inbox_${INBOX_SCALE.at(-1)}`)}`,
   );
 }
+if (runs('partitions')) {
+  const pt = results.partitions;
+  const mixed = pt.mixed?.available ? pt.mixed : null;
+  const scale = pt.scale?.available ? pt.scale : null;
+  goal(`Busiest object's share of calls ≤ 2 / ${PARTITIONS} partitions`, mixed?.busiest.share, '<=', 2 / PARTITIONS, () =>
+    `${mixed.busiest.object} took ${mixed.busiest.calls} of ${mixed.totalCalls} calls (${Object.entries(mixed.busiest.methods).sort((a, b) => b[1] - a[1]).slice(0, 4).map(([m, n]) => `${m} ${n}`).join(', ')})`,
+  );
+  goal(`Worst p50, ${(scale?.usersLarge ?? 1e6).toLocaleString('en-US')} ÷ ${(scale?.usersSmall ?? 1e3).toLocaleString('en-US')} users`, scale?.worst.ratio, '<=', 1.5, () =>
+    `${scale.worst.op}: ${scale.worst.p50Large.toFixed(2)} ms against ${scale.worst.p50Small.toFixed(2)} ms`,
+  );
+}
 results.totalSeconds = Math.round((Date.now() - started) / 1000);
 
 // ---- output
@@ -599,8 +620,18 @@ for (const g of results.goals) {
   console.log(`  goal: ${g.figure.padEnd(52)} ${Number.isFinite(g.value) ? g.value.toFixed(2) : ' n/a'}  (${g.op === '>=' ? '≥' : '≤'} ${g.target})  ${g.verdict}`);
   if (g.cause) console.log(`        cause: ${g.cause}`);
 }
-console.log(`\nTotal ${results.totalSeconds} s. Wrote bench/results.json and docs/bench.svg.`);
+console.log(`\nTotal ${results.totalSeconds} s. Wrote bench/results.json${ONLY.length === 1 && ONLY[0] === 'partitions' ? ' (its partitions part)' : ' and docs/bench.svg'}.`);
 results.table = `${header}\n\n${table}`;
-writeFileSync(join(BENCH, 'results.json'), JSON.stringify(results, null, 2) + '\n');
-mkdirSync(join(ROOT, 'docs'), { recursive: true });
-writeFileSync(join(ROOT, 'docs', 'bench.svg'), renderSvg(results));
+if (ONLY.length === 1 && ONLY[0] === 'partitions') {
+  // A partitions-only run replaces only its own part of the last full run's results.
+  const resultsFile = join(BENCH, 'results.json');
+  const previous = existsSync(resultsFile) ? JSON.parse(readFileSync(resultsFile, 'utf8')) : {};
+  const mine = new Set(results.goals.map((g) => g.figure));
+  const merged = { ...previous, partitions: results.partitions, partitionsRun: { generatedAt: results.generatedAt, machine: results.machine, totalSeconds: results.totalSeconds } };
+  merged.goals = [...(previous.goals ?? []).filter((g) => !mine.has(g.figure) && !/^Busiest object|^Worst p50/.test(g.figure)), ...results.goals];
+  writeFileSync(resultsFile, JSON.stringify(merged, null, 2) + '\n');
+} else {
+  writeFileSync(join(BENCH, 'results.json'), JSON.stringify(results, null, 2) + '\n');
+  mkdirSync(join(ROOT, 'docs'), { recursive: true });
+  writeFileSync(join(ROOT, 'docs', 'bench.svg'), renderSvg(results));
+}

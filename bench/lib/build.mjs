@@ -14,9 +14,25 @@ export async function buildKnock(outdir) {
   return join(outdir, 'index.js');
 }
 
+/**
+ * Knock counted (bench/counted/worker.ts): its Worker, and each Durable Object class wrangler.toml
+ * binds (`classes`, by binding) exported under its own name with its calls counted.
+ */
+export async function buildCountedKnock(outfile, classes) {
+  const names = [...new Set(Object.values(classes))];
+  const contents = [
+    `import * as product from './worker/index';`,
+    `import { counted } from './bench/counted/worker';`,
+    `export { default } from './bench/counted/worker';`,
+    ...names.map((name) => `export const ${name} = counted(product.${name});`),
+  ].join('\n');
+  return buildBenchWorker({ contents, resolveDir: ROOT, loader: 'ts', sourcefile: 'counted-entry.ts' }, outfile);
+}
+
+/** A bench Worker: `entry` is a path from the repository's root, or esbuild's `stdin` options. */
 export async function buildBenchWorker(entry, outfile) {
   await esbuild.build({
-    entryPoints: [join(ROOT, entry)],
+    ...(typeof entry === 'string' ? { entryPoints: [join(ROOT, entry)] } : { stdin: entry }),
     outfile,
     bundle: true,
     format: 'esm',

@@ -59,6 +59,7 @@ export function renderTable(results) {
   } else if (ib && ib.reason !== 'not run') {
     lines.push(`Inbox — not available: ${ib.reason}`);
   }
+  lines.push(...renderPartitions(results.partitions));
   const sat = results.webhooksSaturated;
   if (sat) {
     lines.push(
@@ -113,4 +114,36 @@ export function renderSvg(results) {
   });
   out.push('</svg>');
   return out.join('\n') + '\n';
+}
+
+/** The partitions scenarios (issue 16): one object's ceiling, calls per object, latency by users. */
+export function renderPartitions(pt) {
+  if (!pt?.available) return pt && pt.reason !== 'not run' ? [`Past one object — not available: ${pt.reason}`] : [];
+  const lines = [`Past one object — ${pt.partitions} partitions`];
+  const c = pt.ceiling;
+  if (c?.available) {
+    lines.push(`        one object on this machine: ${fmt(c.echoPerSecond)} trivial calls/s, ${fmt(c.signInsPerSecond)} sign-ins/s through it`);
+    const pr = pt.projection;
+    if (pr) {
+      lines.push(
+        `        projected sign-ins/s: one Directory ${fmt(pr.oneDirectorySignInsPerSecond)}; sign-in state in ${pt.partitions} partitions by name ${fmt(pr.partitionedSignInsPerSecond)} (the busiest partition gets ${(100 * pr.busiestPartitionShare).toFixed(2)}% of the names)`,
+      );
+    }
+  } else if (c) lines.push(`        ceiling — not available: ${c.reason}`);
+  const m = pt.mixed;
+  if (m?.available) {
+    const ops = Object.entries(m.operations).map(([k, v]) => `${k} ${v}`).join(', ');
+    lines.push(`        mixed workload (${ops}): ${m.totalCalls} object calls to ${m.objects} objects`);
+    lines.push(`        by class: ${Object.entries(m.byClass).sort((a, b) => b[1].calls - a[1].calls).map(([k, v]) => `${k} ${v.calls} (${v.objects} objects)`).join(', ')}`);
+    lines.push(`        busiest: ${m.top.slice(0, 3).map((o) => `${o.object} ${(100 * (o.calls / m.totalCalls)).toFixed(1)}%`).join(', ')}`);
+  } else if (m) lines.push(`        calls per object — not available: ${m.reason}`);
+  const s = pt.scale;
+  if (s?.available) {
+    lines.push(`        p50 at ${s.usersSmall.toLocaleString('en-US')} → ${s.usersLarge.toLocaleString('en-US')} users (up to ${s.samples} requests each):`);
+    for (const [op, v] of Object.entries(s.ops)) {
+      const few = v.samplesLarge < s.samples ? `  (${v.samplesLarge} requests in the time allowed)` : '';
+      lines.push(`          ${pad(op, 14)} ${lpad(fmt(v.p50Small, 2), 8)} ms → ${lpad(fmt(v.p50Large, 2), 8)} ms  ${ratio(v.ratio)}${few}`);
+    }
+  } else if (s) lines.push(`        latency by users — not available: ${s.reason}`);
+  return lines;
 }

@@ -5,7 +5,7 @@
 import { Browser, call, formFields } from './http.mjs';
 
 export const REDIRECT_URI = 'http://127.0.0.1:9/callback';
-const PASSWORD = 'bench-password-1';
+export const PASSWORD = 'bench-password-1';
 
 /** Runs `work` over `items` with at most `limit` in flight. */
 export const inPool = async (items, limit, work) => {

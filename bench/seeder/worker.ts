@@ -2,9 +2,15 @@
 // KV namespace. It calls only the objects' public methods (the same ones the API routes call) and
 // writes tokens with the token store's own functions, so what the bench measures afterwards is
 // Knock's unchanged production bundle reading ordinary state.
+//
+// It also holds what the partitions scenarios (bench/lib/partitions.mjs) need beside Knock: a
+// trivial object of its own (`BenchEcho`) to measure one object's ceiling, and the ids of Knock's
+// objects by name (to find their SQLite files for bulk seeding).
+import { DurableObject } from 'cloudflare:workers';
 import type { Directory } from '../../worker/durable/directory';
 import type { Namespace } from '../../worker/durable/namespace';
 import { snapshotOf } from '../../worker/durable/namespace-registry';
+import { partitionOfName } from '../../worker/durable/partitions';
 import type { Result } from '../../worker/durable/result';
 import { hashSecret, newAccessToken, putAccessToken } from '../../worker/store/tokens';
 
@@ -12,7 +18,15 @@ interface Env {
   TOKENS: KVNamespace;
   DIRECTORY: DurableObjectNamespace<Directory>;
   NAMESPACES: DurableObjectNamespace<Namespace>;
+  ECHO: DurableObjectNamespace<BenchEcho>;
   TOKEN_HASH_KEY: string;
+}
+
+/** Bench only: the cheapest call an object can answer, for one object's ceiling on this machine. */
+export class BenchEcho extends DurableObject {
+  ping(n: number): number {
+    return n;
+  }
 }
 
 type SeedUser = { id: number; username: string; name: string; email: string | null; created_at: string };
@@ -97,6 +111,37 @@ const createNamespaces = async (env: Env, kind: 'group' | 'project', ownerId: nu
   });
 };
 
+/** `calls` calls of `call`, `concurrency` in flight: how long they took. */
+const timed = async (calls: number, concurrency: number, call: (i: number) => Promise<unknown>) => {
+  const started = performance.now();
+  await pool(Array.from({ length: calls }, (_, i) => i), concurrency, call);
+  return { calls, concurrency, ms: performance.now() - started };
+};
+
+/**
+ * One object's ceiling: `echo` calls a trivial method of one BenchEcho object; `sign-in` makes
+ * what a successful sign-in asks of the Directory today (`beginSignIn`, then `recordSignIn`, one
+ * username per lane, on an object of its own so the measured Directory is untouched). The password check
+ * runs in the Worker, not in the object, so it is not part of the object's ceiling.
+ */
+const ceiling = async (env: Env, kind: string, calls: number, concurrency: number) => {
+  if (kind === 'echo') {
+    const echo = env.ECHO.getByName('ceiling');
+    await echo.ping(0);
+    return timed(calls, concurrency, (i) => echo.ping(i));
+  }
+  // One username per lane: simultaneous attempts at one account are throttled by design.
+  const dir = env.DIRECTORY.getByName('bench-ceiling');
+  const usernames = Array.from({ length: concurrency }, (_, i) => `ceiling${i}`);
+  for (const username of usernames) await dir.createUser({ username, name: 'Ceiling', passwordHash: 'pbkdf2-sha256$1$x$y' });
+  return timed(calls, concurrency, async (i) => {
+    const username = usernames[i % concurrency];
+    const attempt = await dir.beginSignIn(username, '192.0.2.1');
+    if ('retryAfter' in attempt || !attempt.user) throw new Error(`the sign-in ceiling user ${username} was refused`);
+    await dir.recordSignIn(username, '192.0.2.1', true);
+  });
+};
+
 export default {
   async fetch(request: Request, env: Env): Promise<Response> {
     const path = new URL(request.url).pathname;
@@ -110,6 +155,22 @@ export default {
       if (path === '/tokens') return Response.json(await mintTokens(env, input.users, input.scopes ?? ['api']));
       if (path === '/namespaces') {
         return Response.json(await createNamespaces(env, input.kind, input.ownerId, input.parentId ?? null, input.paths));
+      }
+      if (path === '/ceiling') return Response.json(await ceiling(env, input.kind, input.calls, input.concurrency));
+      if (path === '/partitions-of') {
+        // The partition of each name `${prefix}${n}`, from <= n < to: as Knock computes it.
+        const { prefix, from, to, count } = input;
+        const out = new Uint16Array(to - from);
+        for (let n = from; n < to; n++) out[n - from] = partitionOfName(`${prefix}${n}`, count);
+        return new Response(out);
+      }
+      if (path === '/object-id') {
+        const binding = Reflect.get(env, input.binding) as DurableObjectNamespace | undefined;
+        if (!binding?.idFromName) return new Response(`no Durable Object binding ${input.binding}`, { status: 400 });
+        // Any call constructs the object (its constructor creates its tables); an unknown method
+        // is refused after that, which is all this needs.
+        await (binding.getByName(input.name) as unknown as { benchTouch(): Promise<void> }).benchTouch().catch(() => {});
+        return Response.json({ id: binding.idFromName(input.name).toString() });
       }
       if (path === '/access_requests') {
         return Response.json({ created: await requestAccess(env, input.kind, input.namespaceId, input.ownerId, input.userIds) });

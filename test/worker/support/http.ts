@@ -1,4 +1,5 @@
 import { env, exports } from 'cloudflare:workers';
+import { rememberCookies } from '../../scripts/support/web-client.mjs';
 
 export const ORIGIN = 'http://knock.test';
 export const ADMIN = { 'PRIVATE-TOKEN': 'test-admin-token' };
@@ -91,14 +92,6 @@ export class Browser {
   }
 
   private record(res: Response) {
-    for (const line of res.headers.getSetCookie()) {
-      const [pair] = line.split(';');
-      const eq = pair.indexOf('=');
-      const name = pair.slice(0, eq).trim();
-      const value = pair.slice(eq + 1);
-      if (/max-age=0/i.test(line) || value === '') this.cookies.delete(name);
-      else this.cookies.set(name, value);
-    }
-    return res;
+    return rememberCookies(this.cookies, res);
   }
 }
