@@ -5,8 +5,7 @@ import { env } from 'cloudflare:workers';
 import { runDurableObjectAlarm, runInDurableObject } from 'cloudflare:test';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { clock } from '../../worker/clock';
-import { endHoldersGrants } from '../../worker/oauth/application-grants';
-import { ADMIN, authorizeCode, Browser, call, exchange, refresh, registerApp, signedIn, tokenCall, type App, type Tokens } from './support/oauth';
+import { ADMIN, authorizeCode, authorizePath, Browser, call, consentFields, csrfOf, exchange, refresh, registerApp, signedIn, tokenCall, type App, type Tokens } from './support/oauth';
 import { advance } from './support/clock';
 
 const pairOf = async (res: Response) => {
@@ -34,12 +33,12 @@ const refreshedGrantAndPendingCode = async () => {
  * row goes): this isolate is not told.
  */
 const deleteElsewhere = async (app: App, endGrants: boolean) => {
-  await env.CLIENT_HOLDERS.getByName(app.clientId).forgetApplication();
+  await env.CLIENT_HOLDERS.getByName(app.clientId).forgetApplication(app.clientId);
   await runInDurableObject(env.DIRECTORY.getByName('directory'), (_i, state) => {
     state.storage.sql.exec('DELETE FROM applications WHERE client_id = ?', app.clientId);
   });
   if (!endGrants) return;
-  await endHoldersGrants(env, app.clientId);
+  await env.CLIENT_HOLDERS.getByName(app.clientId).endGrants();
 };
 
 describe('a deleted application', () => {
@@ -55,10 +54,41 @@ describe('a deleted application', () => {
     await expectError(await refresh(app, tokens.refresh_token), 401, 'invalid_client');
   });
 
-  it('cannot redeem a code through an isolate that still remembers the application', async () => {
+  it('cannot redeem a code through an isolate that still remembers the application, once the deletion has reached the user', async () => {
     const { app, code } = await refreshedGrantAndPendingCode();
+    await deleteElsewhere(app, true);
+    await expectError(await redeem(app, code), 400, 'invalid_grant');
+  });
+
+  it('ends what a code redeemed in the moment before the deletion reached the user gave, even when the deletion stopped half-way', async () => {
+    const { app, code } = await refreshedGrantAndPendingCode();
+    // Deleted elsewhere, and that isolate stopped before it ended the holders' grants.
     await deleteElsewhere(app, false);
-    await expectError(await redeem(app, code), 401, 'invalid_client');
+    const late = await pairOf(await redeem(app, code));
+    expect((await call('/api/v4/user', { headers: { Authorization: `Bearer ${late.access_token}` } })).status).toBe(200);
+    // The application's object finishes the deletion from its alarm.
+    expect(await runDurableObjectAlarm(env.CLIENT_HOLDERS.getByName(app.clientId))).toBe(true);
+    expect((await call('/api/v4/user', { headers: { Authorization: `Bearer ${late.access_token}` } })).status).toBe(401);
+    await expectError(await refresh(app, late.refresh_token), 400, 'invalid_grant');
+    // And no second run is left waiting.
+    expect(await runDurableObjectAlarm(env.CLIENT_HOLDERS.getByName(app.clientId))).toBe(false);
+  });
+
+  it('gets no code through an isolate that still remembers it: neither for a user who authorized it before nor for a new one', async () => {
+    const app = await registerApp();
+    const before = await signedIn();
+    await exchange(app, (await authorizeCode(before.browser, app)).code);
+    await deleteElsewhere(app, true);
+    const newcomer = await signedIn();
+    for (const { browser } of [before, newcomer]) {
+      const consent = await browser.get(authorizePath({ client_id: app.clientId, redirect_uri: app.redirectUri, state: 's' }));
+      expect(consent.status).toBe(200);
+      const html = await consent.text();
+      const answer = await browser.post('/login/oauth/authorize', { ...consentFields(html), authenticity_token: csrfOf(html), decision: 'authorize' });
+      expect(answer.status).toBe(400);
+      expect(answer.headers.get('Location')).toBeNull();
+      expect(await answer.text()).toContain('No application is registered with this client_id.');
+    }
   });
 
   it('finds its grants ended when it refreshes through an isolate that still remembers it, and is unknown a minute later', async () => {

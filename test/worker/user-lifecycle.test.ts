@@ -446,7 +446,7 @@ describe('a user blocked while signing in or authorizing', () => {
       codeChallenge: null,
       rememberConsent: true,
     });
-    expect(code).toBeNull();
+    expect(code).toEqual({ refused: 'inactive_user' });
     // Unblocking brings neither back.
     expect((await admin.post(`/users/${user.id}/unblock`)).status).toBe(201);
     expect(await grants.getSession(`late-session-${user.id}`)).toBeNull();

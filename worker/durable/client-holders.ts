@@ -1,7 +1,12 @@
 import { DurableObject } from 'cloudflare:workers';
 import type { Env } from '../env';
+import { clock } from '../clock';
 import { directory, type ApplicationRow } from './directory';
+import { grantsOf } from './grants';
 import { migrate } from './migrations';
+
+/** How soon a deletion's unfinished ending of grants is tried again (after a crash or an unreachable holder). */
+const END_RETRY_MS = 30_000;
 
 /** The index's table. Append new migrations; never edit one that has shipped. */
 const clientHoldersMigrations = [
@@ -15,6 +20,8 @@ const clientHoldersMigrations = [
      row TEXT,
      deleted INTEGER NOT NULL DEFAULT 0
    );`,
+  // A deleted application whose holders' grants are still to be ended (its client id, until done).
+  `ALTER TABLE application ADD COLUMN ending TEXT;`,
 ];
 
 /**
@@ -46,9 +53,47 @@ export class ClientHolders extends DurableObject<Env> {
     return this.storedApplication() ?? null;
   }
 
-  /** The application is being deleted: from now on this client id names nothing. */
-  forgetApplication(): void {
-    this.sql.exec('INSERT INTO application (singleton, row, deleted) VALUES (1, NULL, 1) ON CONFLICT (singleton) DO UPDATE SET row = NULL, deleted = 1');
+  /**
+   * The application is being deleted: from now on this client id names nothing, no new holder is
+   * listed, and the grants of those listed are ended (`endGrants`, which the deletion calls before
+   * it answers; the alarm set here, in the same turn as the mark, finishes it after a crash).
+   */
+  async forgetApplication(clientId: string): Promise<void> {
+    this.sql.exec(
+      'INSERT INTO application (singleton, row, deleted, ending) VALUES (1, NULL, 1, ?) ON CONFLICT (singleton) DO UPDATE SET row = NULL, deleted = 1, ending = excluded.ending',
+      clientId,
+    );
+    await this.ctx.storage.setAlarm(clock.now() + END_RETRY_MS);
+  }
+
+  /**
+   * Ends, in each holder's grant authority, every grant, token and pending code given to the
+   * deleted application (and records the deletion there, so none is issued again), then forgets
+   * the holders. Idempotent; done when no holder is left.
+   */
+  async endGrants(): Promise<void> {
+    const clientId = this.ending();
+    if (clientId === null) return;
+    const holders = this.list();
+    await Promise.all(holders.map((userId) => grantsOf(this.env, userId).revokeClient(clientId, true)));
+    this.remove(holders);
+    // add() lists no one once the application is deleted, so the list can only have shrunk.
+    if (this.list().length === 0) {
+      this.sql.exec('UPDATE application SET ending = NULL');
+      await this.ctx.storage.deleteAlarm();
+    }
+  }
+
+  async alarm(): Promise<void> {
+    try {
+      await this.endGrants();
+    } finally {
+      if (this.ending() !== null) await this.ctx.storage.setAlarm(clock.now() + END_RETRY_MS);
+    }
+  }
+
+  private ending(): string | null {
+    return this.sql.exec<{ ending: string | null }>('SELECT ending FROM application').toArray()[0]?.ending ?? null;
   }
 
   /** The stored copy: the row, null when deleted, undefined when never copied. */
@@ -58,8 +103,15 @@ export class ClientHolders extends DurableObject<Env> {
     return row.deleted || row.row === null ? null : (JSON.parse(row.row) as ApplicationRow);
   }
 
-  add(userId: number): void {
+  /**
+   * Lists the user as a holder, before their first code for the application; false (and nothing
+   * listed) once the application is deleted, so a code is never issued for it after its holders
+   * were listed for ending.
+   */
+  add(userId: number): boolean {
+    if (this.sql.exec('SELECT 1 FROM application WHERE deleted = 1').toArray().length > 0) return false;
     this.sql.exec('INSERT INTO holders (user_id) VALUES (?) ON CONFLICT DO NOTHING', userId);
+    return true;
   }
 
   list(): number[] {

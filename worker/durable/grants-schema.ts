@@ -84,4 +84,9 @@ export const grantsMigrations = [
      user_version INTEGER NOT NULL
    );
    CREATE INDEX sessions_expiry ON sessions (expires_at);`,
+  // Applications deleted while this user held grants for them: no code is issued for one again,
+  // so an isolate that still has the registration cached cannot start a new grant for it.
+  `CREATE TABLE deleted_clients (
+     client_id TEXT PRIMARY KEY
+   );`,
 ];

@@ -40,6 +40,9 @@ export interface CodeRequest {
   rememberConsent: boolean;
 }
 
+/** A code, or why none was issued. */
+export type IssuedCode = { code: string } | { refused: 'inactive_user' | 'deleted_client' };
+
 export interface CodeRedemption {
   userId: number;
   code: string;
@@ -165,21 +168,28 @@ export class Grants extends DurableObject<Env> {
   }
 
   /**
-   * A new single-use authorization code (RFC 6749 §4.1.2), valid for the configured lifetime; null
-   * when the user may no longer act (blocked while authorizing), so no code outlives a block.
+   * A new single-use authorization code (RFC 6749 §4.1.2), valid for the configured lifetime; or
+   * why there is none: the user may no longer act (blocked while authorizing), so no code outlives
+   * a block; or the application was deleted. The caller may have resolved the application from an
+   * isolate's cache, so the deletion is judged here: by this object's record of applications
+   * deleted while the user held grants for them, and, the first time the user authorizes the
+   * application, by the application's own object, which marks the deletion before it lists the
+   * holders whose grants it ends.
    */
-  async issueCode(req: CodeRequest): Promise<string | null> {
-    if (!isActive(await this.user(req.userId))) return null;
+  async issueCode(req: CodeRequest): Promise<IssuedCode> {
+    if (!isActive(await this.user(req.userId))) return { refused: 'inactive_user' };
+    if (this.clientDeleted(req.clientId)) return { refused: 'deleted_client' };
     const indexed = this.sql.exec('SELECT 1 FROM indexed_clients WHERE client_id = ?', req.clientId).toArray().length > 0;
     // So that deleting the application can find this user's grants; once per application.
-    if (!indexed) await clientHoldersOf(this.env, req.clientId).add(req.userId);
+    if (!indexed && !(await clientHoldersOf(this.env, req.clientId).add(req.userId))) return { refused: 'deleted_client' };
     const code = newRoutedSecret(AUTHORIZATION_CODE_PREFIX, req.userId);
     const hash = await hashSecret(this.env, code);
     const now = epochSeconds();
     const scopes = [...req.scopes].sort().join(' ');
-    const issued = this.ctx.storage.transactionSync(() => {
+    const issued = this.ctx.storage.transactionSync((): IssuedCode | null => {
       const user = this.storedUser();
-      if (!user || !isActive(user)) return false;
+      if (!user || !isActive(user)) return { refused: 'inactive_user' };
+      if (this.clientDeleted(req.clientId)) return { refused: 'deleted_client' };
       this.cleanUp(now);
       this.sql.exec('INSERT INTO indexed_clients (client_id) VALUES (?) ON CONFLICT DO NOTHING', req.clientId);
       if (req.rememberConsent) {
@@ -201,9 +211,13 @@ export class Grants extends DurableObject<Env> {
         req.codeChallenge,
         now + config(this.env).codeTtl,
       );
-      return true;
+      return null;
     });
-    return issued ? code : null;
+    return issued ?? { code };
+  }
+
+  private clientDeleted(clientId: string): boolean {
+    return this.sql.exec('SELECT 1 FROM deleted_clients WHERE client_id = ?', clientId).toArray().length > 0;
   }
 
   // ---- token endpoint ----
@@ -443,7 +457,7 @@ export class Grants extends DurableObject<Env> {
   /**
    * Ends everything the user gave an application: its grants and tokens, pending codes and the
    * remembered consent. `forgetIndex` when the application itself is being deleted (its holder
-   * index forgets this user too).
+   * index forgets this user too): then no code is issued for it here again.
    */
   async revokeClient(clientId: string, forgetIndex = false): Promise<void> {
     const ended = this.ctx.storage.transactionSync(() => {
@@ -454,7 +468,10 @@ export class Grants extends DurableObject<Env> {
       const ended = grants.flatMap((g) => this.revokeGrantTx(g.id, now));
       this.sql.exec('DELETE FROM codes WHERE client_id = ? AND grant_id IS NULL', clientId);
       this.sql.exec('DELETE FROM consents WHERE client_id = ?', clientId);
-      if (forgetIndex) this.sql.exec('DELETE FROM indexed_clients WHERE client_id = ?', clientId);
+      if (forgetIndex) {
+        this.sql.exec('DELETE FROM indexed_clients WHERE client_id = ?', clientId);
+        this.sql.exec('INSERT INTO deleted_clients (client_id) VALUES (?) ON CONFLICT DO NOTHING', clientId);
+      }
       return ended;
     });
     await revokeAccessTokens(this.env, ended);

@@ -7,7 +7,7 @@ import { consentPage } from '../pages/consent';
 import { errorPage } from '../pages/error-page';
 import { formCsrf } from '../pages/form-csrf';
 import { authorizationParams, checkAuthorizationRequest, redirectWith, type AuthorizationRequest } from './authorization-request';
-import { findClient } from './clients';
+import { findClientCached } from './clients';
 
 const hostOf = (uri: string) => {
   const url = new URL(uri);
@@ -43,7 +43,7 @@ const issueCodeAndRedirect = async <E extends PageEnv>(
   rememberConsent: boolean,
   status: 302 | 303,
 ) => {
-  const code = await grantsOf(c.env, user.id).issueCode({
+  const issued = await grantsOf(c.env, user.id).issueCode({
     userId: user.id,
     clientId: r.client.clientId,
     redirectUri: r.redirectUri,
@@ -52,8 +52,10 @@ const issueCodeAndRedirect = async <E extends PageEnv>(
     rememberConsent,
   });
   // The user was blocked while authorizing: their session has ended; back to the sign-in page.
-  if (code === null) return c.redirect('/users/sign_in', 303);
-  return c.redirect(redirectWith(r.redirectUri, { code, state: r.state, iss: publicOrigin(c.env, c.req.url) }), status);
+  if ('refused' in issued && issued.refused === 'inactive_user') return c.redirect('/users/sign_in', 303);
+  // RFC 6749 §4.1.2.1: an invalid client is told to the user, never redirected to.
+  if ('refused' in issued) return errorPage(c, 400, 'Unknown application', 'No application is registered with this client_id.');
+  return c.redirect(redirectWith(r.redirectUri, { code: issued.code, state: r.state, iss: publicOrigin(c.env, c.req.url) }), status);
 };
 
 const formEntries = (form: Record<string, unknown>): [string, string][] =>
@@ -68,7 +70,7 @@ export const authorizeRoutes = new Hono<PageEnv>()
     c.header('Cache-Control', 'no-store');
   })
   .get('/login/oauth/authorize', async (c) => {
-    const checked = await checkAuthorizationRequest((clientId) => findClient(c.env, clientId), authorizationParams(new URL(c.req.url).searchParams));
+    const checked = await checkAuthorizationRequest((clientId) => findClientCached(c.env, clientId), authorizationParams(new URL(c.req.url).searchParams));
     const iss = publicOrigin(c.env, c.req.url);
     if (checked.kind === 'show') return errorPage(c, 400, checked.title, checked.detail);
     if (checked.kind === 'redirect') {
@@ -91,7 +93,7 @@ export const authorizeRoutes = new Hono<PageEnv>()
   })
   .post('/login/oauth/authorize', formCsrf({ all: true }), async (c) => {
     const form = c.var.form;
-    const checked = await checkAuthorizationRequest((clientId) => findClient(c.env, clientId), authorizationParams(formEntries(form)));
+    const checked = await checkAuthorizationRequest((clientId) => findClientCached(c.env, clientId), authorizationParams(formEntries(form)));
     const iss = publicOrigin(c.env, c.req.url);
     if (checked.kind === 'show') return errorPage(c, 400, checked.title, checked.detail);
     if (checked.kind === 'redirect') {

@@ -32,12 +32,18 @@ export const findClient = async (env: Env, clientId: string): Promise<OAuthClien
 };
 
 /*
- * Registered applications as this isolate last read them. Applications are never edited, only
- * created and deleted, so a cached record is either exact or belongs to a deleted application.
- * The one trusting it is a refresh: deleting an application first ends, in each user's grant
- * authority, every grant and unredeemed code it had (endApplicationGrants), and a code is only
- * ever redeemed after a fresh lookup, so a deleted client has no refresh token left to present.
- * The isolate that deletes forgets at once; other isolates within CLIENT_CACHE_MS.
+ * Registered applications as this isolate last read them, so that authorizing and exchanging
+ * codes for a popular application do not all queue on its one object. Applications are never
+ * edited, only created and deleted, so a cached record is either exact or belongs to a deleted
+ * application; and what a deleted one could still do with it is refused where the user's grants
+ * live. Deleting an application marks it deleted in its `ClientHolders` object (which from then on
+ * refuses to list a new holder, and a user's first code for an application needs that), then ends,
+ * in each listed holder's grant authority, every grant, token and unredeemed code it had and
+ * records the deletion there, so no code is issued for it again (Grants.issueCode). So with a cached
+ * record of a deleted application: an authorization issues no code, a code exchange finds none,
+ * a refresh finds its grant ended. Introspection and revocation, which reach no grant authority
+ * first, always read the application afresh. The isolate that deletes forgets at once; others
+ * within CLIENT_CACHE_MS, which only bounds how long a deleted record takes memory.
  */
 const CLIENT_CACHE_MS = 60_000;
 const CLIENT_CACHE_SIZE = 512;

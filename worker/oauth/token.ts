@@ -26,9 +26,9 @@ export const tokenEndpoint = async (c: Context<BaseEnv>) => {
   if (!(GRANT_TYPES as readonly string[]).includes(grantType)) {
     return raise(problems.oauth('unsupported_grant_type', `grant_type must be one of: ${GRANT_TYPES.join(', ')}.`));
   }
-  // A refresh may trust this isolate's cached application; a code is always redeemed after a
-  // fresh lookup, so no grant is ever made to an application already deleted (clients.ts).
-  const { client } = await authenticateClient(c, params, { cached: grantType === 'refresh_token' });
+  // Both grants may trust this isolate's cached application: the user's grant authority judges a
+  // deletion itself (clients.ts), so the application's own object is not on every exchange.
+  const { client } = await authenticateClient(c, params, { cached: true });
 
   let result: Result<TokenResponse>;
   if (grantType === 'authorization_code') {

@@ -34,7 +34,7 @@ export const registerApplication = async (env: Env, input: z.output<typeof NewAp
 export const deleteApplication = async (env: Env, id: number): Promise<void> => {
   const dir = directory(env);
   const clientId = (await dir.applicationClientId(id)) ?? raise(problems.notFound('Application'));
-  await clientHoldersOf(env, clientId).forgetApplication();
+  await clientHoldersOf(env, clientId).forgetApplication(clientId);
   if (!(await dir.deleteApplication(id))) return raise(problems.notFound('Application'));
   await endApplicationGrants(env, clientId);
 };
