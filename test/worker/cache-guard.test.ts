@@ -112,7 +112,9 @@ const ROUTES: Record<string, Effect> = {
   'POST /api/v4/applications': none(NOTHING_CACHED_YET),
   'DELETE /api/v4/applications/{id}': changes({
     clients: [
-      ['oauth-caches.test.ts', 'cannot redeem a code through an isolate that still remembers the application'],
+      ['oauth-caches.test.ts', 'cannot redeem a code through an isolate that still remembers the application, once the deletion has reached the user'],
+      ['oauth-caches.test.ts', 'ends what a code redeemed in the moment before the deletion reached the user gave, even when the deletion stopped half-way'],
+      ['oauth-caches.test.ts', 'gets no code through an isolate that still remembers it: neither for a user who authorized it before nor for a new one'],
       ['oauth-caches.test.ts', 'finds its grants ended when it refreshes through an isolate that still remembers it, and is unknown a minute later'],
     ],
     tokens: [['oauth-grants.test.ts', 'ends every grant made to it and every token issued under them']],
