@@ -662,11 +662,6 @@ export class Directory extends DurableObject<Env> {
     return resolveNamespace(this.sql, kind, ref, userId);
   }
 
-  /** A user's level inherited from these ancestor groups (asked by a namespace's object when needed). */
-  inheritedLevel(userId: number, ancestorIds: number[]): number {
-    return highestLevelIn(this.sql, userId, ancestorIds);
-  }
-
   listNamespaces(kind: 'group' | 'project', filter: ListFilter, offset: number, limit: number) {
     return listNamespaces(this.sql, kind, filter, offset, limit);
   }
