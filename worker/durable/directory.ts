@@ -572,7 +572,7 @@ export class Directory extends DurableObject<Env> {
       return ok(null);
     } catch (e) {
       console.warn('user fan-out failed; the alarm will retry', id, e);
-      return fail(problems.unavailable('The change is saved; ending the user\'s sessions and tokens is being retried'));
+      return fail(problems.unavailable('The change is saved; bringing the user\'s sign-in, sessions and tokens up to date is being retried'));
     }
   }
 
