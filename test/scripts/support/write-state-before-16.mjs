@@ -1,12 +1,14 @@
 // Writes test/scripts/fixtures/state-before-16: the local state (wrangler dev --persist-to) of
 // the version before sign-in moved out of the Directory, with users, a renamed user, a group and
-// project, a member, a pending request, a token and a browser session, and what the upgrade test
-// needs to use them (state-before-16.json). Run once, against a checkout of that version:
+// project, a member and a pending request, and what the upgrade test needs to use them
+// (state-before-16.json). Nothing in it expires: tokens (30 days) and browser sessions (7 days)
+// would, so the test issues its own tokens after the update with the fixture's ADMIN_TOKEN. Run once, against a checkout of that version:
 //
 //   git archive 9aa5e74 | tar -x -C /tmp/before && ln -s "$PWD/node_modules" /tmp/before/node_modules
-//   node test/scripts/support/write-state-before-16.mjs /tmp/before
-import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
+//   npx node test/scripts/support/write-state-before-16.mjs /tmp/before   (Node 22.5 or later)
+import { mkdirSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
+import { DatabaseSync } from 'node:sqlite';
 import { fileURLToPath } from 'node:url';
 import { formSession } from './form-session.mjs';
 
@@ -47,8 +49,7 @@ try {
   await api('POST', `/groups/${group.id}/members`, token, { user_id: member.id, access_level: 40 });
   const { token: requesterToken } = await api('POST', `/users/${requester.id}/impersonation_tokens`, VARS.ADMIN_TOKEN, { name: 'before', scopes: ['api'] });
   await api('POST', `/projects/${project.id}/access_requests`, requesterToken);
-  const browser = formSession(server.url);
-  const signedIn = await browser.signIn(owner.username, owner.password);
+  const signedIn = await formSession(server.url).signIn(owner.username, owner.password);
   if (signedIn.status !== 303) throw new Error(`sign-in before: ${signedIn.status}`);
   writeFileSync(
     join(fixtures, 'state-before-16.json'),
@@ -59,8 +60,6 @@ try {
         requester,
         member,
         renamed: { ...renamed, username: 'renamedafter16', formerUsername: renamed.username },
-        ownerToken: token,
-        ownerSession: browser.cookies.get('knock_session'),
         group: { id: group.id },
         project: { id: project.id },
       },
@@ -71,3 +70,13 @@ try {
 } finally {
   await server.stop();
 }
+
+// Only the Durable Objects and KV are state; each SQLite file is checkpointed into one file.
+for (const name of readdirSync(join(stateDir, 'v3'))) if (!['do', 'kv'].includes(name)) rmSync(join(stateDir, 'v3', name), { recursive: true });
+const files = (d) => readdirSync(d).flatMap((f) => (statSync(join(d, f)).isDirectory() ? files(join(d, f)) : [join(d, f)]));
+for (const file of files(stateDir).filter((f) => f.endsWith('.sqlite'))) {
+  const db = new DatabaseSync(file);
+  db.exec('PRAGMA wal_checkpoint(TRUNCATE); PRAGMA journal_mode = DELETE;');
+  db.close();
+}
+for (const file of files(stateDir).filter((f) => f.endsWith('-wal') || f.endsWith('-shm'))) rmSync(file);
