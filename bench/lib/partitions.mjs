@@ -342,7 +342,7 @@ async function ceiling(urls, log) {
   const echo = await run('echo', 30_000);
   await run('sign-in', 500);
   const signIn = await run('sign-in', 6000);
-  log(`  one object: ${echo.toFixed(0)} trivial calls/s, ${signIn.toFixed(0)} sign-ins/s (beginSignIn + recordSignIn)`);
+  log(`  one object: ${echo.toFixed(0)} trivial calls/s, ${signIn.toFixed(0)} sign-ins/s (beginSignIn + signedIn in a Logins name partition)`);
   return { echoPerSecond: echo, signInsPerSecond: signIn };
 }
 

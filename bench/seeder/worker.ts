@@ -7,7 +7,8 @@
 // trivial object of its own (`BenchEcho`) to measure one object's ceiling, and the ids of Knock's
 // objects by name (to find their SQLite files for bulk seeding).
 import { DurableObject } from 'cloudflare:workers';
-import type { Directory } from '../../worker/durable/directory';
+import type { Directory, UserRow } from '../../worker/durable/directory';
+import type { Logins } from '../../worker/durable/logins';
 import type { Namespace } from '../../worker/durable/namespace';
 import { snapshotOf } from '../../worker/durable/namespace-registry';
 import { partitionOfName } from '../../worker/durable/partitions';
@@ -18,6 +19,7 @@ interface Env {
   TOKENS: KVNamespace;
   DIRECTORY: DurableObjectNamespace<Directory>;
   NAMESPACES: DurableObjectNamespace<Namespace>;
+  LOGINS: DurableObjectNamespace<Logins>;
   ECHO: DurableObjectNamespace<BenchEcho>;
   TOKEN_HASH_KEY: string;
 }
@@ -120,9 +122,10 @@ const timed = async (calls: number, concurrency: number, call: (i: number) => Pr
 
 /**
  * One object's ceiling: `echo` calls a trivial method of one BenchEcho object; `sign-in` makes
- * what a successful sign-in asks of the Directory today (`beginSignIn`, then `recordSignIn`, one
- * username per lane, on an object of its own so the measured Directory is untouched). The password check
- * runs in the Worker, not in the object, so it is not part of the object's ceiling.
+ * what a successful sign-in asks of the username's `Logins` partition (`beginSignIn`, then
+ * `signedIn`, one username per lane, on an object of its own so the measured partitions are
+ * untouched). The password check runs in the Worker, not in the object, so it is not part of the
+ * object's ceiling; the address's partition is another object, asked at the same time.
  */
 const ceiling = async (env: Env, kind: string, calls: number, concurrency: number) => {
   if (kind === 'echo') {
@@ -131,14 +134,26 @@ const ceiling = async (env: Env, kind: string, calls: number, concurrency: numbe
     return timed(calls, concurrency, (i) => echo.ping(i));
   }
   // One username per lane: simultaneous attempts at one account are throttled by design.
-  const dir = env.DIRECTORY.getByName('bench-ceiling');
+  const names = env.LOGINS.getByName('bench-ceiling');
   const usernames = Array.from({ length: concurrency }, (_, i) => `ceiling${i}`);
-  for (const username of usernames) await dir.createUser({ username, name: 'Ceiling', passwordHash: 'pbkdf2-sha256$1$x$y' });
+  const user = (id: number, username: string): UserRow => ({
+    id,
+    username,
+    name: 'Ceiling',
+    email: null,
+    admin: false,
+    state: 'active',
+    created_at: new Date(0).toISOString(),
+    version: 1,
+    builtin: false,
+  });
+  await names.applyLogins(usernames.map((username, i) => ({ userId: i + 1, version: 1, login: { user: user(i + 1, username), passwordHash: 'pbkdf2-sha256$1$x$y' } })));
+  await names.markComplete();
   return timed(calls, concurrency, async (i) => {
     const username = usernames[i % concurrency];
-    const attempt = await dir.beginSignIn(username, '192.0.2.1');
-    if ('retryAfter' in attempt || !attempt.user) throw new Error(`the sign-in ceiling user ${username} was refused`);
-    await dir.recordSignIn(username, '192.0.2.1', true);
+    const attempt = await names.beginSignIn(username);
+    if ('retryAfter' in attempt || !attempt.login) throw new Error(`the sign-in ceiling user ${username} was refused`);
+    await names.signedIn(username);
   });
 };
 

@@ -174,4 +174,10 @@ describe('a state directory written before the partitions', () => {
     expect(oldOfProject.length).toBeGreaterThan(0);
     expect(ownLog.map((e) => e.details.event_id)).toEqual(expect.arrayContaining(oldOfProject.map((e) => e.details.event_id)));
   });
+
+  it('moves a name renamed after the update: the new one signs in, the old one no longer does', async () => {
+    await admin()('PUT', `/users/${people.heidi.id}`, { username: 'heidi-after' }, 200);
+    expect((await new WebBrowser(url).signIn('heidi-after', people.heidi.password)).status).toBe(303);
+    expect((await new WebBrowser(url).signIn(people.heidi.username, people.heidi.password)).status).toBe(401);
+  });
 });

@@ -8,7 +8,7 @@ import { addMember, admin, as, createGroup, createProject, person, startWorker, 
 /**
  * Listing, approving, denying and requesting cost the token's KV read and one call to the
  * namespace's Durable Object once the group or project is known to the isolate: the object
- * judges the caller on its own members, asks the Directory about ancestor groups only when that
+ * judges the caller on its own members, asks the ancestor groups' objects only when that
  * is not enough, and keeps each requester's name with the request.
  */
 

@@ -2,6 +2,7 @@ import { env } from 'cloudflare:workers';
 import { runInDurableObject } from 'cloudflare:test';
 import { beforeAll, describe, expect, it } from 'vitest';
 import type { Namespace } from '../../worker/durable/namespace';
+import { advance } from './support/clock';
 import { addMember, admin, as, createGroup, createProject, person, type Person } from './support/namespaces';
 
 /**
@@ -59,6 +60,26 @@ describe('inherited membership', () => {
       expect(res.status).toBe(403);
       expect(await res.json()).toEqual({ message: '403 Forbidden' });
     }
+  });
+
+  it("asks the group itself for an inherited level: a membership whose date has come counts for nothing, whatever the index still says", async () => {
+    const group = await createGroup(O);
+    const project = await createProject(O, { namespace_id: group.id });
+    const temp = await person('tmp');
+    const tomorrow = new Date(Date.now() + 86_400_000).toISOString().slice(0, 10);
+    expect((await as(O).post(`/groups/${group.id}/members`, { user_id: temp.id, access_level: 40, expires_at: tomorrow })).status).toBe(201);
+    expect((await as(temp).get(`/projects/${project.id}/access_requests`)).status).toBe(200);
+
+    // Two days on, before the group's alarm has removed the member: the Directory's membership
+    // index still holds the row (it learns of the expiry only from the group's outbox).
+    advance(2 * 86_400);
+    const indexed = await runInDurableObject(env.DIRECTORY.getByName('directory'), (_i, state) =>
+      state.storage.sql.exec('SELECT access_level FROM memberships WHERE user_id = ? AND namespace_id = ?', temp.id, group.id).toArray(),
+    );
+    expect(indexed).toEqual([{ access_level: 40 }]);
+    const refused = await as(temp).get(`/projects/${project.id}/access_requests`);
+    expect(refused.status).toBe(403);
+    expect(await refused.json()).toEqual({ message: '403 Forbidden' });
   });
 
   it('members/all lists inherited members at their highest level; members lists direct ones', async () => {

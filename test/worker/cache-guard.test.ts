@@ -17,6 +17,8 @@ const CACHES = {
   requesters: "The requester index (the Directory's pending_requests) and requesters' names copied into requests: requests made and gone, a user's rename, block or deletion",
   users:
     'The user in the grant authority (user_state in each Grants object) and the profile copied into each token record and root\'s caller record: user edits, blocks, deactivation, deletion',
+  logins:
+    "Login records in each name partition (Logins name:<p>, docs/architecture.md \"Taking the Directory apart\"), read by every sign-in: a user's creation, rename, new password, block, deactivation, activation and deletion",
   sessions: "Browser sessions (each user's Grants object, and those the Directory kept before): a password change, a block, deactivation or deletion ends them",
   inbox:
     "The owners' inbox (the Directory's inbox rows and each user's inbox version, its ETag), fed by each Namespace object's outbox: requests made, approved, denied or withdrawn; member changes; a source's rename, settings or deletion; a requester's rename, block, deactivation or deletion",
@@ -56,6 +58,8 @@ const unblocked: Covered[] = [
 ];
 const userDeleted: Covered = ['user-lifecycle.test.ts', 'answers 204; the user, their tokens, session, memberships, pending requests and personal projects are gone'];
 const renamedEverywhere: Covered = ['user-lifecycle.test.ts', 'shows a rename through every copy: OAuth and personal tokens, pending requests, members lists, the browser session'];
+const loginCreated: Covered = ['sign-in-partitions.test.ts', 'has the user as soon as the creation answered, and moves with a rename'];
+const loginChanged: Covered = ['sign-in-partitions.test.ts', 'takes a new password, a block and an unblock, and forgets a deleted user'];
 const inboxRequests: Covered = ['inbox.test.ts', 'answers 304 to the current ETag with one Directory call and no group or project object, 200 with a new ETag after each change'];
 const inboxMembers: Covered = ['inbox.test.ts', 'shows a new Maintainer their project at once, and forgets a removed one'];
 const inboxSources: Covered = ['inbox.test.ts', 'shows a renamed source by its new name and path, keeps requests when requests are turned off or visibility changes, and drops them when it is deleted'];
@@ -69,7 +73,7 @@ const SENDS = 'sends a delivery now and logs it in the hook\'s object; nothing e
  */
 const ROUTES: Record<string, Effect> = {
   // ---- /api/v4 ----
-  'POST /api/v4/users': none(NOTHING_CACHED_YET),
+  'POST /api/v4/users': changes({ logins: [loginCreated] }),
   'PUT /api/v4/users/{id}': changes({
     users: [
       renamedEverywhere,
@@ -80,15 +84,16 @@ const ROUTES: Record<string, Effect> = {
     requesters: [renamedEverywhere, requesterIndex],
     registry: [['user-lifecycle.test.ts', "moves the user's personal namespace with the username: its projects answer at the new path, the old one is 404"]],
     sessions: [['user-lifecycle.test.ts', 'a new password replaces the old one and ends the browser sessions']],
+    logins: [loginCreated, loginChanged],
     inbox: [
       ['inbox.test.ts', 'shows a renamed requester by their new name, with a new ETag'],
       ['inbox.test.ts', 'shows the new full path of a project in a renamed user’s personal namespace'],
     ],
   }),
-  'POST /api/v4/users/{id}/block': changes({ tokens: [blocked, blockByAlarm], users: [blocked, blockedRefresh, blockByAlarm], requesters: [requestIndexed, blocked], sessions: [blocked], inbox: [inboxRequesters] }),
-  'POST /api/v4/users/{id}/deactivate': changes({ tokens: [deactivated], users: [deactivated], requesters: [deactivated], sessions: [deactivated], inbox: [inboxRequesters] }),
-  'POST /api/v4/users/{id}/unblock': changes({ users: unblocked }),
-  'POST /api/v4/users/{id}/activate': changes({ users: [deactivated] }),
+  'POST /api/v4/users/{id}/block': changes({ tokens: [blocked, blockByAlarm], users: [blocked, blockedRefresh, blockByAlarm], requesters: [requestIndexed, blocked], sessions: [blocked], inbox: [inboxRequesters], logins: [loginChanged, blocked] }),
+  'POST /api/v4/users/{id}/deactivate': changes({ tokens: [deactivated], users: [deactivated], requesters: [deactivated], sessions: [deactivated], inbox: [inboxRequesters], logins: [deactivated] }),
+  'POST /api/v4/users/{id}/unblock': changes({ users: unblocked, logins: [loginChanged, unblocked[0]] }),
+  'POST /api/v4/users/{id}/activate': changes({ users: [deactivated], logins: [deactivated] }),
   'DELETE /api/v4/users/{id}': changes({
     tokens: [userDeleted],
     users: [userDeleted],
@@ -97,6 +102,7 @@ const ROUTES: Record<string, Effect> = {
     requesters: [userDeleted],
     registry: [userDeleted],
     inbox: [inboxRequesters],
+    logins: [loginChanged],
   }),
   'POST /api/v4/users/{id}/impersonation_tokens': none('issues a token: its KV record is written before the token is shown'),
   'DELETE /api/v4/users/{id}/impersonation_tokens/{token_id}': changes({ tokens: [['impersonation-tokens.test.ts', 'can be revoked, and then stop working at once']] }),
@@ -170,7 +176,7 @@ const ROUTES: Record<string, Effect> = {
   // ---- pages and the token service ----
   'POST /users/sign_in': none("starts a session; sessions are read from the user's Grants object on every page"),
   'POST /users/sign_out': none("ends a session; sessions are read from the user's Grants object on every page"),
-  'POST /users/sign_up': none(NOTHING_CACHED_YET),
+  'POST /users/sign_up': through('POST /api/v4/users'),
   'POST /login/oauth/authorize': none('records consent and a code in the grant authority, which is read on every redemption'),
   'POST /login/oauth/introspect': none('reads only'),
   'POST /login/oauth/access_token': changes({

@@ -1,5 +1,7 @@
 import { beforeAll, describe, expect, it } from 'vitest';
+import { env } from 'cloudflare:workers';
 import architecture from '../../docs/architecture.md?raw';
+import { partitionCount, partitionName, partitionOfName } from '../../worker/durable/partitions';
 import { recordedFetch, type ObjectCall } from './support/counted';
 import { as, createGroup, createProject, person, startWorker, type Person } from './support/namespaces';
 import { authorizeCode, Browser, csrfOf, registerApp, signedIn, type App, type Tokens, type User } from './support/oauth';
@@ -9,7 +11,8 @@ import { authorizeCode, Browser, csrfOf, registerApp, signedIn, type App, type T
  * by: the table "Objects each operation calls" in docs/architecture.md, asserted here by recording
  * every call the Worker makes through its bindings. A name is written by what it stands for: the
  * signed-in or calling user (`user`), the requester of an access request (`requester`), the
- * project (`project`), the OAuth application's client id (`client`), or a fixed name in quotes.
+ * project (`project`), the OAuth application's client id (`client`), a partition by what its number
+ * is computed from (`name partition of the username`), or a fixed name in quotes.
  */
 
 /** The table's rows: operation → the objects it calls, as `Class (name)`, sorted. */
@@ -47,6 +50,7 @@ describe('objects each operation calls (docs/architecture.md)', () => {
     project = await createProject(owner, { namespace_id: (await createGroup(owner)).id });
     names.set(String(signer.id), 'user').set(String(owner.id), 'user').set(String(requester.id), 'requester').set(String(other.id), 'requester');
     names.set(String(project.id), 'project').set(app.clientId, 'client');
+    names.set(partitionName('name', partitionOfName(signer.username, partitionCount(env))), 'name partition of the username');
     // Each caller has used its token once (the first use is recorded in the background), and this
     // isolate's registry cache knows the project (a miss asks the Directory once per isolate).
     await Promise.all([owner, requester, other].map((p) => as(p).get('/user')));
@@ -55,6 +59,7 @@ describe('objects each operation calls (docs/architecture.md)', () => {
 
   it('signs in, shows a page, exchanges a code, refreshes and checks the token', async () => {
     const fresh = new Browser();
+    names.set(partitionName('address', partitionOfName(fresh.address, partitionCount(env))), 'address partition of the address');
     const form = await fresh.get('/users/sign_in');
     const calls: ObjectCall[] = [];
     fresh.fetcher = async (path, init) => {

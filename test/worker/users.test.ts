@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { ADMIN, call, createUser, jsonBody, unique } from './support/http';
+import { ADMIN, Browser, call, createUser, jsonBody, unique } from './support/http';
 
 describe('users API', () => {
   it('lets the admin token create a user, as root', async () => {
@@ -124,6 +124,20 @@ describe('usernames share the top-level namespace with groups', () => {
       const res = await call('/api/v4/users', jsonBody({ username, name: 'Clash', password: 'long-enough' }, ADMIN));
       expect(res.status).toBe(409);
       expect(await res.json()).toEqual({ message: 'Username has already been taken' });
+    }
+  });
+  it('gives a name to exactly one of a user and a top-level group created at once (10 rounds)', async () => {
+    const owner = await createUser('owner');
+    for (let round = 0; round < 10; round++) {
+      const name = unique('clash');
+      const [user, group] = await Promise.all([
+        call('/api/v4/users', jsonBody({ username: round % 2 ? name : name.toUpperCase(), name: 'Clash', password: 'long-enough' }, ADMIN)),
+        call('/api/v4/groups', jsonBody({ name: 'Clash', path: round % 2 ? name.toUpperCase() : name }, owner.headers)),
+      ]);
+      expect([user.status, group.status].sort()).toEqual(user.status === 201 ? [201, 400] : [201, 409]);
+      // Only the winner holds the name: a user who lost cannot sign in by it.
+      const signIn = await new Browser().signIn({ username: name, password: 'long-enough' });
+      expect(signIn.status).toBe(user.status === 201 ? 303 : 401);
     }
   });
 });

@@ -163,4 +163,8 @@ export const directoryMigrations = [
      name TEXT PRIMARY KEY,
      value TEXT NOT NULL
    );`,
+  // Sign-in moved to the `name:` and `address:` partitions (logins.ts): a user's fan-out also tells
+  // the partitions of the names the user had before (a rename, a deletion) that the name is gone.
+  // `login_failures` stays unused (the throttles start afresh there; they cover 15 minutes).
+  `ALTER TABLE user_changes ADD COLUMN former_names TEXT NOT NULL DEFAULT '[]';`,
 ];

@@ -35,6 +35,8 @@ import {
   type RequestChange,
 } from './namespace-registry';
 import { fail, ok, type Result } from './result';
+import type { Login, LoginChange } from './logins';
+import { partitionCount, partitionName, partitionOfName } from './partitions';
 import { fanOut, isActive, type FanOut, type LiveToken } from './user-fanout';
 import { deletionProblem, editProblem, transition, type StateAction, type UserState } from './user-lifecycle';
 
@@ -178,16 +180,20 @@ export interface NewApplication {
   ownerId: number;
 }
 
-/** Failed sign-ins allowed per username and per client address within the window. */
-export const LOGIN_FAILURE_LIMIT = 10;
-export const LOGIN_WINDOW_MS = 15 * 60 * 1000;
-
 const USER_COLUMNS = 'id, username, name, email, admin, state, created_at, version, builtin';
 type RawUser = Omit<UserRow, 'admin' | 'builtin'> & { admin: number; builtin: number };
 const toUser = (r: RawUser): UserRow => ({ ...r, admin: r.admin === 1, builtin: r.builtin === 1 });
+const LOGIN_COLUMNS = `${USER_COLUMNS}, password_hash`;
+type RawLogin = RawUser & { password_hash: string | null };
+const toLogin = ({ password_hash, ...user }: RawLogin): Login => ({ user: toUser(user), passwordHash: password_hash });
 
 /** How long before an unfinished fan-out of a user change is retried by the alarm. */
 const FAN_OUT_RETRY_MS = 10_000;
+
+/** Users whose login records one pass of the backfill copies to their `name:` partitions. */
+const LOGIN_BACKFILL_BATCH = 200;
+/** `settings` row of the backfill: the last user id copied, or `done`. */
+const LOGIN_BACKFILL = 'logins_backfill';
 
 type RawApplication = Omit<ApplicationRow, 'redirect_uris' | 'scopes' | 'confidential'> & {
   redirect_uris: string;
@@ -230,6 +236,21 @@ export class Directory extends DurableObject<Env> {
     super(ctx, env);
     this.sql = ctx.storage.sql;
     migrate(ctx.storage, directoryMigrations);
+    // Users from before sign-in moved to the `name:` partitions have no login records there yet:
+    // the alarm copies them, a batch per pass, until it marks the copy done (see `backfillLogins`).
+    if (this.setting(LOGIN_BACKFILL) !== 'done') {
+      void ctx.blockConcurrencyWhile(async () => {
+        if ((await ctx.storage.getAlarm()) === null) await ctx.storage.setAlarm(clock.now());
+      });
+    }
+  }
+
+  private setting(name: string): string | null {
+    return this.sql.exec<{ value: string }>('SELECT value FROM settings WHERE name = ?', name).toArray()[0]?.value ?? null;
+  }
+
+  private setSetting(name: string, value: string): void {
+    this.sql.exec('INSERT INTO settings (name, value) VALUES (?, ?) ON CONFLICT (name) DO UPDATE SET value = excluded.value', name, value);
   }
 
   // ---- settings ----
@@ -247,7 +268,20 @@ export class Directory extends DurableObject<Env> {
 
   // ---- users ----
 
-  createUser(input: NewUser): Result<UserRow> {
+  /**
+   * A new user: the row, and in the same transaction an outbox row whose fan-out copies the login
+   * record to the name's partition before this answers (so the user can sign in at once).
+   * Usernames are decided here, in one table shared with top-level groups' paths (see
+   * docs/architecture.md, "Taking the Directory apart").
+   */
+  async createUser(input: NewUser): Promise<Result<UserRow>> {
+    const result = this.ctx.storage.transactionSync(() => this.insertUser(input));
+    if (!result.ok) return result;
+    const done = await this.settleFanOut(result.value.id);
+    return done.ok ? ok(this.getUser(result.value.id) ?? result.value) : done;
+  }
+
+  private insertUser(input: NewUser): Result<UserRow> {
     // A username is also a top-level namespace path, shared with groups (as in GitLab).
     if (RESERVED_TOP_LEVEL.has(input.username.toLowerCase()) || topLevelGroupExists(this.sql, input.username)) {
       return fail(problems.conflict('Username has already been taken'));
@@ -265,6 +299,7 @@ export class Directory extends DurableObject<Env> {
           isoNow(),
         )
         .one();
+      this.queueFanOut(row.id, row.version, []);
       return ok(toUser(row));
     } catch (e) {
       if (!isUniqueViolation(e)) throw e;
@@ -312,6 +347,12 @@ export class Directory extends DurableObject<Env> {
   findUserByUsername(username: string): UserRow | null {
     const row = this.sql.exec<RawUser>(`SELECT ${USER_COLUMNS} FROM users WHERE username = ?`, username).toArray()[0];
     return row ? toUser(row) : null;
+  }
+
+  /** A user's login record (the row and its password hash), for a `name:` partition that has no copy yet. */
+  loginOf(username: string): Login | null {
+    const row = this.sql.exec<RawLogin>(`SELECT ${LOGIN_COLUMNS} FROM users WHERE username = ?`, username).toArray()[0];
+    return row ? toLogin(row) : null;
   }
 
   listUsers(filter: { username?: string; search?: string; state?: UserState }, offset: number, limit: number): { total: number; users: UserRow[] } {
@@ -378,7 +419,8 @@ export class Directory extends DurableObject<Env> {
       // A new password ends the user's browser sessions: those kept here before sessions moved to
       // the user's grant authority now, the others by the fan-out before this answers.
       if (changes.passwordHash) this.sql.exec('DELETE FROM sessions WHERE user_id = ?', id);
-      this.queueFanOut(id, updated.version, [], changes.passwordHash !== undefined);
+      const formerNames = updated.username.toLowerCase() === user.username.toLowerCase() ? [] : [user.username];
+      this.queueFanOut(id, updated.version, [], changes.passwordHash !== undefined, formerNames);
       return ok(updated);
     });
     if (!result.ok) return result;
@@ -435,7 +477,7 @@ export class Directory extends DurableObject<Env> {
       this.sql.exec('DELETE FROM sessions WHERE user_id = ?', id);
       requesterChanged(this.sql, id);
       this.sql.exec('DELETE FROM users WHERE id = ?', id);
-      this.queueFanOut(id, user.version + 1, gone);
+      this.queueFanOut(id, user.version + 1, gone, false, [user.username]);
       return ok(null);
     });
     if (!result.ok) return result;
@@ -448,14 +490,48 @@ export class Directory extends DurableObject<Env> {
   }
 
   /**
-   * One alarm, two kinds of unfinished work: user fan-outs that did not finish (the Worker or an
-   * object they called went away) and settings events not yet handed to their namespaces. Each
-   * pass runs both; the alarm is set again while either has work left.
+   * One alarm, three kinds of unfinished work: user fan-outs that did not finish (the Worker or an
+   * object they called went away), settings events not yet handed to their namespaces, and the
+   * one-time copy of login records. Each pass runs all three; the alarm is set again while any has
+   * work left.
    */
   async alarm(): Promise<void> {
-    const [fanOutsLeft, eventsLeft] = await Promise.all([this.retryFanOuts(), this.relayNamespaceEvents()]);
-    const delays = [fanOutsLeft ? FAN_OUT_RETRY_MS : null, eventsLeft ? EVENT_RELAY_RETRY_MS : null].filter((d): d is number => d !== null);
+    const [fanOutsLeft, eventsLeft, backfill] = await Promise.all([this.retryFanOuts(), this.relayNamespaceEvents(), this.backfillLogins()]);
+    const delays = [fanOutsLeft ? FAN_OUT_RETRY_MS : null, eventsLeft ? EVENT_RELAY_RETRY_MS : null, backfill].filter((d): d is number => d !== null);
     if (delays.length > 0) await this.ctx.storage.setAlarm(clock.now() + Math.min(...delays));
+  }
+
+  /**
+   * One pass of the one-time copy of every user's login record to its `name:` partition, for a
+   * deployment whose users were made before sign-in moved there: the next batch of users by id
+   * after the cursor (newer versions only, so a change fanned out meanwhile is never undone), the
+   * cursor stored after each batch (a crash resumes from it). Past the last user, every `name:`
+   * partition is told it is complete, and the copy is marked done. Returns the delay before the
+   * next pass, or null when done.
+   */
+  private async backfillLogins(): Promise<number | null> {
+    const state = this.setting(LOGIN_BACKFILL);
+    if (state === 'done') return null;
+    const count = partitionCount(this.env);
+    try {
+      const rows = this.sql.exec<RawLogin>(`SELECT ${LOGIN_COLUMNS} FROM users WHERE id > ? ORDER BY id LIMIT ?`, Number(state ?? 0), LOGIN_BACKFILL_BATCH).toArray();
+      if (rows.length === 0) {
+        await Promise.all(Array.from({ length: count }, (_, p) => this.env.LOGINS.getByName(partitionName('name', p)).markComplete()));
+        this.setSetting(LOGIN_BACKFILL, 'done');
+        return null;
+      }
+      const byPartition = new Map<number, LoginChange[]>();
+      for (const login of rows.map(toLogin)) {
+        const p = partitionOfName(login.user.username, count);
+        byPartition.set(p, [...(byPartition.get(p) ?? []), { userId: login.user.id, version: login.user.version, login }]);
+      }
+      await Promise.all([...byPartition].map(([p, changes]) => this.env.LOGINS.getByName(partitionName('name', p)).applyLogins(changes)));
+      this.setSetting(LOGIN_BACKFILL, String(rows[rows.length - 1].id));
+      return 0;
+    } catch (e) {
+      console.warn('copying login records failed; the alarm will retry', e);
+      return FAN_OUT_RETRY_MS;
+    }
   }
 
   /** Runs the fan-outs still waiting; true while some are left. */
@@ -471,17 +547,20 @@ export class Directory extends DurableObject<Env> {
    * transaction that changes the row; the alarm is set in the same synchronous turn, so it is
    * stored with the change (Durable Object writes without an intervening await commit together).
    */
-  private queueFanOut(id: number, version: number, deletedNamespaces: number[], endSessions = false): void {
+  private queueFanOut(id: number, version: number, deletedNamespaces: number[], endSessions = false, formerNames: string[] = []): void {
     this.sql.exec(
-      `INSERT INTO user_changes (user_id, version, deleted_namespaces, end_sessions) VALUES (?, ?, ?, ?)
+      `INSERT INTO user_changes (user_id, version, deleted_namespaces, end_sessions, former_names) VALUES (?, ?, ?, ?, ?)
        ON CONFLICT (user_id) DO UPDATE SET version = excluded.version,
          end_sessions = MAX(user_changes.end_sessions, excluded.end_sessions),
          deleted_namespaces = (SELECT json_group_array(value) FROM (
-           SELECT value FROM json_each(user_changes.deleted_namespaces) UNION SELECT value FROM json_each(excluded.deleted_namespaces)))`,
+           SELECT value FROM json_each(user_changes.deleted_namespaces) UNION SELECT value FROM json_each(excluded.deleted_namespaces))),
+         former_names = (SELECT json_group_array(value) FROM (
+           SELECT value FROM json_each(user_changes.former_names) UNION SELECT value FROM json_each(excluded.former_names)))`,
       id,
       version,
       JSON.stringify(deletedNamespaces),
       Number(endSessions),
+      JSON.stringify(formerNames),
     );
     void this.ctx.storage.setAlarm(clock.now() + FAN_OUT_RETRY_MS);
   }
@@ -493,7 +572,7 @@ export class Directory extends DurableObject<Env> {
       return ok(null);
     } catch (e) {
       console.warn('user fan-out failed; the alarm will retry', id, e);
-      return fail(problems.unavailable('The change is saved; ending the user\'s sessions and tokens is being retried'));
+      return fail(problems.unavailable('The change is saved; bringing the user\'s sign-in, sessions and tokens up to date is being retried'));
     }
   }
 
@@ -505,10 +584,13 @@ export class Directory extends DurableObject<Env> {
     return this.serial(id, async () => {
       for (;;) {
         const change = this.sql
-          .exec<{ version: number; deleted_namespaces: string; end_sessions: number }>('SELECT version, deleted_namespaces, end_sessions FROM user_changes WHERE user_id = ?', id)
+          .exec<{ version: number; deleted_namespaces: string; end_sessions: number; former_names: string }>(
+            'SELECT version, deleted_namespaces, end_sessions, former_names FROM user_changes WHERE user_id = ?',
+            id,
+          )
           .toArray()[0];
         if (!change) return;
-        const plan = this.fanOutPlan(id, JSON.parse(change.deleted_namespaces) as number[], change.end_sessions === 1);
+        const plan = this.fanOutPlan(id, JSON.parse(change.deleted_namespaces) as number[], change.end_sessions === 1, JSON.parse(change.former_names) as string[]);
         await fanOut(this.env, plan);
         this.ctx.storage.transactionSync(() => {
           if (!isActive(plan.snapshot)) this.markRevoked(plan.tokens);
@@ -519,11 +601,12 @@ export class Directory extends DurableObject<Env> {
   }
 
   /** What the fan-out of user `id` must reach, read from the tables as they are now. */
-  private fanOutPlan(id: number, deletedNamespaces: number[], endSessions: boolean): FanOut {
+  private fanOutPlan(id: number, deletedNamespaces: number[], endSessions: boolean, formerNames: string[]): FanOut {
     const snapshot = this.userSnapshot(id);
     const personal = isActive(snapshot) ? this.personalNamespace(snapshot.username) : null;
     return {
       snapshot,
+      logins: this.loginChanges(snapshot, formerNames),
       tokens: this.liveTokensOf(id),
       pendingIn: pendingRequestsOf(this.sql, id).map((ns) => ns.id),
       memberOf:
@@ -540,6 +623,24 @@ export class Directory extends DurableObject<Env> {
               return row ? [{ id: pid, snapshot: snapshotOf(row) }] : [];
             }),
     };
+  }
+
+  /**
+   * What the `name:` partitions must be told: the partition of the username gets the login record
+   * (unless the user was deleted); the partition of each name the user had before (renamed or
+   * deleted since the last fan-out finished) that is not the same one, that the name is gone.
+   */
+  private loginChanges(snapshot: UserSnapshot, formerNames: string[]): FanOut['logins'] {
+    const count = partitionCount(this.env);
+    const login = snapshot.state === 'deleted' ? null : this.loginOf(snapshot.username);
+    const current = login ? partitionOfName(login.user.username, count) : null;
+    const changes = new Map<number, LoginChange>();
+    if (current !== null) changes.set(current, { userId: snapshot.id, version: snapshot.version, login });
+    for (const name of formerNames) {
+      const p = partitionOfName(name, count);
+      if (!changes.has(p)) changes.set(p, { userId: snapshot.id, version: snapshot.version, login: null });
+    }
+    return [...changes].map(([partition, change]) => ({ partition, change }));
   }
 
   /** Groups of which the user is the only direct Owner (GitLab's `solo_owned_groups`), by the index. */
@@ -575,46 +676,6 @@ export class Directory extends DurableObject<Env> {
       if (this.queues.get(userId) === tail) this.queues.delete(userId);
     });
     return run;
-  }
-
-  // ---- sign-in ----
-
-  /**
-   * First half of a sign-in: refuses throttled attempts, else returns the password hash to
-   * verify in the Worker (PBKDF2 is slow; it must not block this single object).
-   */
-  beginSignIn(username: string, clientAddress: string): { retryAfter: number } | { user: UserRow | null; passwordHash: string | null } {
-    const now = clock.now();
-    this.sql.exec('DELETE FROM login_failures WHERE at <= ?', now - LOGIN_WINDOW_MS);
-    let retryAfter = 0;
-    for (const key of [`user:${username.toLowerCase()}`, `ip:${clientAddress}`]) {
-      const rows = this.sql
-        .exec<{ n: number; first: number | null }>('SELECT COUNT(*) AS n, MIN(at) AS first FROM login_failures WHERE key = ?', key)
-        .one();
-      if (rows.n >= LOGIN_FAILURE_LIMIT && rows.first !== null) {
-        retryAfter = Math.max(retryAfter, Math.ceil((rows.first + LOGIN_WINDOW_MS - now) / 1000));
-      }
-    }
-    if (retryAfter > 0) return { retryAfter };
-    // Count the attempt against the username now, while the password is checked outside this
-    // object: otherwise simultaneous guesses at one account would all pass the check above before
-    // any failure is recorded. (Not against the address: many people may sign in at once from one.)
-    this.sql.exec('INSERT INTO login_failures (key, at) VALUES (?, ?)', `user:${username.toLowerCase()}`, now);
-    const row = this.sql
-      .exec<RawUser & { password_hash: string | null }>(`SELECT ${USER_COLUMNS}, password_hash FROM users WHERE username = ?`, username)
-      .toArray()[0];
-    if (!row) return { user: null, passwordHash: null };
-    const { password_hash, ...user } = row;
-    return { user: toUser(user), passwordHash: password_hash };
-  }
-
-  /** Second half: a success clears the username's failures; a failure is counted for the address too. */
-  recordSignIn(username: string, clientAddress: string, succeeded: boolean): void {
-    if (succeeded) {
-      this.sql.exec('DELETE FROM login_failures WHERE key = ?', `user:${username.toLowerCase()}`);
-      return;
-    }
-    this.sql.exec('INSERT INTO login_failures (key, at) VALUES (?, ?)', `ip:${clientAddress}`, clock.now());
   }
 
   // ---- browser sessions ----
@@ -660,11 +721,6 @@ export class Directory extends DurableObject<Env> {
 
   resolveNamespace(kind: 'group' | 'project', ref: number | string, userId: number) {
     return resolveNamespace(this.sql, kind, ref, userId);
-  }
-
-  /** A user's level inherited from these ancestor groups (asked by a namespace's object when needed). */
-  inheritedLevel(userId: number, ancestorIds: number[]): number {
-    return highestLevelIn(this.sql, userId, ancestorIds);
   }
 
   listNamespaces(kind: 'group' | 'project', filter: ListFilter, offset: number, limit: number) {

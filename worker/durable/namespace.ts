@@ -58,9 +58,9 @@ export type NamespaceResult<T> = Result<T> | Stale;
 
 /**
  * The caller. Their direct membership is read here, inside the object that owns it. Their level
- * inherited from ancestor groups is either known already, or the ancestors to ask the
- * Directory's index about, which the object does only when direct membership (or being an
- * administrator) does not settle the rule at hand.
+ * inherited from ancestor groups is either known already, or the ancestor groups to ask, each
+ * its own object (`directLevelOf`), which the object does only when direct membership (or being
+ * an administrator) does not settle the rule at hand.
  */
 export interface Actor {
   userId: number;
@@ -440,6 +440,16 @@ export class Namespace extends DurableObject<Env> {
     const standing = await this.standing(actor, () => false);
     if (!maySee(here.value.visibility, standing)) return fail(KINDS[ref.kind].notFound());
     return ok(standing);
+  }
+
+  /**
+   * A user's direct level here (0 for none), members whose expiry date has come removed first: what
+   * a project or subgroup below asks of each ancestor group for a level inherited from it.
+   */
+  async directLevelOf(userId: number): Promise<number> {
+    if (!this.load() || this.readSettings().deleted) return 0;
+    this.expireDue();
+    return this.directLevel(userId);
   }
 
   /** Creates the object's state for a new group or project: its creator as Owner. */
@@ -1006,7 +1016,8 @@ export class Namespace extends DurableObject<Env> {
   /**
    * Where the caller stands here. The inherited level is as given; or taken as 0 without asking,
    * when the direct standing already satisfies `settles` (policy predicates only turn true as the
-   * level rises, see `directStanding`); or else asked of the Directory's index. `settles` must
+   * level rises, see `directStanding`); or else asked of each ancestor group's own object, the
+   * authority on its members (one call each, at once), and the highest taken. `settles` must
    * imply every check the operation then makes, so each comes out as it would with the real
    * inherited level. Callers apply the rule in the same synchronous turn as this returns in.
    */
@@ -1014,7 +1025,8 @@ export class Namespace extends DurableObject<Env> {
     const direct = directStanding(actor.admin, this.directLevel(actor.userId));
     if (typeof actor.inherited === 'number') return { ...direct, inherited: actor.inherited };
     if (settles(direct)) return direct;
-    const inherited = await directory(this.env).inheritedLevel(actor.userId, actor.inherited.ancestorIds);
+    const levels = await Promise.all(actor.inherited.ancestorIds.map((id) => namespaceObject(this.env, id).directLevelOf(actor.userId)));
+    const inherited = Math.max(0, ...levels);
     // Other calls may have run while this one waited: read direct membership again.
     return { ...directStanding(actor.admin, this.directLevel(actor.userId)), inherited };
   }

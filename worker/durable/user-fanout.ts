@@ -2,8 +2,10 @@ import type { Env } from '../env';
 import { accessTokenRecord, epochOf, putAccessToken, putRootRecord, revokeAccessTokens, rootRecord } from '../store/tokens';
 import type { UserRow, UserSnapshot } from './directory';
 import { grantsOf } from './grants';
+import type { LoginChange } from './logins';
 import { namespaceObject } from './namespace';
 import type { NamespaceSnapshot } from './namespace-registry';
+import { partitionName } from './partitions';
 
 /**
  * What a change to a user must reach besides the Directory's users row, and how. The Directory
@@ -24,6 +26,8 @@ export interface LiveToken {
 
 export interface FanOut {
   snapshot: UserSnapshot;
+  /** What each `name:` partition concerned must be told: the login record, or that the name is gone from it. */
+  logins: { partition: number; change: LoginChange }[];
   /** The user's personal and impersonation tokens (the Directory's `access_tokens`) still live. */
   tokens: LiveToken[];
   /** Where the requester index says the user has a pending access request. */
@@ -44,6 +48,8 @@ export const isActive = (s: UserSnapshot): s is UserRow => s.state === 'active';
  * Every copy of the user made to agree with `snapshot`:
  * - KV: an active user's live tokens carry the new profile (and `root`'s caller record); anyone
  *   else's are replaced by tombstones;
+ * - the `name:` partition of the username has the login record (state, password hash), and those
+ *   of names the user had before have it no more;
  * - the user's grant authority takes the new state (an inactive user's grants, codes and consents
  *   end there, their browser sessions are refused, and their access tokens become tombstones; a new
  *   password ends the sessions begun before it);
@@ -52,7 +58,10 @@ export const isActive = (s: UserSnapshot): s is UserRow => s.state === 'active';
  */
 export const fanOut = async (env: Env, plan: FanOut): Promise<void> => {
   const user = plan.snapshot;
-  await (isActive(user) ? rewriteTokens(env, user, plan.tokens) : revokeAccessTokens(env, plan.tokens.map((t) => ({ hash: t.token_hash, expiresAt: t.expires_at }))));
+  await Promise.all([
+    isActive(user) ? rewriteTokens(env, user, plan.tokens) : revokeAccessTokens(env, plan.tokens.map((t) => ({ hash: t.token_hash, expiresAt: t.expires_at }))),
+    ...plan.logins.map((l) => env.LOGINS.getByName(partitionName('name', l.partition)).applyLogins([l.change])),
+  ]);
   await grantsOf(env, user.id).applyUser(user, plan.endSessions);
   if (isActive(user)) {
     await Promise.all([

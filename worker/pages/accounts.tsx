@@ -1,13 +1,10 @@
 import { Hono, type Context, type MiddlewareHandler } from 'hono';
-import { verifyPassword, DUMMY_PASSWORD_HASH } from '../auth/crypto';
 import { csrfTokenFor, endSession, safeReturnTo, startSession } from '../auth/session';
 import { config } from '../config';
-import { directory, type UserRow } from '../durable/directory';
-import type { Result } from '../durable/result';
 import type { PageEnv } from '../env';
 import { NewUserSchema } from '../api/users';
 import { describeIssue } from '../api/router';
-import { createAccount } from '../services/accounts';
+import { checkPassword, createAccount } from '../services/accounts';
 import { errorPage } from './error-page';
 import { formCsrf } from './form-csrf';
 import { CsrfField, ErrorNotice, Layout } from './layout';
@@ -98,17 +95,12 @@ export const accountPages = new Hono<PageEnv>()
       c.html(<SignInPage csrf={csrfTokenFor(c)} returnTo={returnTo} username={username} error={error} signupEnabled={config(c.env).signupEnabled} />, status);
     if (!username || !password) return page('Enter your username and password.', 400);
 
-    const dir = directory(c.env);
-    const attempt = await dir.beginSignIn(username, clientAddress(c));
+    const attempt = await checkPassword(c.env, username, password, clientAddress(c));
     if ('retryAfter' in attempt) {
       c.header('Retry-After', String(attempt.retryAfter));
       return page('Too many failed sign-in attempts. Try again later.', 429);
     }
-    // Verify against a dummy hash for unknown users, so timing does not reveal who exists.
-    const valid = await verifyPassword(password, attempt.passwordHash ?? DUMMY_PASSWORD_HASH);
-    const user = valid ? attempt.user : null;
-    const succeeded = user !== null && user.state === 'active';
-    await dir.recordSignIn(username, clientAddress(c), succeeded);
+    const user = attempt.user;
     if (!user) return page('Invalid username or password.', 401);
     // Only someone who knows the password learns why the account may not sign in.
     if (user.state !== 'active') return page(INACTIVE[user.state], 403);
