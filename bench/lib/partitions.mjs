@@ -53,9 +53,9 @@ const random = (seed) => () => {
  * user n (1 ≤ n ≤ N) is `synthetic<n>` with id `u.id`; one in ten owns a group with a project
  * (`u.groupId`, `u.projectId`) whose next nine users are members, or (one of them) waits for
  * access. `u.namePartition` and `u.idPartition` are the partitions of the username and the id, as
- * Knock computes them. When state moves out of the Directory, add its objects here (for example
- * `{ binding: 'LOGINS', object: (u) => \`name:${u.namePartition}\`, rows: … }`) and drop the moved
- * rows from the Directory's entry: each object then holds what a deployment of N users gives it.
+ * Knock computes them. When state moves out of the Directory, add its objects here (as `LOGINS`
+ * below) and drop the moved rows from the Directory's entry: each object then holds what a
+ * deployment of N users gives it.
  */
 export const SEEDS = [
   {
@@ -110,8 +110,25 @@ export const SEEDS = [
           ],
         );
       }
+      // The copy of login records to the name partitions is complete (the seeds write them there).
+      rows.push([`INSERT OR IGNORE INTO settings (name, value) VALUES ('logins_backfill', 'done')`]);
+      return rows;
+    },
+  },
+  {
+    // Sign-in: each user's login record in the partition of the username, the username throttle.
+    binding: 'LOGINS',
+    object: (u) => `name:${u.namePartition}`,
+    rows: (u) => {
+      const at = '2026-01-01T00:00:00.000Z';
+      const user = { id: u.id, username: u.username, name: `Synthetic User ${u.n}`, email: `${u.username}@bench.invalid`, admin: false, state: 'active', created_at: at, version: 1, builtin: false };
+      const rows = [
+        [`INSERT INTO logins (user_id, username, user, password_hash, version) VALUES (?, ?, ?, 'pbkdf2-sha256$1$x$y', 1)`, u.id, u.username, JSON.stringify(user)],
+        // Every name of the partition is here: a miss is answered without the Directory.
+        [`INSERT OR IGNORE INTO settings (name, value) VALUES ('complete', '1')`],
+      ];
       // One in a hundred failed to sign in recently.
-      if (u.n % 100 === 0) rows.push([`INSERT INTO login_failures (key, at) VALUES (?, ?)`, `user:${u.username}`, Date.now()]);
+      if (u.n % 100 === 0) rows.push([`INSERT INTO failures (key, at) VALUES (?, ?)`, u.username.toLowerCase(), Date.now()]);
       return rows;
     },
   },
@@ -266,10 +283,13 @@ const expectStatus = async (res, expected, what) => {
 const OPERATIONS = {
   sign_in: async (urls, t, pick) => {
     const person = pick(t.people);
+    // People sign in from their own addresses (the edge sets CF-Connecting-IP): one documentation
+    // address (RFC 5737) per person, so the address partitions share the load as they would.
+    const address = `198.51.100.${t.people.indexOf(person) % 256}`;
     const res = await fetch(`${urls.knock}/users/sign_in`, {
       method: 'POST',
       redirect: 'manual',
-      headers: { ...FORM, cookie: t.csrf.cookie, origin: urls.knock },
+      headers: { ...FORM, cookie: t.csrf.cookie, origin: urls.knock, 'cf-connecting-ip': address },
       body: new URLSearchParams({ username: person.username, password: setup.PASSWORD, authenticity_token: t.csrf.token }).toString(),
     });
     await expectStatus(res, 303, 'sign-in');
