@@ -4,6 +4,7 @@ export { AuditLog } from './durable/audit-log';
 export { ClientHolders } from './durable/client-holders';
 export { Directory } from './durable/directory';
 export { Grants } from './durable/grants';
+export { IndexPartition } from './durable/index-partition';
 export { Namespace } from './durable/namespace';
 
 export default app;

@@ -7,10 +7,9 @@ import { accessTokenRecord, epochOf, putAccessToken, putRootRecord, revokeAccess
 import type { EventRecord, UserRef } from '../events/event';
 import { settingsEvents } from '../events/settings-events';
 import { directoryMigrations } from './directory-schema';
-import { inboxPage, inboxVersion, OUTCOME_DAYS, requesterChanged, requestsOf, type InboxFilter, type InboxPage, type InboxReader, type OwnRequestRow } from './inbox-index';
+import { readInbox, requesterChanged, type InboxFilter, type InboxPage, type InboxReader, type OwnRequestRow } from './inbox-index';
 import { migrate } from './migrations';
 import {
-  ancestorIdsOf,
   applyMembershipChanges,
   createNamespace,
   deleteNamespace,
@@ -28,6 +27,7 @@ import {
   RESERVED_TOP_LEVEL,
   topLevelGroupExists,
   updateNamespace,
+  visibleOwnRequests,
   type ListFilter,
   type MembershipChange,
   type NamespaceChanges,
@@ -759,10 +759,7 @@ export class Directory extends DurableObject<Env> {
 
   // ---- the owners' inbox and the requesters' view (see inbox-index.ts) ----
 
-  /**
-   * A page of the reader's inbox with its version; only the version when that is still
-   * `knownVersion` (the client's ETag), so an unchanged poll reads one row.
-   */
+  /** A page of the reader's inbox with its version, or only the version while it is `knownVersion` (inbox-index.ts). */
   inbox(
     reader: InboxReader,
     filter: InboxFilter,
@@ -770,24 +767,12 @@ export class Directory extends DurableObject<Env> {
     limit: number,
     knownVersion: number | 'any' | null,
   ): { version: number; page: InboxPage | null } {
-    return this.ctx.storage.transactionSync(() => {
-      const today = todayUtc();
-      const version = inboxVersion(this.sql, reader, today);
-      if (version === knownVersion || knownVersion === 'any') return { version, page: null };
-      return { version, page: inboxPage(this.sql, reader, filter, offset, limit, today) };
-    });
+    return this.ctx.storage.transactionSync(() => readInbox(this.sql, reader, filter, offset, limit, knownVersion, todayUtc()));
   }
 
-  /**
-   * A requester's pending requests and those that ended in the last OUTCOME_DAYS (an approval with
-   * an expiry: until OUTCOME_DAYS after it), oldest first. A private group or project shows only
-   * while they can see it (a member, directly or inherited, or an administrator).
-   */
+  /** A requester's own requests, pending and recently ended, that they may see (namespace-registry.ts). */
   ownRequests(userId: number, admin: boolean, offset: number, limit: number): { total: number; items: OwnRequestRow[] } {
-    const since = new Date(clock.now() - OUTCOME_DAYS * 24 * 3600 * 1000).toISOString();
-    const visible = requestsOf(this.sql, userId, since, since.slice(0, 10)).filter(
-      (r) => admin || r.visibility !== 'private' || highestLevelIn(this.sql, userId, [r.namespace_id, ...ancestorIdsOf(this.sql, r.namespace_id)]) > 0,
-    );
+    const visible = visibleOwnRequests(this.sql, userId, admin, clock.now());
     return { total: visible.length, items: visible.slice(offset, offset + limit) };
   }
 

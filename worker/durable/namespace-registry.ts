@@ -2,7 +2,7 @@ import { OWNER } from '../../shared/access-levels';
 import type { Visibility } from '../../shared/api-types';
 import { VISIBILITIES } from '../../shared/schemas';
 import { isoNow, todayUtc } from '../clock';
-import { membershipChanged, requestChanged, requestsDeletedWith, sourcesRenamed } from './inbox-index';
+import { membershipChanged, OUTCOME_DAYS, requestChanged, requestsDeletedWith, requestsOf, sourcesRenamed, type OwnRequestRow } from './inbox-index';
 import { problems } from '../errors';
 import { fail, ok, type Result } from './result';
 import type { UserState } from './user-lifecycle';
@@ -445,6 +445,18 @@ export const pendingRequestsOf = (sql: SqlStorage, userId: number): { id: number
       userId,
     )
     .toArray();
+
+/**
+ * A requester's pending requests and those that ended in the last OUTCOME_DAYS (an approval with
+ * an expiry: until OUTCOME_DAYS after it), oldest first. A private group or project shows only
+ * while they can see it (a member, directly or inherited, or an administrator).
+ */
+export const visibleOwnRequests = (sql: SqlStorage, userId: number, admin: boolean, now: number): OwnRequestRow[] => {
+  const since = new Date(now - OUTCOME_DAYS * 24 * 3600 * 1000).toISOString();
+  return requestsOf(sql, userId, since, since.slice(0, 10)).filter(
+    (r) => admin || r.visibility !== 'private' || highestLevelIn(sql, userId, [r.namespace_id, ...ancestorIdsOf(sql, r.namespace_id)]) > 0,
+  );
+};
 
 /** A group or project by id, as the registry has it now. */
 export const namespaceById = (sql: SqlStorage, kind: 'group' | 'project', id: number): NamespaceRow | null => {
