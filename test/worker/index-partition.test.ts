@@ -2,6 +2,7 @@ import { env } from 'cloudflare:workers';
 import { describe, expect, it } from 'vitest';
 import { DEVELOPER, MAINTAINER, OWNER } from '../../shared/access-levels';
 import { DELETED_VERSION } from '../../worker/durable/directory';
+import { grantsOf } from '../../worker/durable/grants';
 import type { SourceCopy } from '../../worker/durable/index-partition';
 import type { MembershipChange, RequestChange } from '../../worker/durable/namespace-registry';
 
@@ -11,10 +12,11 @@ import type { MembershipChange, RequestChange } from '../../worker/durable/names
  * the copies of names and states it shows, and what it tells a pushing object to correct.
  */
 
-let next = 1_000;
-const partition = () => env.INDEX_PARTITIONS.getByName(`index:test-${next++}`);
+/** Partitions no group's tree routes to (the count is at most 1,024), one per test. */
+let next = 2_000;
+const partition = () => env.INDEX_PARTITIONS.getByName(`index:${next++}`);
 
-const group = (id: number, name = `g${id}`): SourceCopy => ({ id, kind: 'group', name, full_path: name, visibility: 'private', version: 1, ancestors: [] });
+const group = (id: number, name = `g${id}`): SourceCopy => ({ id, kind: 'group', name, full_path: name, visibility: 'private', version: 1, ancestorIds: [] });
 const project = (id: number, parent: SourceCopy, name = `p${id}`): SourceCopy => ({
   id,
   kind: 'project',
@@ -22,7 +24,7 @@ const project = (id: number, parent: SourceCopy, name = `p${id}`): SourceCopy =>
   full_path: `${parent.full_path}/${name}`,
   visibility: 'private',
   version: 1,
-  ancestors: [{ id: parent.id, kind: 'group' }, ...parent.ancestors],
+  ancestorIds: [parent.id, ...parent.ancestorIds],
 });
 const member = (userId: number, accessLevel: number, version: number): MembershipChange => ({ userId, accessLevel, createdAt: '2026-01-01T00:00:00.000Z', createdBy: null, version });
 const request = (userId: number, pending: boolean, version: number, requestedAt = '2026-01-02T00:00:00.000Z'): RequestChange => ({
@@ -60,6 +62,8 @@ describe('an index partition', () => {
     expect(await inboxOf(p, 10)).toEqual({ version: before + 1, items: [] });
     expect((await p.ownRequests(20, false)).map((r) => [r.source_full_path, r.outcome])).toEqual([['g1/p2', 'approved']]);
     expect(await p.inheritedLevel(10, [1])).toBe(OWNER);
+    // Each user with rows here was told so in their Grants object before the push answered.
+    for (const user of [10, 11, 20]) expect(await grantsOf(env, user).indexPartitions()).toContain(next - 1);
   });
 
   it('applies each change once, oldest never over newest, and forgets a deleted group or project for good', async () => {
@@ -103,16 +107,13 @@ describe('an index partition', () => {
     expect((await p.applyChanges(g, [member(11, DEVELOPER, 3)], [], [])).departed).toEqual([11]);
   });
 
-  it('takes the old index by fill, forward-only, and is marked filled once', async () => {
+  it('takes the old index by fill, forward-only', async () => {
     const p = partition();
     const g = group(1);
     await p.applyChanges(g, [member(10, OWNER, 5)], [], []);
-    await p.fill(g, [member(10, DEVELOPER, 3), member(12, MAINTAINER, 4)], [request(20, true, 2)], [names(20)], []);
+    await p.fill([{ source: g, members: [member(10, DEVELOPER, 3), member(12, MAINTAINER, 4)], requests: [request(20, true, 2)], requesters: [names(20)], users: [] }]);
     expect(await p.membershipOf(1, 10)).toEqual({ access_level: OWNER, version: 5 });
     expect(await p.membershipOf(1, 12)).toEqual({ access_level: MAINTAINER, version: 4 });
     expect((await inboxOf(p, 10)).items).toEqual(['g1:u20:50']);
-    expect(await p.isFilled()).toBe(false);
-    await p.markFilled();
-    expect(await p.isFilled()).toBe(true);
   });
 });

@@ -9,8 +9,8 @@ import { INBOX_TABLES_V1 } from './inbox-schema';
  * through two rows with one name), each row kept with the registry's or users row's version, and
  * only the columns the indexes read. An ancestor known only by id is a placeholder (version 0)
  * until its own object pushes its copy. `deleted_namespaces` remembers groups and projects deleted
-so that a late push cannot bring their rows back. `settings` holds `filled` once the walk over the old
- * Directory's index has copied everything here (see docs/architecture.md). Append new
+so that a late push cannot bring their rows back. `known_users`: users with rows here, and whether
+their `Grants` object has recorded this partition (`registered`). Append new
  * migrations; never edit one that has shipped.
  */
 export const indexPartitionMigrations = [
@@ -63,11 +63,11 @@ export const indexPartitionMigrations = [
    ) WITHOUT ROWID;
    CREATE INDEX pending_requests_open ON pending_requests (requested_at, namespace_id, user_id) WHERE pending = 1;
    ${INBOX_TABLES_V1}
+   CREATE TABLE known_users (
+     user_id INTEGER PRIMARY KEY,
+     registered INTEGER NOT NULL
+   );
    CREATE TABLE deleted_namespaces (
      id INTEGER PRIMARY KEY
-   );
-   CREATE TABLE settings (
-     name TEXT PRIMARY KEY,
-     value TEXT NOT NULL
    );`,
 ];

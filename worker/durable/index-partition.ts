@@ -3,6 +3,7 @@ import { clock, todayUtc } from '../clock';
 import type { Env } from '../env';
 import { OWNER } from '../../shared/access-levels';
 import type { IndexReply, UserSnapshot } from './directory';
+import { grantsOf } from './grants';
 import { readInbox, requesterChanged, sourcesRenamed, requestsDeletedWith, type InboxFilter, type InboxPage, type InboxReader, type OwnRequestRow } from './inbox-index';
 import { indexPartitionMigrations } from './index-partition-schema';
 import { migrate } from './migrations';
@@ -33,27 +34,50 @@ export interface SourceCopy {
   visibility: string;
   /** The registry row's version. */
   version: number;
-  /** Nearest first: ancestor groups, then (a personal project) the user's namespace. */
-  ancestors: { id: number; kind: 'group' | 'user' }[];
+  /** Nearest first: ancestor groups, then (a personal project) the user's namespace; the root last. */
+  ancestorIds: number[];
 }
 
 /** A requester's names as their request row holds them, with the users row's version. */
-export interface RequesterCopy {
+export type RequesterCopy = {
   userId: number;
   username: string;
   name: string;
   version: number;
+};
+
+/** One group's or project's rows of the old Directory's index, with the users they name. */
+export interface IndexFill {
+  source: SourceCopy;
+  members: MembershipChange[];
+  requests: RequestChange[];
+  requesters: RequesterCopy[];
+  users: UserSnapshot[];
 }
 
-/** The id of a tree's root: the last ancestor, or the group itself. */
-export const rootOf = (source: Pick<SourceCopy, 'id' | 'ancestors'>): number => source.ancestors.at(-1)?.id ?? source.id;
+/** A user's highest membership of a group or project and its ancestors, without their names. */
+export type EffectiveMembership = {
+  user_id: number;
+  access_level: number;
+  created_at: string;
+  created_by: number | null;
+  expires_at: string | null;
+};
 
-/** The index partition holding a tree's rows. */
-export const indexPartition = (env: Env, rootId: number) => env.INDEX_PARTITIONS.getByName(partitionName('index', partitionOfId(rootId, partitionCount(env))));
+/**
+ * The index partition holding the rows of a group's or project's tree: the partition of its root's
+ * id (its last ancestor, or itself).
+ */
+export const treeIndex = (env: Env, id: number, ancestorIds: readonly number[]) => indexPartition(env, partitionOfId(ancestorIds.at(-1) ?? id, partitionCount(env)));
 
-/** Every index partition (reads by user, before a user's partitions are recorded; administrators' inbox). */
-export const allIndexPartitions = (env: Env) =>
-  Array.from({ length: partitionCount(env) }, (_, p) => env.INDEX_PARTITIONS.getByName(partitionName('index', p)));
+/** One index partition by number. */
+export const indexPartition = (env: Env, partition: number) => env.INDEX_PARTITIONS.getByName(partitionName('index', partition));
+
+/** Every index partition (administrators' inbox, the user fan-out, user deletion, tests). */
+export const allIndexPartitions = (env: Env) => Array.from({ length: partitionCount(env) }, (_, p) => indexPartition(env, p));
+
+/** The index partitions holding rows of a user, as their `Grants` object lists them. */
+export const userIndexPartitions = async (env: Env, userId: number) => (await grantsOf(env, userId).indexPartitions()).map((p) => indexPartition(env, p));
 
 export class IndexPartition extends DurableObject<Env> {
   private readonly sql: SqlStorage;
@@ -72,13 +96,22 @@ export class IndexPartition extends DurableObject<Env> {
    * correct (as the Directory's did): members whose users were deleted, requesters no longer
    * active, and requesters' newer names.
    */
-  applyChanges(source: SourceCopy, members: MembershipChange[], requests: RequestChange[], requesters: RequesterCopy[]): IndexReply {
+  async applyChanges(source: SourceCopy, members: MembershipChange[], requests: RequestChange[], requesters: RequesterCopy[]): Promise<IndexReply> {
+    const reply = this.applyLocally(source, members, requests, requesters);
+    await this.registerUsers();
+    return reply;
+  }
+
+  /** The transaction of `applyChanges`. */
+  private applyLocally(source: SourceCopy, members: MembershipChange[], requests: RequestChange[], requesters: RequesterCopy[]): IndexReply {
     return this.ctx.storage.transactionSync(() => {
       const reply: IndexReply = { departed: [], inactive: [], requesters: [] };
       if (this.isDeleted(source.id)) return reply;
       this.takeSource(source);
       for (const r of requesters) this.takeRequester(r);
       applyMembershipChanges(this.sql, source.id, members, requests);
+      const arrived = [...members.filter((c) => c.accessLevel > 0), ...requests.filter((r) => r.pending)].map((c) => c.userId);
+      for (const id of arrived) this.sql.exec('INSERT INTO known_users (user_id, registered) VALUES (?, 0) ON CONFLICT (user_id) DO NOTHING', id);
       for (const c of members) if (c.accessLevel > 0 && this.userState(c.userId) === 'deleted') reply.departed.push(c.userId);
       for (const r of requests) {
         if (!r.pending) continue;
@@ -141,24 +174,38 @@ export class IndexPartition extends DurableObject<Env> {
   // ---- the migration from the Directory's index ----
 
   /**
-   * Rows the old Directory's index held for one group or project (written by the version before
-   * this partition existed), applied like pushes: forward-only by version, so a newer push that
-   * already arrived wins.
+   * Rows the old Directory's index held for groups and projects of this partition (written by the
+   * version before partitions), applied like pushes: forward-only by version, so a newer push that
+   * already arrived wins, and copying twice changes nothing.
    */
-  fill(source: SourceCopy, members: MembershipChange[], requests: RequestChange[], requesters: RequesterCopy[], users: UserSnapshot[]): void {
+  async fill(items: IndexFill[]): Promise<void> {
     this.ctx.storage.transactionSync(() => {
-      for (const u of users) this.applyUser(u);
-      this.applyChanges(source, members, requests, requesters);
+      for (const item of items) {
+        for (const u of item.users) this.applyUser(u);
+        this.applyLocally(item.source, item.members, item.requests, item.requesters);
+      }
     });
+    await this.registerUsers();
   }
 
-  /** The walk over the old index has copied everything (final). */
-  markFilled(): void {
-    this.sql.exec(`INSERT INTO settings (name, value) VALUES ('filled', '1') ON CONFLICT (name) DO NOTHING`);
+  /**
+   * Users who got their first row here are told, in their `Grants` object, that this partition
+   * holds rows of theirs (their inbox and own requests are read from those partitions alone). Done
+   * before the change that brought them answers; a failure fails the push, whose retry does it.
+   */
+  private async registerUsers(): Promise<void> {
+    const waiting = this.sql.exec<{ user_id: number }>('SELECT user_id FROM known_users WHERE registered = 0').toArray().map((r) => r.user_id);
+    if (waiting.length === 0) return;
+    const partition = this.partition();
+    await Promise.all(waiting.map((id) => grantsOf(this.env, id).addIndexPartitions([partition])));
+    this.sql.exec('UPDATE known_users SET registered = 1 WHERE user_id IN (SELECT value FROM json_each(?))', JSON.stringify(waiting));
   }
 
-  isFilled(): boolean {
-    return this.sql.exec(`SELECT 1 FROM settings WHERE name = 'filled'`).toArray().length > 0;
+  /** This partition's number, from its name (`index:<p>`). */
+  private partition(): number {
+    const p = Number(this.ctx.id.name?.split(':')[1]);
+    if (!Number.isInteger(p)) throw new Error(`an index partition is named index:<number>, not ${this.ctx.id.name}`);
+    return p;
   }
 
   // ---- reads ----
@@ -181,6 +228,35 @@ export class IndexPartition extends DurableObject<Env> {
   /** Where a user has pending access requests here. */
   pendingRequestsOf(userId: number) {
     return pendingRequestsOf(this.sql, userId);
+  }
+
+  /** The user's memberships here, as `[namespace id, level]` (the lists of groups and projects they reach). */
+  levelsOf(userId: number): [number, number][] {
+    return this.sql
+      .exec<{ namespace_id: number; access_level: number }>('SELECT namespace_id, access_level FROM memberships WHERE user_id = ? AND access_level > 0', userId)
+      .toArray()
+      .map((r) => [r.namespace_id, r.access_level]);
+  }
+
+  /**
+   * Members of a group or project and of its ancestors (all in this tree), each user once at their
+   * highest level, by user id; their names are the Directory's to add.
+   */
+  effectiveMembers(namespaceIds: number[], offset: number, limit: number, onlyUserId?: number): { total: number; members: EffectiveMembership[] } {
+    const scope = `namespace_id IN (SELECT value FROM json_each(?)) AND access_level > 0 AND (? IS NULL OR user_id = ?)`;
+    const args = [JSON.stringify(namespaceIds), onlyUserId ?? null, onlyUserId ?? null];
+    const total = this.sql.exec<{ n: number }>(`SELECT COUNT(DISTINCT user_id) AS n FROM memberships WHERE ${scope}`, ...args).one().n;
+    // SQLite takes the bare columns of an aggregate query from the row holding the MAX.
+    const members = this.sql
+      .exec<EffectiveMembership>(
+        `SELECT user_id, MAX(access_level) AS access_level, created_at, created_by, expires_at FROM memberships
+         WHERE ${scope} GROUP BY user_id ORDER BY user_id LIMIT ? OFFSET ?`,
+        ...args,
+        limit,
+        offset,
+      )
+      .toArray();
+    return { total, members };
   }
 
   /** Groups here of which the user is the only direct Owner (GitLab's `solo_owned_groups`). */
@@ -218,7 +294,8 @@ export class IndexPartition extends DurableObject<Env> {
 
   /** Takes a newer copy of the source's registry row; its ancestors are placeholders until their own copies come. */
   private takeSource(source: SourceCopy): void {
-    const chain = [{ id: source.id, kind: source.kind as string }, ...source.ancestors];
+    // Ancestors are groups, but for a personal project's user namespace, which holds no members.
+    const chain = [{ id: source.id, kind: source.kind as string }, ...source.ancestorIds.map((id) => ({ id, kind: 'group' }))];
     chain.forEach((n, i) => {
       this.sql.exec(
         `INSERT INTO namespaces (id, kind, name, full_path, parent_id, visibility, version) VALUES (?, ?, '', '', ?, 'private', 0)

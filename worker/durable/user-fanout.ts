@@ -2,6 +2,7 @@ import type { Env } from '../env';
 import { accessTokenRecord, epochOf, putAccessToken, putRootRecord, revokeAccessTokens, rootRecord } from '../store/tokens';
 import type { UserRow, UserSnapshot } from './directory';
 import { grantsOf } from './grants';
+import { allIndexPartitions } from './index-partition';
 import { namespaceObject } from './namespace';
 import type { NamespaceSnapshot } from './namespace-registry';
 
@@ -26,10 +27,6 @@ export interface FanOut {
   snapshot: UserSnapshot;
   /** The user's personal and impersonation tokens (the Directory's `access_tokens`) still live. */
   tokens: LiveToken[];
-  /** Where the requester index says the user has a pending access request. */
-  pendingIn: number[];
-  /** Where the membership index says a deleted user is still a member. */
-  memberOf: number[];
   /** Groups and projects deleted with the user (their personal projects). */
   deletedNamespaces: number[];
   /** The password changed: the browser sessions begun before this version end. */
@@ -54,16 +51,21 @@ export const fanOut = async (env: Env, plan: FanOut): Promise<void> => {
   const user = plan.snapshot;
   await (isActive(user) ? rewriteTokens(env, user, plan.tokens) : revokeAccessTokens(env, plan.tokens.map((t) => ({ hash: t.token_hash, expiresAt: t.expires_at }))));
   await grantsOf(env, user.id).applyUser(user, plan.endSessions);
+  // Every index partition takes the new names or state first (a push racing this change is then
+  // told to correct it), and says where the user has pending requests and memberships.
+  const found = await Promise.all(allIndexPartitions(env).map((p) => p.applyUser(user)));
+  const pendingIn = found.flatMap((f) => f.pendingIn);
+  const memberOf = user.state === 'deleted' ? found.flatMap((f) => f.memberOf) : [];
   if (isActive(user)) {
     await Promise.all([
-      renameRequester(env, user, plan.pendingIn),
+      renameRequester(env, user, pendingIn),
       ...plan.personalProjects.map((p) => namespaceObject(env, p.id).applySnapshot(p.snapshot)),
     ]);
     return;
   }
-  await removePendingRequestsOf(env, user.id, plan.pendingIn);
+  await removePendingRequestsOf(env, user.id, pendingIn);
   await Promise.all([
-    ...plan.memberOf.map((id) => namespaceObject(env, id).removeDeletedUser(user.id)),
+    ...memberOf.map((id) => namespaceObject(env, id).removeDeletedUser(user.id)),
     ...plan.deletedNamespaces.map((id) => namespaceObject(env, id).markDeleted()),
   ]);
 };

@@ -17,6 +17,7 @@ const BINDINGS = {
   NAMESPACES: 'Namespace',
   AUDIT_LOG: 'AuditLog',
   CLIENT_HOLDERS: 'ClientHolders',
+  INDEX_PARTITIONS: 'IndexPartition',
 } as const;
 
 /** `env` with every Durable Object binding wrapped to report each method call made through `getByName`. */
