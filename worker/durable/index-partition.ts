@@ -110,7 +110,8 @@ export class IndexPartition extends DurableObject<Env> {
       this.takeSource(source);
       for (const r of requesters) this.takeRequester(r);
       applyMembershipChanges(this.sql, source.id, members, requests);
-      const arrived = [...members.filter((c) => c.accessLevel > 0), ...requests.filter((r) => r.pending)].map((c) => c.userId);
+      // Members, and requesters (a decided request stays in their own view for a while).
+      const arrived = [...members.filter((c) => c.accessLevel > 0), ...requests].map((c) => c.userId);
       for (const id of arrived) this.sql.exec('INSERT INTO known_users (user_id, registered) VALUES (?, 0) ON CONFLICT (user_id) DO NOTHING', id);
       for (const c of members) if (c.accessLevel > 0 && this.userState(c.userId) === 'deleted') reply.departed.push(c.userId);
       for (const r of requests) {

@@ -62,7 +62,7 @@ export type NamespaceResult<T> = Result<T> | Stale;
 /**
  * The caller. Their direct membership is read here, inside the object that owns it. Their level
  * inherited from ancestor groups is either known already, or the ancestors to ask the
- * Directory's index about, which the object does only when direct membership (or being an
+ * tree's index partition about, which the object does only when direct membership (or being an
  * administrator) does not settle the rule at hand.
  */
 export interface Actor {
@@ -696,11 +696,11 @@ export class Namespace extends DurableObject<Env> {
     this.rename([{ userId, ...names, version }]);
   }
 
-  // ---- the membership index: outbox pushed to the Directory ----
+  // ---- the membership index: outbox pushed to the tree's index partition ----
 
   /**
    * Delivers any member change still waiting in the outbox (after a crash, say) before a caller
-   * reads the Directory's index, so what the index says includes every acknowledged change.
+   * reads the index partition, so what the index says includes every acknowledged change.
    * Returns whether nothing is left waiting.
    */
   async flushMembershipIndex(): Promise<boolean> {
