@@ -56,7 +56,7 @@ const unblocked: Covered[] = [
 ];
 const userDeleted: Covered = ['user-lifecycle.test.ts', 'answers 204; the user, their tokens, session, memberships, pending requests and personal projects are gone'];
 const renamedEverywhere: Covered = ['user-lifecycle.test.ts', 'shows a rename through every copy: OAuth and personal tokens, pending requests, members lists, the browser session'];
-const inboxRequests: Covered = ['inbox.test.ts', 'answers 304 to the current ETag with one Directory call and no group or project object, 200 with a new ETag after each change'];
+const inboxRequests: Covered = ['inbox.test.ts', 'answers 304 to the current ETag from the caller’s Grants and their one index partition, no group or project object, 200 with a new ETag after each change'];
 const inboxMembers: Covered = ['inbox.test.ts', 'shows a new Maintainer their project at once, and forgets a removed one'];
 const inboxSources: Covered = ['inbox.test.ts', 'shows a renamed source by its new name and path, keeps requests when requests are turned off or visibility changes, and drops them when it is deleted'];
 const inboxRequesters: Covered = ['inbox.test.ts', 'drops the requests of a blocked, deactivated or deleted requester, with a new ETag'];
