@@ -77,7 +77,7 @@ const mintTokens = async (env: Env, users: SeedUser[], scopes: string[]): Promis
 
 const requestAccess = async (env: Env, kind: 'group' | 'project', namespaceId: number, ownerId: number, userIds: number[]): Promise<number> => {
   const dir = env.DIRECTORY.getByName('directory');
-  const resolved = await dir.resolveNamespace(kind, namespaceId, ownerId);
+  const resolved = await dir.resolveNamespace(kind, namespaceId);
   if (!resolved) throw new Error(`no ${kind} ${namespaceId}`);
   const ns = resolved.namespace;
   const ref = { id: ns.id, kind, creatorId: ns.creator_id, createdAt: ns.created_at, snapshot: snapshotOf(ns), byPath: false };

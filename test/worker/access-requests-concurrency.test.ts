@@ -1,9 +1,10 @@
 import { env } from 'cloudflare:workers';
 import { runDurableObjectAlarm, runInDurableObject } from 'cloudflare:test';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { directory } from '../../worker/durable/directory';
 import type { Namespace, NamespaceRef } from '../../worker/durable/namespace';
 import { unique } from './support/http';
+import { indexedMembership } from './support/indexes';
+import { treeIndex } from '../../worker/durable/index-partition';
 import { admin, as, createSource, KIND_ROUTES, person, startWorker } from './support/namespaces';
 
 beforeAll(startWorker, 30_000);
@@ -74,13 +75,13 @@ describe('one path, many creators', () => {
   });
 });
 
-/** Approves inside the namespace object while its pushes to the Directory fail. */
+/** Approves inside the namespace object while its pushes to the index partitions fail. */
 const approveWhileDirectoryIsDown = (stub: DurableObjectStub<Namespace>, ref: NamespaceRef, ownerId: number, requesterId: number, level: number) =>
   runInDurableObject(stub, async (instance: Namespace) => {
     const self = instance as unknown as { env: typeof env };
     const realEnv = self.env;
-    const unreachable = { getByName: () => ({ applyMembershipChanges: () => Promise.reject(new Error('directory unreachable')) }) };
-    self.env = { ...realEnv, DIRECTORY: unreachable as unknown as typeof env.DIRECTORY };
+    const unreachable = { getByName: () => ({ applyChanges: () => Promise.reject(new Error('index unreachable')) }) };
+    self.env = { ...realEnv, INDEX_PARTITIONS: unreachable as unknown as typeof env.INDEX_PARTITIONS };
     try {
       expect((await instance.approveAccessRequest(ref, { userId: ownerId, admin: false, inherited: 0 }, requesterId, level)).ok).toBe(true);
     } finally {
@@ -103,10 +104,10 @@ describe('the membership index', () => {
     const mine = (await (await as(requester).get('/projects?min_access_level=40')).json()) as { id: number }[];
     expect(mine.map((p) => p.id)).toContain(source.id);
     expect((await as(requester).get(`/projects/${source.id}`)).status).toBe(200);
-    expect(await directory(env).membershipOf(source.id, requester.id)).toMatchObject({ access_level: 40 });
+    expect(await indexedMembership(source.id, requester.id)).toMatchObject({ access_level: 40 });
   });
 
-  it('keeps a change the Directory could not take in the outbox, and the alarm delivers it', async () => {
+  it('keeps a change the index could not take in the outbox, and the alarm delivers it', async () => {
     const owner = await person('own');
     const source = await createSource('projects', owner);
     const requester = await person('req');
@@ -121,10 +122,10 @@ describe('the membership index', () => {
       expect(await state.storage.getAlarm()).not.toBeNull();
     });
     // The member exists in the project; the index has not heard of it yet.
-    expect(await directory(env).membershipOf(source.id, requester.id)).toBeNull();
+    expect(await indexedMembership(source.id, requester.id)).toBeNull();
 
     expect(await runDurableObjectAlarm(stub)).toBe(true);
-    expect(await directory(env).membershipOf(source.id, requester.id)).toMatchObject({ access_level: 30 });
+    expect(await indexedMembership(source.id, requester.id)).toMatchObject({ access_level: 30 });
     await runInDurableObject(stub, async (_i: Namespace, state) => {
       expect(state.storage.sql.exec('SELECT COUNT(*) AS n FROM outbox').one().n).toBe(0);
       expect(await state.storage.getAlarm()).toBeNull();
@@ -139,7 +140,7 @@ describe('the membership index', () => {
     const stub = env.NAMESPACES.getByName(String(source.id));
     const ref: NamespaceRef = { id: source.id, kind: 'project', creatorId: owner.id, createdAt: new Date().toISOString(), snapshot: { visibility: 'private', request_access_enabled: true, full_path: '', name: '', version: 0 }, byPath: false };
     await approveWhileDirectoryIsDown(stub, ref, owner.id, requester.id, 40);
-    expect(await directory(env).membershipOf(source.id, requester.id)).toBeNull();
+    expect(await indexedMembership(source.id, requester.id)).toBeNull();
 
     const all = (await (await as(owner).get(`/projects/${source.id}/members/all`)).json()) as { id: number; access_level: number }[];
     expect(all).toContainEqual(expect.objectContaining({ id: requester.id, access_level: 40 }));
@@ -151,10 +152,11 @@ describe('the membership index', () => {
   it('ignores a replayed older change (versions only move forward)', async () => {
     const owner = await person('own');
     const source = await createSource('groups', owner);
-    const dir = directory(env);
-    await dir.applyMembershipChanges(source.id, [{ userId: 424242, accessLevel: 40, createdAt: 'x', createdBy: null, version: 7 }]);
-    await dir.applyMembershipChanges(source.id, [{ userId: 424242, accessLevel: 10, createdAt: 'x', createdBy: null, version: 6 }]);
-    await dir.applyMembershipChanges(source.id, [{ userId: 424242, accessLevel: 40, createdAt: 'x', createdBy: null, version: 7 }]);
-    expect(await dir.membershipOf(source.id, 424242)).toEqual({ access_level: 40, version: 7 });
+    const index = treeIndex(env, source.id, []);
+    const copy = { id: source.id, kind: 'group' as const, name: 'g', full_path: 'g', visibility: 'private', version: 1, ancestorIds: [] };
+    await index.applyChanges(copy, [{ userId: 424242, accessLevel: 40, createdAt: 'x', createdBy: null, version: 7 }], [], []);
+    await index.applyChanges(copy, [{ userId: 424242, accessLevel: 10, createdAt: 'x', createdBy: null, version: 6 }], [], []);
+    await index.applyChanges(copy, [{ userId: 424242, accessLevel: 40, createdAt: 'x', createdBy: null, version: 7 }], [], []);
+    expect(await index.membershipOf(source.id, 424242)).toEqual({ access_level: 40, version: 7 });
   });
 });

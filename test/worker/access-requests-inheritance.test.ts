@@ -3,6 +3,7 @@ import { runInDurableObject } from 'cloudflare:test';
 import { beforeAll, describe, expect, it } from 'vitest';
 import type { Namespace } from '../../worker/durable/namespace';
 import { advance } from './support/clock';
+import { indexedMembership } from './support/indexes';
 import { addMember, admin, as, createGroup, createProject, person, type Person } from './support/namespaces';
 
 /**
@@ -70,13 +71,10 @@ describe('inherited membership', () => {
     expect((await as(O).post(`/groups/${group.id}/members`, { user_id: temp.id, access_level: 40, expires_at: tomorrow })).status).toBe(201);
     expect((await as(temp).get(`/projects/${project.id}/access_requests`)).status).toBe(200);
 
-    // Two days on, before the group's alarm has removed the member: the Directory's membership
-    // index still holds the row (it learns of the expiry only from the group's outbox).
+    // Two days on, before the group's alarm has removed the member: the membership index still
+    // holds the row (it learns of the expiry only from the group's outbox).
     advance(2 * 86_400);
-    const indexed = await runInDurableObject(env.DIRECTORY.getByName('directory'), (_i, state) =>
-      state.storage.sql.exec('SELECT access_level FROM memberships WHERE user_id = ? AND namespace_id = ?', temp.id, group.id).toArray(),
-    );
-    expect(indexed).toEqual([{ access_level: 40 }]);
+    expect(await indexedMembership(group.id, temp.id)).toMatchObject({ access_level: 40 });
     const refused = await as(temp).get(`/projects/${project.id}/access_requests`);
     expect(refused.status).toBe(403);
     expect(await refused.json()).toEqual({ message: '403 Forbidden' });

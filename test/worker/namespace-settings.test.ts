@@ -2,6 +2,7 @@ import { env } from 'cloudflare:workers';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { cachedRecord, forgetRecord, rememberRecord } from '../../worker/api/registry-cache';
 import { expectError } from './support/contract';
+import { indexedPendingRequests } from './support/indexes';
 import { unique } from './support/http';
 import { admin, as, createGroup, createProject, createSource, KIND_ROUTES, person, startWorker } from './support/namespaces';
 
@@ -149,7 +150,7 @@ describe.each(KIND_ROUTES)('DELETE /%s/:id', (kind) => {
     const notFound = { message: kind === 'groups' ? '404 Group Not Found' : '404 Project Not Found' };
     await expectError(await as(owner).get(`/${kind}/${source.id}`), 404, notFound);
     await expectError(await as(owner).get(`/${kind}/${encodeURIComponent(source.full_path)}/access_requests`), 404, notFound);
-    expect(await env.DIRECTORY.getByName('directory').pendingRequestsOf(req.id)).toEqual([]);
+    expect(await indexedPendingRequests(req.id)).toEqual([]);
     const mine = (await (await as(dev).get(`/${kind}?membership=true&min_access_level=10`)).json()) as { id: number }[];
     expect(mine.map((x) => x.id)).not.toContain(source.id);
   });
@@ -174,8 +175,7 @@ describe('the requester index', () => {
     const project = await createProject(owner, { namespace_id: (await createGroup(owner)).id });
     expect((await as(req).post(`/groups/${group.id}/access_requests`)).status).toBe(201);
     expect((await as(req).post(`/projects/${project.id}/access_requests`)).status).toBe(201);
-    const directory = env.DIRECTORY.getByName('directory');
-    expect(await directory.pendingRequestsOf(req.id)).toEqual([
+    expect(await indexedPendingRequests(req.id)).toEqual([
       { id: group.id, kind: 'group' },
       { id: project.id, kind: 'project' },
     ]);
@@ -184,7 +184,7 @@ describe('the requester index', () => {
       const pending = (await (await as(owner).get(`${path}/access_requests`)).json()) as { id: number }[];
       expect(pending.map((p) => p.id)).not.toContain(req.id);
     }
-    expect(await directory.pendingRequestsOf(req.id)).toEqual([]);
+    expect(await indexedPendingRequests(req.id)).toEqual([]);
   });
 
   it('follows approvals and withdrawals; renaming the user (PUT /users/:id) renames the stored names', async () => {
@@ -192,12 +192,11 @@ describe('the requester index', () => {
     const [a, b] = await Promise.all([createGroup(owner), createGroup(owner)]);
     for (const g of [a, b]) expect((await as(req).post(`/groups/${g.id}/access_requests`)).status).toBe(201);
     expect((await as(owner).put(`/groups/${a.id}/access_requests/${req.id}/approve`)).status).toBe(201);
-    const directory = env.DIRECTORY.getByName('directory');
-    expect(await directory.pendingRequestsOf(req.id)).toEqual([{ id: b.id, kind: 'group' }]);
+    expect(await indexedPendingRequests(req.id)).toEqual([{ id: b.id, kind: 'group' }]);
     expect((await admin.put(`/users/${req.id}`, { username: `${req.username}x`, name: 'New Name' })).status).toBe(200);
     const listed = (await (await as(owner).get(`/groups/${b.id}/access_requests`)).json()) as { id: number; username: string; name: string }[];
     expect(listed.find((r) => r.id === req.id)).toMatchObject({ username: `${req.username}x`, name: 'New Name' });
     expect((await as(req).delete(`/groups/${b.id}/access_requests/${req.id}`)).status).toBe(204);
-    expect(await directory.pendingRequestsOf(req.id)).toEqual([]);
+    expect(await indexedPendingRequests(req.id)).toEqual([]);
   });
 });

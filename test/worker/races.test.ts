@@ -1,6 +1,7 @@
 import { env } from 'cloudflare:workers';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { errorShapeProblem, expectError } from './support/contract';
+import { indexedMembership, indexedPendingRequests } from './support/indexes';
 import { ADMIN, Browser, call, jsonBody, unique, type TestUser } from './support/http';
 import { authorizeCode, exchange, pkcePair, refresh, registerApp, tokenCall, whoAmI, type Tokens } from './support/oauth';
 import { quickUser } from './support/world';
@@ -182,7 +183,7 @@ const MEMBER_TRIALS = 50;
 const agreedLevel = async (kind: Kind, id: number, userId: number): Promise<number> => {
   const members = (await (await root.get(`/${kind}/${id}/members?per_page=100`)).json()) as { id: number; access_level: number }[];
   const direct = members.find((m) => m.id === userId)?.access_level ?? 0;
-  const indexed = (await env.DIRECTORY.getByName('directory').membershipOf(id, userId))?.access_level ?? 0;
+  const indexed = (await indexedMembership(id, userId))?.access_level ?? 0;
   expect(indexed).toBe(direct);
   return direct;
 };
@@ -523,7 +524,7 @@ describe('a user blocked while they act', () => {
       const tokens = [user.headers, ...(issued.status === 201 ? [{ 'PRIVATE-TOKEN': ((await issued.json()) as { token: string }).token }] : [])];
       for (const headers of tokens) expect((await api(headers).get('/user')).status).toBe(401);
       expect(await ids(await api(owner).get(`/groups/${group.id}/access_requests?per_page=100`))).not.toContain(user.id);
-      expect(await env.DIRECTORY.getByName('directory').pendingRequestsOf(user.id)).toEqual([]);
+      expect(await indexedPendingRequests(user.id)).toEqual([]);
     }
   });
 });

@@ -8,6 +8,7 @@ import type { Directory } from '../../worker/durable/directory';
 import { snapshotOf } from '../../worker/durable/namespace-registry';
 import { issueAccessToken, TOKEN_KINDS } from '../../worker/services/access-tokens';
 import { expectError } from './support/contract';
+import { indexedMembership, indexedPendingRequests } from './support/indexes';
 import { Browser, call, issueToken, unique } from './support/http';
 import { admin, as, createGroup, createProject, startWorker } from './support/namespaces';
 import { authorizeCode, exchange, refresh, registerApp, signedIn, tokenCall, whoAmI, type App, type Tokens, type User } from './support/oauth';
@@ -79,7 +80,7 @@ const expectLockedOut = async (h: Holder, signIn: { status: number; message?: st
   expect(again.status).toBe(signIn.status);
   if (signIn.message) expect(await again.text()).toContain(signIn.message);
   expect(await pendingIds(h)).not.toContain(h.user.id);
-  expect(await directory().pendingRequestsOf(h.user.id)).toEqual([]);
+  expect(await indexedPendingRequests(h.user.id)).toEqual([]);
 };
 
 const userState = async (id: number) => ((await (await admin.get(`/users/${id}`)).json()) as { state: string }).state;
@@ -214,7 +215,7 @@ describe('DELETE /users/:id', () => {
     await expectError(await admin.get(`/users/${h.user.id}`), 404, { message: '404 User Not Found' });
     const members = (await (await as(h.owner).get(`/groups/${group.id}/members`)).json()) as { id: number }[];
     expect(members.map((m) => m.id)).not.toContain(h.user.id);
-    expect(await directory().membershipOf(group.id, h.user.id)).toMatchObject({ access_level: 0 });
+    expect(await indexedMembership(group.id, h.user.id)).toMatchObject({ access_level: 0 });
     await expectError(await admin.get(`/projects/${personal.id}`), 404, { message: '404 Project Not Found' });
     await expectError(await admin.get(`/projects/${encodeURIComponent(personal.full_path)}`), 404, { message: '404 Project Not Found' });
 
@@ -380,7 +381,7 @@ describe('a request made while its requester is being blocked', () => {
     );
     expect(made.ok).toBe(true);
     expect(await (await as(owner).get(`/groups/${group.id}/access_requests`)).json()).toEqual([]);
-    expect(await directory().pendingRequestsOf(requester.id)).toEqual([]);
+    expect(await indexedPendingRequests(requester.id)).toEqual([]);
   });
 });
 

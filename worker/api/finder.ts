@@ -59,8 +59,7 @@ export const recordOf = (row: NamespaceRow, ancestorIds: number[]): RegistryReco
 
 /**
  * The finder of groups and projects (GitLab's `find_group!` / `find_project!`): resolves `:id`
- * from this isolate's registry cache or, on a miss (or when `fresh`), the Directory, which tells
- * the caller's inherited level on the way. Whether the caller may see it is decided by the
+ * from this isolate's registry cache or, on a miss (or when `fresh`), the Directory. Whether the caller may see it is decided by the
  * namespace's own object (it reads their direct membership itself, and asks about ancestor
  * groups only when that does not settle the rule), so missing and invisible look the same:
  * `404 Group Not Found`. Only ids the registry knows reach a Durable Object, so guessing ids
@@ -70,18 +69,16 @@ export const findNamespace = async (c: FinderContext, kind: Kind, id: string | n
   const caller = c.var.caller;
   const ref = parseNamespaceId(id);
   let record: RegistryRecord | null = fresh ? null : cachedRecord(ref);
-  let inherited: Actor['inherited'] | null = null;
   let row: NamespaceRow | null = null;
   if (!record) {
-    const resolved = await directory(c.env).resolveNamespace(kind.name, ref, caller.id);
+    const resolved = await directory(c.env).resolveNamespace(kind.name, ref);
     if (!resolved) return raise(kind.notFound());
     row = resolved.namespace;
     record = recordOf(row, resolved.ancestorIds);
     rememberRecord(record);
-    inherited = resolved.inherited;
   }
   if (record.kind !== kind.name) return raise(kind.notFound());
-  inherited ??= record.ancestorIds.length === 0 ? 0 : { ancestorIds: record.ancestorIds };
+  const inherited: Actor['inherited'] = record.ancestorIds.length === 0 ? 0 : { ancestorIds: record.ancestorIds };
   return {
     id: record.id,
     ancestorIds: record.ancestorIds,
@@ -92,6 +89,7 @@ export const findNamespace = async (c: FinderContext, kind: Kind, id: string | n
       createdAt: record.createdAt,
       snapshot: record.snapshot,
       byPath: row === null && typeof ref === 'string',
+      ancestorIds: record.ancestorIds,
     },
     actor: { userId: caller.id, admin: caller.admin, inherited, username: caller.username, name: caller.name },
     row,

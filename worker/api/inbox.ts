@@ -12,8 +12,8 @@ import { createApiRouter } from './router';
 /**
  * Knock's additions to GitLab's access-request API: the owners' inbox, every pending request the
  * caller may act on in one request (GitLab has no such endpoint: a client asks each group and
- * project), and the requesters' own view with outcomes. Both are answered by the Directory's
- * indexes without calling any group's or project's object (docs/architecture.md).
+ * project), and the requesters' own view with outcomes. Both are answered by the index
+ * partitions without calling any group's or project's object (docs/architecture.md).
  */
 
 const InboxQuery = z.object({

@@ -1,3 +1,5 @@
+import { INBOX_TABLES_V1 } from './inbox-schema';
+
 /** The Directory's tables. Append new migrations; never edit one that has shipped. */
 export const directoryMigrations = [
   `CREATE TABLE users (
@@ -129,30 +131,7 @@ export const directoryMigrations = [
    ALTER TABLE pending_requests ADD COLUMN decided_by INTEGER;
    ALTER TABLE pending_requests ADD COLUMN decided_at TEXT;
    CREATE INDEX pending_requests_open ON pending_requests (requested_at, namespace_id, user_id) WHERE pending = 1;
-   CREATE TABLE request_scopes (
-     scope_id INTEGER NOT NULL,
-     namespace_id INTEGER NOT NULL,
-     user_id INTEGER NOT NULL,
-     PRIMARY KEY (scope_id, namespace_id, user_id)
-   ) WITHOUT ROWID;
-   CREATE INDEX request_scopes_request ON request_scopes (namespace_id, user_id);
-   CREATE TABLE inbox (
-     manager_id INTEGER NOT NULL,
-     namespace_id INTEGER NOT NULL,
-     user_id INTEGER NOT NULL,
-     requested_at TEXT NOT NULL,
-     kind TEXT NOT NULL,
-     access_level INTEGER NOT NULL,
-     until TEXT,
-     PRIMARY KEY (manager_id, namespace_id, user_id)
-   ) WITHOUT ROWID;
-   CREATE INDEX inbox_order ON inbox (manager_id, requested_at);
-   CREATE INDEX inbox_request ON inbox (namespace_id, user_id);
-   CREATE INDEX inbox_due ON inbox (manager_id, until) WHERE until IS NOT NULL;
-   CREATE TABLE inbox_versions (
-     user_id INTEGER PRIMARY KEY,
-     version INTEGER NOT NULL
-   );`,
+   ${INBOX_TABLES_V1}`,
   // Browser sessions now live in each user's grant authority (legacy rows here are still honoured
   // until they expire): a change of password reaches them through the user fan-out, which this
   // flag tells to end the sessions begun before it.

@@ -7,11 +7,11 @@ import { accessTokenRecord, epochOf, putAccessToken, putRootRecord, revokeAccess
 import type { EventRecord, UserRef } from '../events/event';
 import { settingsEvents } from '../events/settings-events';
 import { directoryMigrations } from './directory-schema';
-import { inboxPage, inboxVersion, OUTCOME_DAYS, requesterChanged, requestsOf, type InboxFilter, type InboxPage, type InboxReader, type OwnRequestRow } from './inbox-index';
+import { allIndexPartitions, type IndexFill } from './index-partition';
+import { partitionCount, partitionName, partitionOfId, partitionOfName } from './partitions';
 import { migrate } from './migrations';
 import {
   ancestorIdsOf,
-  applyMembershipChanges,
   createNamespace,
   deleteNamespace,
   ensureUserNamespace,
@@ -28,15 +28,15 @@ import {
   RESERVED_TOP_LEVEL,
   topLevelGroupExists,
   updateNamespace,
+  visibleOwnRequests,
   type ListFilter,
   type MembershipChange,
   type NamespaceChanges,
   type NewNamespace,
-  type RequestChange,
+  type RequestOutcome,
 } from './namespace-registry';
 import { fail, ok, type Result } from './result';
 import type { Login, LoginChange } from './logins';
-import { partitionCount, partitionName, partitionOfName } from './partitions';
 import { fanOut, isActive, type FanOut, type LiveToken } from './user-fanout';
 import { deletionProblem, editProblem, transition, type StateAction, type UserState } from './user-lifecycle';
 
@@ -220,6 +220,9 @@ const toAccessToken = (r: RawAccessToken): AccessTokenRow => ({
   revoked: r.revoked === 1,
 });
 
+/** Groups and projects whose old index rows are copied to their partitions in one step of the walk. */
+const INDEX_MOVE_BATCH = 100;
+
 const isUniqueViolation = (e: unknown): boolean => e instanceof Error && /UNIQUE constraint failed/.test(e.message);
 
 /** How long before settings events not yet in their namespace's log are handed over again. */
@@ -264,6 +267,102 @@ export class Directory extends DurableObject<Env> {
       )
       .one();
     return Number(row.value);
+  }
+
+  // ---- the indexes' move to the index partitions (issue 16) ----
+
+  /** The walk over the old index under way in this object, shared by every caller. */
+  private moving: Promise<void> | null = null;
+
+  /**
+   * Copies the membership, requester and inbox indexes this object kept before they moved to the
+   * index partitions (index-partition.ts) into the partition of each tree, once: a walk over the
+   * registry by id with a cursor (resumable after a crash), each batch applied forward-only by
+   * version (idempotent, and a newer push that reached a partition first wins), then marked done
+   * for good. Every isolate awaits it before serving its first request (`checkPartitionCount`), so
+   * no one reads a partition before it holds what the old index did.
+   */
+  async moveIndexes(): Promise<void> {
+    if (this.setting('indexes_moved') !== null) return;
+    this.moving ??= this.walkIndexes().finally(() => {
+      this.moving = null;
+    });
+    await this.moving;
+  }
+
+  private async walkIndexes(): Promise<void> {
+    for (;;) {
+      const cursor = Number(this.setting('indexes_cursor') ?? 0);
+      const batch = this.sql
+        .exec<{ id: number; kind: 'group' | 'project' }>("SELECT id, kind FROM namespaces WHERE id > ? AND kind != 'user' ORDER BY id LIMIT ?", cursor, INDEX_MOVE_BATCH)
+        .toArray();
+      if (batch.length === 0) {
+        this.setSetting('indexes_moved', isoNow());
+        return;
+      }
+      const byPartition = new Map<number, IndexFill[]>();
+      for (const n of batch) {
+        const fill = this.oldIndexOf(n.id, n.kind);
+        if (!fill) continue;
+        const p = partitionOfId(fill.source.ancestorIds.at(-1) ?? n.id, partitionCount(this.env));
+        byPartition.set(p, [...(byPartition.get(p) ?? []), fill]);
+      }
+      await Promise.all([...byPartition].map(([p, fills]) => this.env.INDEX_PARTITIONS.getByName(partitionName('index', p)).fill(fills)));
+      this.setSetting('indexes_cursor', String(batch[batch.length - 1].id));
+    }
+  }
+
+  /** One group's or project's rows in the old index, as a partition takes them. */
+  private oldIndexOf(id: number, kind: 'group' | 'project'): IndexFill | null {
+    const row = namespaceById(this.sql, kind, id);
+    if (!row) return null;
+    const members = this.sql
+      .exec<{ user_id: number; access_level: number; created_at: string; created_by: number | null; expires_at: string | null; version: number }>(
+        'SELECT user_id, access_level, created_at, created_by, expires_at, version FROM memberships WHERE namespace_id = ?',
+        id,
+      )
+      .toArray()
+      .map((m) => ({ userId: m.user_id, accessLevel: m.access_level, createdAt: m.created_at, createdBy: m.created_by, expiresAt: m.expires_at, version: m.version }));
+    const requests = this.sql
+      .exec<{
+        user_id: number;
+        pending: number;
+        version: number;
+        requested_at: string | null;
+        outcome: RequestOutcome | null;
+        access_level: number | null;
+        expires_at: string | null;
+        decided_by: number | null;
+        decided_at: string | null;
+      }>('SELECT user_id, pending, version, requested_at, outcome, access_level, expires_at, decided_by, decided_at FROM pending_requests WHERE namespace_id = ?', id)
+      .toArray()
+      // A request from before the index kept when it was made is queued again by its object.
+      .flatMap((r) =>
+        r.requested_at === null
+          ? []
+          : [
+              {
+                userId: r.user_id,
+                pending: r.pending === 1,
+                version: r.version,
+                requestedAt: r.requested_at,
+                outcome: r.outcome,
+                grantedLevel: r.access_level,
+                expiresAt: r.expires_at,
+                decidedBy: r.decided_by,
+                decidedAt: r.decided_at,
+              },
+            ],
+      );
+    const users = this.getUsers([...new Set([...members.map((m) => m.userId), ...requests.map((r) => r.userId)])]);
+    const pending = new Set(requests.filter((r) => r.pending).map((r) => r.userId));
+    return {
+      source: { id, kind, name: row.name, full_path: row.full_path, visibility: row.visibility, version: row.version, ancestorIds: ancestorIdsOf(this.sql, id) },
+      members,
+      requests,
+      requesters: users.filter((u) => pending.has(u.id)).map((u) => ({ userId: u.id, username: u.username, name: u.name, version: u.version })),
+      users,
+    };
   }
 
   // ---- users ----
@@ -415,7 +514,6 @@ export class Directory extends DurableObject<Env> {
       }
       // The personal namespace is the username: its path, and its projects' full paths, follow.
       renameUserNamespace(this.sql, user.username, updated.username, updated.name);
-      if (updated.username !== user.username || updated.name !== user.name) requesterChanged(this.sql, id);
       // A new password ends the user's browser sessions: those kept here before sessions moved to
       // the user's grant authority now, the others by the fan-out before this answers.
       if (changes.passwordHash) this.sql.exec('DELETE FROM sessions WHERE user_id = ?', id);
@@ -453,7 +551,6 @@ export class Directory extends DurableObject<Env> {
       // they cannot act (and says why, as GitLab signs a blocked user out with the reason).
       // Becoming active again ends those sessions for good: what a block ended stays ended.
       if (t.next === 'active') this.sql.exec('DELETE FROM sessions WHERE user_id = ?', id);
-      requesterChanged(this.sql, id);
       this.queueFanOut(id, updated.version, []);
       return ok({ user: updated, answer: t.answer });
     });
@@ -465,17 +562,18 @@ export class Directory extends DurableObject<Env> {
    * fan-out then ends their tokens and grants and removes their memberships and pending requests.
    */
   async deleteUser(id: number): Promise<Result<null>> {
+    // Groups of which the user is the only direct Owner (GitLab's `solo_owned_groups`), by the index partitions.
+    const soleOwned = (await Promise.all(allIndexPartitions(this.env).map((p) => p.soleOwnedGroups(id)))).flat();
     const result = this.ctx.storage.transactionSync((): Result<null> => {
       const user = this.getUser(id);
       if (!user) return fail(problems.notFound('User'));
-      const problem = deletionProblem(user, this.soleOwnedGroups(id));
+      const problem = deletionProblem(user, soleOwned);
       if (problem) return fail(problem);
       const personal = this.personalNamespace(user.username);
       const gone = personal === null ? [] : namespacesBelow(this.sql, personal);
       for (const projectId of gone) deleteNamespace(this.sql, 'project', projectId);
       if (personal !== null) this.sql.exec('DELETE FROM namespaces WHERE id = ?', personal);
       this.sql.exec('DELETE FROM sessions WHERE user_id = ?', id);
-      requesterChanged(this.sql, id);
       this.sql.exec('DELETE FROM users WHERE id = ?', id);
       this.queueFanOut(id, user.version + 1, gone, false, [user.username]);
       return ok(null);
@@ -608,11 +706,6 @@ export class Directory extends DurableObject<Env> {
       snapshot,
       logins: this.loginChanges(snapshot, formerNames),
       tokens: this.liveTokensOf(id),
-      pendingIn: pendingRequestsOf(this.sql, id).map((ns) => ns.id),
-      memberOf:
-        snapshot.state === 'deleted'
-          ? this.sql.exec<{ id: number }>('SELECT namespace_id AS id FROM memberships WHERE user_id = ? AND access_level > 0', id).toArray().map((r) => r.id)
-          : [],
       deletedNamespaces,
       endSessions,
       personalProjects:
@@ -641,20 +734,6 @@ export class Directory extends DurableObject<Env> {
       if (!changes.has(p)) changes.set(p, { userId: snapshot.id, version: snapshot.version, login: null });
     }
     return [...changes].map(([partition, change]) => ({ partition, change }));
-  }
-
-  /** Groups of which the user is the only direct Owner (GitLab's `solo_owned_groups`), by the index. */
-  private soleOwnedGroups(userId: number): number[] {
-    return this.sql
-      .exec<{ id: number }>(
-        `SELECT m.namespace_id AS id FROM memberships m JOIN namespaces n ON n.id = m.namespace_id AND n.kind = 'group'
-         WHERE m.user_id = ? AND m.access_level = ${OWNER} AND NOT EXISTS (
-           SELECT 1 FROM memberships o JOIN users u ON u.id = o.user_id
-           WHERE o.namespace_id = m.namespace_id AND o.user_id != m.user_id AND o.access_level = ${OWNER})`,
-        userId,
-      )
-      .toArray()
-      .map((r) => r.id);
   }
 
   private personalNamespace(username: string): number | null {
@@ -719,46 +798,12 @@ export class Directory extends DurableObject<Env> {
     return ensureUserNamespace(this.sql, user);
   }
 
-  resolveNamespace(kind: 'group' | 'project', ref: number | string, userId: number) {
-    return resolveNamespace(this.sql, kind, ref, userId);
+  resolveNamespace(kind: 'group' | 'project', ref: number | string) {
+    return resolveNamespace(this.sql, kind, ref);
   }
 
-  listNamespaces(kind: 'group' | 'project', filter: ListFilter, offset: number, limit: number) {
-    return listNamespaces(this.sql, kind, filter, offset, limit);
-  }
-
-  /**
-   * Called by a namespace's Durable Object with the member (and pending-request) changes of its
-   * outbox. The answer says what the object must still correct, because a change to the user
-   * committed while it was being made: members who were deleted, requesters who may no longer
-   * act, and the requesters' current names.
-   */
-  applyMembershipChanges(namespaceId: number, changes: MembershipChange[], requests: RequestChange[] = []): IndexReply {
-    return this.ctx.storage.transactionSync(() => {
-      applyMembershipChanges(this.sql, namespaceId, changes, requests);
-      const reply: IndexReply = { departed: [], inactive: [], requesters: [] };
-      for (const c of changes) if (c.accessLevel > 0 && !this.getUser(c.userId)) reply.departed.push(c.userId);
-      for (const r of requests) {
-        if (!r.pending) continue;
-        const user = this.getUser(r.userId);
-        if (!user || user.state !== 'active') reply.inactive.push(r.userId);
-        else reply.requesters.push({ userId: user.id, username: user.username, name: user.name, version: user.version });
-      }
-      return reply;
-    });
-  }
-
-  membershipOf(namespaceId: number, userId: number) {
-    return membershipOf(this.sql, namespaceId, userId);
-  }
-
-  listEffectiveMembers(namespaceIds: number[], offset: number, limit: number) {
-    return listEffectiveMembers(this.sql, namespaceIds, offset, limit);
-  }
-
-  /** One user's highest membership of these namespaces (a namespace and its ancestors), or null. */
-  effectiveMember(namespaceIds: number[], userId: number) {
-    return listEffectiveMembers(this.sql, namespaceIds, 0, 1, userId).members[0] ?? null;
+  listNamespaces(kind: 'group' | 'project', filter: ListFilter, levels: [number, number][], offset: number, limit: number) {
+    return listNamespaces(this.sql, kind, filter, levels, offset, limit);
   }
 
   /** A group or project as the registry has it now (its settings and full path change). */
@@ -806,45 +851,6 @@ export class Directory extends DurableObject<Env> {
 
   deleteNamespace(kind: 'group' | 'project', id: number) {
     return this.ctx.storage.transactionSync(() => deleteNamespace(this.sql, kind, id));
-  }
-
-  /** Where a user has pending access requests (the requester index). */
-  pendingRequestsOf(userId: number) {
-    return pendingRequestsOf(this.sql, userId);
-  }
-
-  // ---- the owners' inbox and the requesters' view (see inbox-index.ts) ----
-
-  /**
-   * A page of the reader's inbox with its version; only the version when that is still
-   * `knownVersion` (the client's ETag), so an unchanged poll reads one row.
-   */
-  inbox(
-    reader: InboxReader,
-    filter: InboxFilter,
-    offset: number,
-    limit: number,
-    knownVersion: number | 'any' | null,
-  ): { version: number; page: InboxPage | null } {
-    return this.ctx.storage.transactionSync(() => {
-      const today = todayUtc();
-      const version = inboxVersion(this.sql, reader, today);
-      if (version === knownVersion || knownVersion === 'any') return { version, page: null };
-      return { version, page: inboxPage(this.sql, reader, filter, offset, limit, today) };
-    });
-  }
-
-  /**
-   * A requester's pending requests and those that ended in the last OUTCOME_DAYS (an approval with
-   * an expiry: until OUTCOME_DAYS after it), oldest first. A private group or project shows only
-   * while they can see it (a member, directly or inherited, or an administrator).
-   */
-  ownRequests(userId: number, admin: boolean, offset: number, limit: number): { total: number; items: OwnRequestRow[] } {
-    const since = new Date(clock.now() - OUTCOME_DAYS * 24 * 3600 * 1000).toISOString();
-    const visible = requestsOf(this.sql, userId, since, since.slice(0, 10)).filter(
-      (r) => admin || r.visibility !== 'private' || highestLevelIn(this.sql, userId, [r.namespace_id, ...ancestorIdsOf(this.sql, r.namespace_id)]) > 0,
-    );
-    return { total: visible.length, items: visible.slice(offset, offset + limit) };
   }
 
   // ---- personal access tokens and impersonation tokens ----

@@ -89,4 +89,10 @@ export const grantsMigrations = [
   `CREATE TABLE deleted_clients (
      client_id TEXT PRIMARY KEY
    );`,
+  // The index partitions (index-partition.ts) holding rows of this user (a membership, a request,
+  // so an inbox), added by a partition before the change that gave the user their first row there
+  // answers; it only grows. A user's inbox and own requests are read from these partitions alone.
+  `CREATE TABLE index_partitions (
+     partition INTEGER PRIMARY KEY
+   );`,
 ];

@@ -160,6 +160,18 @@ export class Grants extends DurableObject<Env> {
   // ---- consent and codes (authorize endpoint) ----
 
   /** Whether the user already agreed to give this application these scopes (or more). */
+  // ---- where the user's index rows are ----
+
+  /** Index partitions now holding rows of this user (idempotent; the set only grows). */
+  addIndexPartitions(partitions: number[]): void {
+    for (const p of partitions) this.sql.exec('INSERT INTO index_partitions (partition) VALUES (?) ON CONFLICT (partition) DO NOTHING', p);
+  }
+
+  /** The index partitions holding rows of this user, ascending. */
+  indexPartitions(): number[] {
+    return this.sql.exec<{ partition: number }>('SELECT partition FROM index_partitions ORDER BY partition').toArray().map((r) => r.partition);
+  }
+
   hasConsent(clientId: string, scopes: string[]): boolean {
     return this.sql
       .exec<{ scopes: string }>('SELECT scopes FROM consents WHERE client_id = ?', clientId)

@@ -302,6 +302,24 @@ export const inboxPage = (sql: SqlStorage, reader: InboxReader, filter: InboxFil
   return { version, total, items };
 };
 
+/**
+ * A page of the reader's inbox with its version; only the version when that is still
+ * `knownVersion` (the client's ETag), so an unchanged poll reads one row. Run in a transaction.
+ */
+export const readInbox = (
+  sql: SqlStorage,
+  reader: InboxReader,
+  filter: InboxFilter,
+  offset: number,
+  limit: number,
+  knownVersion: number | 'any' | null,
+  today: string,
+): { version: number; page: InboxPage | null } => {
+  const version = inboxVersion(sql, reader, today);
+  if (version === knownVersion || knownVersion === 'any') return { version, page: null };
+  return { version, page: inboxPage(sql, reader, filter, offset, limit, today) };
+};
+
 /** One of a requester's own requests: pending, or how it ended. */
 export type OwnRequestRow = {
   namespace_id: number;

@@ -2,7 +2,7 @@ import { OWNER } from '../../shared/access-levels';
 import type { Visibility } from '../../shared/api-types';
 import { VISIBILITIES } from '../../shared/schemas';
 import { isoNow, todayUtc } from '../clock';
-import { membershipChanged, requestChanged, requestsDeletedWith, sourcesRenamed } from './inbox-index';
+import { membershipChanged, OUTCOME_DAYS, requestChanged, requestsDeletedWith, requestsOf, sourcesRenamed, type OwnRequestRow } from './inbox-index';
 import { problems } from '../errors';
 import { fail, ok, type Result } from './result';
 import type { UserState } from './user-lifecycle';
@@ -106,13 +106,11 @@ export interface NewNamespace {
   creatorId: number;
 }
 
-/** A group or project with where one user stands on it, according to the membership index. */
+/** A group or project with its ancestors. */
 export interface ResolvedNamespace {
   namespace: NamespaceRow;
   /** Ancestor ids, nearest first. */
   ancestorIds: number[];
-  direct: number;
-  inherited: number;
 }
 
 /** One member change pushed by a namespace's Durable Object; level 0 means "no longer a member". */
@@ -273,35 +271,14 @@ export const ancestorIdsOf = (sql: SqlStorage, id: number): number[] =>
     .toArray()
     .map((r) => r.id);
 
-/** A group or project by integer id or full path (case-insensitive), with the user's standing. */
-export const resolveNamespace = (
-  sql: SqlStorage,
-  kind: 'group' | 'project',
-  ref: number | string,
-  userId: number,
-): ResolvedNamespace | null => {
+/** A group or project by integer id or full path (case-insensitive), with its ancestors. */
+export const resolveNamespace = (sql: SqlStorage, kind: 'group' | 'project', ref: number | string): ResolvedNamespace | null => {
   const raw =
     typeof ref === 'number'
       ? sql.exec<RawNamespace>(`${SELECT_NAMESPACE} WHERE n.id = ? AND n.kind = ?`, ref, kind).toArray()[0]
       : sql.exec<RawNamespace>(`${SELECT_NAMESPACE} WHERE n.full_path = ? AND n.kind = ?`, ref, kind).toArray()[0];
   if (!raw) return null;
-  const ancestorIds = ancestorIdsOf(sql, raw.id);
-  const levels = new Map(
-    sql
-      .exec<{ namespace_id: number; access_level: number }>(
-        'SELECT namespace_id, access_level FROM memberships WHERE user_id = ? AND namespace_id IN (SELECT value FROM json_each(?))',
-        userId,
-        JSON.stringify([raw.id, ...ancestorIds]),
-      )
-      .toArray()
-      .map((r) => [r.namespace_id, r.access_level]),
-  );
-  return {
-    namespace: toNamespace(raw),
-    ancestorIds,
-    direct: levels.get(raw.id) ?? 0,
-    inherited: Math.max(0, ...ancestorIds.map((id) => levels.get(id) ?? 0)),
-  };
+  return { namespace: toNamespace(raw), ancestorIds: ancestorIdsOf(sql, raw.id) };
 };
 
 /** The user's highest level in any of `namespaceIds` (a namespace's ancestors), from the index. */
@@ -315,13 +292,14 @@ export const highestLevelIn = (sql: SqlStorage, userId: number, namespaceIds: nu
     .one().level ?? 0;
 
 /**
- * Groups or projects the user may see, optionally only those where their effective level (direct
+ * Groups or projects the user may see (by their memberships `levels`, `[namespace id, level]`), optionally only those where their effective level (direct
  * or inherited from an ancestor group) is at least `minAccessLevel`, or where they are a member.
  */
 export const listNamespaces = (
   sql: SqlStorage,
   kind: 'group' | 'project',
   filter: ListFilter,
+  levels: [number, number][],
   offset: number,
   limit: number,
 ): { total: number; namespaces: (NamespaceRow & { access_level: number | null })[] } => {
@@ -338,16 +316,18 @@ export const listNamespaces = (
     const like = `%${filter.search.replace(/[\\%_]/g, (ch) => `\\${ch}`)}%`;
     args.push(like, like);
   }
-  // Every namespace the user reaches: their memberships and everything below them.
+  // Every namespace the user reaches: their memberships (`levels`, from the index partitions) and
+  // everything below them.
   const reach = `
     WITH RECURSIVE reach (id, lvl) AS (
-      SELECT namespace_id, access_level FROM memberships WHERE user_id = ? AND access_level > 0
+      SELECT json_extract(value, '$[0]'), json_extract(value, '$[1]') FROM json_each(?)
       UNION ALL
       SELECT c.id, reach.lvl FROM namespaces c JOIN reach ON c.parent_id = reach.id
     ),
     eff (id, lvl) AS (SELECT id, MAX(lvl) FROM reach GROUP BY id)`;
   const from = `FROM namespaces n LEFT JOIN eff ON eff.id = n.id LEFT JOIN namespaces p ON p.id = n.parent_id WHERE ${where.join(' AND ')}`;
-  const total = sql.exec<{ n: number }>(`${reach} SELECT COUNT(*) AS n ${from}`, filter.userId, ...args).one().n;
+  const reached = JSON.stringify(levels);
+  const total = sql.exec<{ n: number }>(`${reach} SELECT COUNT(*) AS n ${from}`, reached, ...args).one().n;
   const rows = sql
     .exec<RawNamespace & { lvl: number | null }>(
       `${reach} SELECT n.id, n.kind, n.name, n.path, n.full_path, n.full_name, n.parent_id, n.visibility, n.request_access_enabled,
@@ -355,7 +335,7 @@ export const listNamespaces = (
               p.id AS p_id, p.name AS p_name, p.path AS p_path, p.kind AS p_kind, p.full_path AS p_full_path, p.parent_id AS p_parent_id,
               eff.lvl AS lvl
        ${from} ORDER BY n.id LIMIT ? OFFSET ?`,
-      filter.userId,
+      reached,
       ...args,
       limit,
       offset,
@@ -445,6 +425,18 @@ export const pendingRequestsOf = (sql: SqlStorage, userId: number): { id: number
       userId,
     )
     .toArray();
+
+/**
+ * A requester's pending requests and those that ended in the last OUTCOME_DAYS (an approval with
+ * an expiry: until OUTCOME_DAYS after it), oldest first. A private group or project shows only
+ * while they can see it (a member, directly or inherited, or an administrator).
+ */
+export const visibleOwnRequests = (sql: SqlStorage, userId: number, admin: boolean, now: number): OwnRequestRow[] => {
+  const since = new Date(now - OUTCOME_DAYS * 24 * 3600 * 1000).toISOString();
+  return requestsOf(sql, userId, since, since.slice(0, 10)).filter(
+    (r) => admin || r.visibility !== 'private' || highestLevelIn(sql, userId, [r.namespace_id, ...ancestorIdsOf(sql, r.namespace_id)]) > 0,
+  );
+};
 
 /** A group or project by id, as the registry has it now. */
 export const namespaceById = (sql: SqlStorage, kind: 'group' | 'project', id: number): NamespaceRow | null => {

@@ -183,4 +183,11 @@ export const namespaceMigrations = [
    INSERT INTO outbox (version, entry, user_id, access_level, created_at)
      SELECT (SELECT version FROM meta) + ROW_NUMBER() OVER (ORDER BY seq), 'request', user_id, 1, requested_at FROM access_requests;
    UPDATE meta SET version = version + (SELECT COUNT(*) FROM access_requests);`,
+  // The membership, requester and inbox indexes moved from the Directory to the partition of this
+  // group's or project's tree (index-partition.ts). `tree_ids`: its ancestors, nearest first (the
+  // root last), once known; `source_pushed`: the registry version of the copy the partition last
+  // took; `index_deleted`: the partition has dropped this deleted group's or project's rows.
+  `ALTER TABLE meta ADD COLUMN tree_ids TEXT;
+   ALTER TABLE meta ADD COLUMN source_pushed INTEGER NOT NULL DEFAULT 0;
+   ALTER TABLE meta ADD COLUMN index_deleted INTEGER NOT NULL DEFAULT 0;`,
 ];

@@ -21,6 +21,7 @@ import { newEvent, redactedUrl, type EventEntity, type EventRecord, type HookTri
 import { hookPayload } from '../events/payload';
 import { auditLog } from './audit-log';
 import { directory, type IndexReply } from './directory';
+import { allIndexPartitions, treeIndex, type RequesterCopy, type SourceCopy } from './index-partition';
 import { EventLog, type AuditFilter, type LoggedEvent, type UserLookup } from './event-log';
 import { migrate } from './migrations';
 import type { MembershipChange, NamespaceSnapshot, RequestChange, RequestOutcome } from './namespace-registry';
@@ -44,6 +45,8 @@ export interface NamespaceRef {
    * still its path (same version), else answers `Stale` and the caller asks the Directory.
    */
   byPath: boolean;
+  /** Its ancestors, nearest first, when the caller knows them (else the object asks the Directory once). */
+  ancestorIds?: number[];
 }
 
 /** The caller's copy of the registry row is older than the object's, or the object is deleted. */
@@ -181,6 +184,8 @@ export class Namespace extends DurableObject<Env> {
   private forwardRetryAt = 0;
   /** When the oldest event still to be copied up happened; null when none is, undefined until read. */
   private forwardSince: string | null | undefined = undefined;
+  /** Its ancestors, nearest first (the tree's root last); null until known. */
+  private treeIds: number[] | null = null;
   private readonly lookup: UserLookup = (ids) => directory(this.env).getUsers(ids);
 
   constructor(ctx: DurableObjectState, env: Env) {
@@ -628,6 +633,7 @@ export class Namespace extends DurableObject<Env> {
   async applySnapshot(snapshot: NamespaceSnapshot): Promise<void> {
     if (!this.load()) return;
     this.takeSnapshot(snapshot);
+    await this.push();
   }
 
   /**
@@ -647,6 +653,24 @@ export class Namespace extends DurableObject<Env> {
     this.settings = null;
     this.nextExpiry = null;
     await this.ctx.storage.deleteAlarm();
+    await this.pushDeletion();
+  }
+
+  /**
+   * The index partition drops this deleted group's or project's rows; the alarm retries until it
+   * has. An object that never learnt its tree (one of an earlier version, untouched since) tells
+   * every partition: the registry row is gone, so there is no asking where it was.
+   */
+  private async pushDeletion(): Promise<void> {
+    const id = this.namespaceId ?? 0;
+    const tree = this.knownTree();
+    try {
+      await Promise.all((tree ? [treeIndex(this.env, id, tree)] : allIndexPartitions(this.env)).map((p) => p.deleteSource(id)));
+      this.sql.exec('UPDATE meta SET index_deleted = 1');
+    } catch (e) {
+      console.warn('the index partition could not drop a deleted namespace; the alarm will retry', this.namespaceId, e);
+      void this.ctx.storage.setAlarm(clock.now() + PUSH_RETRY_MS);
+    }
   }
 
   /** A user's pending request here disappears (they were blocked, deactivated or deleted); false when there was none. */
@@ -682,11 +706,11 @@ export class Namespace extends DurableObject<Env> {
     this.rename([{ userId, ...names, version }]);
   }
 
-  // ---- the membership index: outbox pushed to the Directory ----
+  // ---- the membership index: outbox pushed to the tree's index partition ----
 
   /**
    * Delivers any member change still waiting in the outbox (after a crash, say) before a caller
-   * reads the Directory's index, so what the index says includes every acknowledged change.
+   * reads the index partition, so what the index says includes every acknowledged change.
    * Returns whether nothing is left waiting.
    */
   async flushMembershipIndex(): Promise<boolean> {
@@ -702,6 +726,10 @@ export class Namespace extends DurableObject<Env> {
    */
   async alarm(): Promise<void> {
     if (!this.load()) return;
+    if (this.readSettings().deleted) {
+      if (this.sql.exec<{ d: number }>('SELECT index_deleted AS d FROM meta').one().d === 0) await this.pushDeletion();
+      return;
+    }
     this.expireDue();
     await this.push();
     await this.forward();
@@ -732,7 +760,7 @@ export class Namespace extends DurableObject<Env> {
    */
   private scheduleAlarm(): void {
     const now = clock.now();
-    const retry = this.outboxSize() > 0 ? now + PUSH_RETRY_MS : Infinity;
+    const retry = this.outboxSize() > 0 || this.sourceUnpushed() ? now + PUSH_RETRY_MS : Infinity;
     const expiry = this.earliestExpiry();
     this.forwardSince ??= this.log.oldestPendingForward();
     const pending = this.forwardSince;
@@ -765,7 +793,11 @@ export class Namespace extends DurableObject<Env> {
     });
   }
 
-  /** Pushes the outbox to the Directory, oldest first; what was delivered is deleted. */
+  /**
+   * Pushes the outbox to the index partition of this group's or project's tree, oldest first, with
+   * the object's copy of its registry row and its pending requesters' names; what was delivered is
+   * deleted. A newer registry copy alone (a rename) is pushed too.
+   */
   private async push(): Promise<void> {
     const namespaceId = this.namespaceId;
     if (namespaceId === null) return;
@@ -777,7 +809,7 @@ export class Namespace extends DurableObject<Env> {
           PUSH_BATCH,
         )
         .toArray();
-      if (rows.length === 0) return;
+      if (rows.length === 0 && !this.sourceUnpushed()) return;
       const members: MembershipChange[] = rows
         .filter((r) => r.entry === 'member')
         .map((r) => ({
@@ -802,26 +834,70 @@ export class Namespace extends DurableObject<Env> {
           decidedBy: r.created_by,
           decidedAt: r.decided_at,
         }));
+      const pending = requests.filter((r) => r.pending).map((r) => r.userId);
+      const requesters = this.sql
+        .exec<RequesterCopy>(
+          'SELECT user_id AS userId, username, name, requester_version AS version FROM access_requests WHERE user_id IN (SELECT value FROM json_each(?))',
+          JSON.stringify(pending),
+        )
+        .toArray();
       let reply: IndexReply;
+      let source: SourceCopy;
       try {
-        reply = await directory(this.env).applyMembershipChanges(namespaceId, members, requests);
+        source = await this.sourceCopy();
+        reply = await treeIndex(this.env, namespaceId, source.ancestorIds).applyChanges(source, members, requests, requesters);
       } catch (e) {
         console.warn('membership push failed; the alarm will retry', namespaceId, e);
         return;
       }
       this.ctx.storage.transactionSync(() => {
-        this.sql.exec('DELETE FROM outbox WHERE version <= ?', rows[rows.length - 1].version);
+        if (rows.length > 0) this.sql.exec('DELETE FROM outbox WHERE version <= ?', rows[rows.length - 1].version);
+        this.sql.exec('UPDATE meta SET source_pushed = MAX(source_pushed, ?)', source.version);
         // A user changed while this was being made (deleted, blocked, renamed): correct it here
         // too; the removals queue their own outbox rows, pushed by the next turn of this loop.
         this.forget(reply.departed, reply.inactive);
         this.rename(reply.requesters);
       });
       if (reply.departed.length > 0) this.nextExpiry = undefined;
-      if (this.outboxSize() === 0) {
+      if (this.outboxSize() === 0 && !this.sourceUnpushed()) {
         this.scheduleAlarm();
         return;
       }
     }
+  }
+
+  /** The registry row's copy this object holds is newer than the one its index partition took. */
+  private sourceUnpushed(): boolean {
+    const settings = (this.settings ??= this.readSettings());
+    if (settings.deleted || settings.version === 0) return false;
+    return this.sql.exec<{ v: number }>('SELECT source_pushed AS v FROM meta').one().v < settings.version;
+  }
+
+  /** This group or project as its index partition shows it. */
+  private async sourceCopy(): Promise<SourceCopy> {
+    const s = (this.settings ??= this.readSettings());
+    return { id: this.namespaceId ?? 0, kind: this.kind, name: s.name, full_path: s.fullPath, visibility: s.visibility, version: s.version, ancestorIds: await this.tree() };
+  }
+
+  /** Its ancestors, nearest first: as a caller gave them, or asked of the Directory once (Knock has no move). */
+  private async tree(): Promise<number[]> {
+    const known = this.knownTree();
+    if (known) return known;
+    const found = await directory(this.env).resolveNamespace(this.kind, this.namespaceId ?? 0);
+    const ids = found?.ancestorIds ?? [];
+    this.rememberTree(ids);
+    return ids;
+  }
+
+  private knownTree(): number[] | null {
+    if (this.treeIds !== null) return this.treeIds;
+    const stored = this.sql.exec<{ tree_ids: string | null }>('SELECT tree_ids FROM meta').one().tree_ids;
+    return stored === null ? null : (this.treeIds = JSON.parse(stored) as number[]);
+  }
+
+  private rememberTree(ids: number[]): void {
+    this.treeIds = ids;
+    this.sql.exec('UPDATE meta SET tree_ids = ? WHERE tree_ids IS NULL', JSON.stringify(ids));
   }
 
   // ---- events: recorded in the change's transaction, copied up by the alarm ----
@@ -877,7 +953,7 @@ export class Namespace extends DurableObject<Env> {
   private async ancestorGroups(): Promise<number[]> {
     const stored = this.sql.exec<{ ancestor_ids: string | null }>('SELECT ancestor_ids FROM meta').one().ancestor_ids;
     if (stored !== null) return JSON.parse(stored) as number[];
-    const found = await directory(this.env).resolveNamespace(this.kind, this.namespaceId ?? 0, 0);
+    const found = await directory(this.env).resolveNamespace(this.kind, this.namespaceId ?? 0);
     const ids = !found || found.namespace.parent?.kind !== 'group' ? [] : found.ancestorIds;
     this.sql.exec('UPDATE meta SET ancestor_ids = ?', JSON.stringify(ids));
     return ids;
@@ -946,9 +1022,12 @@ export class Namespace extends DurableObject<Env> {
       });
       this.namespaceId = ref.id;
       this.kind = ref.kind;
+      if (ref.ancestorIds) this.rememberTree(ref.ancestorIds);
+      this.takeSnapshot(ref.snapshot);
       await this.push();
     }
     if (this.namespaceId !== ref.id) throw new Error(`namespace object ${this.namespaceId} called as ${ref.id}`);
+    if (ref.ancestorIds && this.treeIds === null) this.rememberTree(ref.ancestorIds);
     const settings = this.takeSnapshot(ref.snapshot);
     if (settings.deleted) return STALE;
     if (ref.byPath && ref.snapshot.version < settings.version) return STALE;

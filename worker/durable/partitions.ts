@@ -65,13 +65,16 @@ let checked: Promise<void> | null = null;
 export const checkPartitionCount = async (env: Env): Promise<void> => {
   const configured = partitionCount(env);
   const recorded = await directory(env).recordPartitionCount(configured);
-  if (recorded !== configured) {
-    raise(
-      problems.unavailable(
-        `DIRECTORY_PARTITIONS is ${configured} but this deployment's data is in ${recorded} partitions; moving data between partitions is not supported, so set it back to ${recorded}`,
-      ),
-    );
+  if (recorded === configured) {
+    // Indexes kept by the version before partitions are copied out before anyone reads them here.
+    await directory(env).moveIndexes();
+    return;
   }
+  raise(
+    problems.unavailable(
+      `DIRECTORY_PARTITIONS is ${configured} but this deployment's data is in ${recorded} partitions; moving data between partitions is not supported, so set it back to ${recorded}`,
+    ),
+  );
 };
 
 /**

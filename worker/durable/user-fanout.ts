@@ -3,6 +3,7 @@ import { accessTokenRecord, epochOf, putAccessToken, putRootRecord, revokeAccess
 import type { UserRow, UserSnapshot } from './directory';
 import { grantsOf } from './grants';
 import type { LoginChange } from './logins';
+import { allIndexPartitions } from './index-partition';
 import { namespaceObject } from './namespace';
 import type { NamespaceSnapshot } from './namespace-registry';
 import { partitionName } from './partitions';
@@ -30,10 +31,6 @@ export interface FanOut {
   logins: { partition: number; change: LoginChange }[];
   /** The user's personal and impersonation tokens (the Directory's `access_tokens`) still live. */
   tokens: LiveToken[];
-  /** Where the requester index says the user has a pending access request. */
-  pendingIn: number[];
-  /** Where the membership index says a deleted user is still a member. */
-  memberOf: number[];
   /** Groups and projects deleted with the user (their personal projects). */
   deletedNamespaces: number[];
   /** The password changed: the browser sessions begun before this version end. */
@@ -63,16 +60,21 @@ export const fanOut = async (env: Env, plan: FanOut): Promise<void> => {
     ...plan.logins.map((l) => env.LOGINS.getByName(partitionName('name', l.partition)).applyLogins([l.change])),
   ]);
   await grantsOf(env, user.id).applyUser(user, plan.endSessions);
+  // Every index partition takes the new names or state first (a push racing this change is then
+  // told to correct it), and says where the user has pending requests and memberships.
+  const found = await Promise.all(allIndexPartitions(env).map((p) => p.applyUser(user)));
+  const pendingIn = found.flatMap((f) => f.pendingIn);
+  const memberOf = user.state === 'deleted' ? found.flatMap((f) => f.memberOf) : [];
   if (isActive(user)) {
     await Promise.all([
-      renameRequester(env, user, plan.pendingIn),
+      renameRequester(env, user, pendingIn),
       ...plan.personalProjects.map((p) => namespaceObject(env, p.id).applySnapshot(p.snapshot)),
     ]);
     return;
   }
-  await removePendingRequestsOf(env, user.id, plan.pendingIn);
+  await removePendingRequestsOf(env, user.id, pendingIn);
   await Promise.all([
-    ...plan.memberOf.map((id) => namespaceObject(env, id).removeDeletedUser(user.id)),
+    ...memberOf.map((id) => namespaceObject(env, id).removeDeletedUser(user.id)),
     ...plan.deletedNamespaces.map((id) => namespaceObject(env, id).markDeleted()),
   ]);
 };

@@ -9,6 +9,7 @@ import {
   type PageOf,
 } from '../durable/namespace';
 import { snapshotOf, type EffectiveMember, type ListFilter, type NamespaceChanges, type NamespaceRow, type NewNamespace } from '../durable/namespace-registry';
+import { treeIndex, userIndexPartitions, type EffectiveMembership } from '../durable/index-partition';
 import { unwrap } from '../durable/result';
 import type { Caller, Env } from '../env';
 import { problems, raise } from '../errors';
@@ -69,8 +70,11 @@ export const createNamespace = async (env: Env, input: NewNamespace): Promise<Na
 export const personalNamespace = async (env: Env, caller: Caller): Promise<NamespaceRow> =>
   unwrap(await directory(env).ensureUserNamespace({ username: caller.username, name: caller.name }));
 
-export const listNamespaces = (env: Env, kind: Kind, filter: ListFilter, page: Window) =>
-  directory(env).listNamespaces(kind.name, filter, page.offset, page.limit);
+/** Groups or projects the user may see: their memberships from their index partitions, the rows from the Directory. */
+export const listNamespaces = async (env: Env, kind: Kind, filter: ListFilter, page: Window) => {
+  const levels = (await Promise.all((await userIndexPartitions(env, filter.userId)).map((p) => p.levelsOf(filter.userId)))).flat();
+  return directory(env).listNamespaces(kind.name, filter, levels, page.offset, page.limit);
+};
 
 /**
  * `PUT /groups/:id`, `PUT /projects/:id`. The Directory applies the change in one transaction
@@ -163,13 +167,45 @@ export const listMembers = async (env: Env, target: Target, page: Window): Promi
   return { total, items: await withUsers(env, items) };
 };
 
-/** Members with those inherited from ancestor groups (the highest level each), from the index. */
+/**
+ * Members with those inherited from ancestor groups (the highest level each), from the index
+ * partition of the tree, with their names from the Directory.
+ */
 export const listAllMembers = async (env: Env, target: Target, page: Window): Promise<{ total: number; members: EffectiveMember[] }> => {
   await assertVisible(env, target);
-  // The index lags only while an outbox row waits; deliver those first (read-your-writes).
+  const scope = await flushedScope(env, target);
+  const { total, members } = await treeIndex(env, target.ref.id, target.ancestorIds).effectiveMembers(scope, page.offset, page.limit);
+  return { total, members: await withNames(env, members) };
+};
+
+/** The group or project and its ancestors, once the index has every change they acknowledged (read-your-writes). */
+const flushedScope = async (env: Env, target: Target): Promise<number[]> => {
   const scope = [target.ref.id, ...target.ancestorIds];
   await Promise.all(scope.map((id) => namespaceObject(env, id).flushMembershipIndex()));
-  return directory(env).listEffectiveMembers(scope, page.offset, page.limit);
+  return scope;
+};
+
+/** Index rows with their users' and adders' names (a deleted user's row is left out). */
+const withNames = async (env: Env, rows: EffectiveMembership[]): Promise<EffectiveMember[]> => {
+  const ids = rows.flatMap((m) => (m.created_by === null ? [m.user_id] : [m.user_id, m.created_by]));
+  const users = new Map((await directory(env).getUsers([...new Set(ids)])).map((u) => [u.id, u]));
+  return rows.flatMap((m) => {
+    const user = users.get(m.user_id);
+    if (!user) return [];
+    const by = m.created_by === null ? undefined : users.get(m.created_by);
+    return [
+      {
+        user_id: m.user_id,
+        username: user.username,
+        name: user.name,
+        state: user.state,
+        access_level: m.access_level,
+        created_at: m.created_at,
+        expires_at: m.expires_at,
+        created_by: by ? { id: by.id, username: by.username, name: by.name } : null,
+      },
+    ];
+  });
 };
 
 /** One direct member (`GET /:kind/:id/members/:user_id`). */
@@ -179,9 +215,9 @@ export const getMember = async (env: Env, target: Target, userId: number): Promi
 /** One member, direct or inherited, at their highest level (`GET /:kind/:id/members/all/:user_id`). */
 export const getEffectiveMember = async (env: Env, target: Target, userId: number): Promise<EffectiveMember> => {
   await assertVisible(env, target);
-  const scope = [target.ref.id, ...target.ancestorIds];
-  await Promise.all(scope.map((id) => namespaceObject(env, id).flushMembershipIndex()));
-  return (await directory(env).effectiveMember(scope, userId)) ?? raise(problems.notFound('Member'));
+  const scope = await flushedScope(env, target);
+  const { members } = await treeIndex(env, target.ref.id, target.ancestorIds).effectiveMembers(scope, 0, 1, userId);
+  return (await withNames(env, members))[0] ?? raise(problems.notFound('Member'));
 };
 
 /** `POST /:kind/:id/members`; a pending request of that user goes in the same transaction. */

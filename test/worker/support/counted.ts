@@ -18,6 +18,7 @@ const BINDINGS = {
   AUDIT_LOG: 'AuditLog',
   CLIENT_HOLDERS: 'ClientHolders',
   LOGINS: 'Logins',
+  INDEX_PARTITIONS: 'IndexPartition',
 } as const;
 
 /** `env` with every Durable Object binding wrapped to report each method call made through `getByName`. */

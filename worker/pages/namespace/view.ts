@@ -1,7 +1,7 @@
 import { ACCESS_LEVELS, type AccessLevel } from '../../../shared/access-levels';
 import { mayGrantLevel, type Kind, type Standing } from '../../auth/policy';
 import { clock } from '../../clock';
-import { directory } from '../../durable/directory';
+import { treeIndex } from '../../durable/index-partition';
 import type { NamespaceRow } from '../../durable/namespace-registry';
 import type { Target } from '../../api/finder';
 import * as service from '../../services/namespaces';
@@ -47,7 +47,7 @@ export const loadView = async (c: PageContext, kind: Kind, target: Target, flash
   const [standing, row, pending] = await Promise.all([
     service.standingOn(c.env, target),
     service.describe(c.env, kind, target),
-    directory(c.env).pendingRequestsOf(c.var.viewer.user.id),
+    treeIndex(c.env, target.id, target.ancestorIds).pendingRequestsOf(c.var.viewer.user.id),
   ]);
   return {
     c,

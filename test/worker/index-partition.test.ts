@@ -1,0 +1,119 @@
+import { env } from 'cloudflare:workers';
+import { describe, expect, it } from 'vitest';
+import { DEVELOPER, MAINTAINER, OWNER } from '../../shared/access-levels';
+import { DELETED_VERSION } from '../../worker/durable/directory';
+import { grantsOf } from '../../worker/durable/grants';
+import type { SourceCopy } from '../../worker/durable/index-partition';
+import type { MembershipChange, RequestChange } from '../../worker/durable/namespace-registry';
+
+/**
+ * One partition of the membership, requester and inbox indexes, driven the way the namespaces'
+ * objects, the user fan-out and the migration drive it: the inbox it keeps for a tree's managers,
+ * the copies of names and states it shows, and what it tells a pushing object to correct.
+ */
+
+/** Partitions no group's tree routes to (the count is at most 1,024), one per test. */
+let next = 2_000;
+const partition = () => env.INDEX_PARTITIONS.getByName(`index:${next++}`);
+
+const group = (id: number, name = `g${id}`): SourceCopy => ({ id, kind: 'group', name, full_path: name, visibility: 'private', version: 1, ancestorIds: [] });
+const project = (id: number, parent: SourceCopy, name = `p${id}`): SourceCopy => ({
+  id,
+  kind: 'project',
+  name,
+  full_path: `${parent.full_path}/${name}`,
+  visibility: 'private',
+  version: 1,
+  ancestorIds: [parent.id, ...parent.ancestorIds],
+});
+const member = (userId: number, accessLevel: number, version: number): MembershipChange => ({ userId, accessLevel, createdAt: '2026-01-01T00:00:00.000Z', createdBy: null, version });
+const request = (userId: number, pending: boolean, version: number, requestedAt = '2026-01-02T00:00:00.000Z'): RequestChange => ({
+  userId,
+  pending,
+  version,
+  requestedAt,
+  outcome: pending ? null : 'denied',
+  grantedLevel: null,
+  expiresAt: null,
+  decidedBy: null,
+  decidedAt: pending ? null : '2026-01-03T00:00:00.000Z',
+});
+const names = (userId: number, version = 1) => ({ userId, username: `u${userId}`, name: `User ${userId}`, version });
+
+const inboxOf = async (p: ReturnType<typeof partition>, userId: number) => {
+  const { version, page } = await p.inbox({ userId, admin: false }, {}, 0, 20, null);
+  return { version, items: page?.items.map((i) => `${i.source_full_path}:${i.username}:${i.access_level}`) ?? [] };
+};
+
+describe('an index partition', () => {
+  it('shows a request in a group to the Owners above it, with the names copied in, and takes it away when decided', async () => {
+    const p = partition();
+    const g = group(1);
+    const pr = project(2, g);
+    await p.applyChanges(g, [member(10, OWNER, 1)], [], []);
+    await p.applyChanges(pr, [member(11, MAINTAINER, 1)], [], []);
+    await p.applyChanges(pr, [], [request(20, true, 2)], [names(20)]);
+    expect((await inboxOf(p, 10)).items).toEqual(['g1/p2:u20:50']);
+    expect((await inboxOf(p, 11)).items).toEqual(['g1/p2:u20:40']);
+    const before = (await inboxOf(p, 10)).version;
+    expect((await p.inbox({ userId: 10, admin: false }, {}, 0, 20, before)).page).toBeNull();
+
+    await p.applyChanges(pr, [member(20, DEVELOPER, 4)], [{ ...request(20, false, 3), outcome: 'approved', grantedLevel: DEVELOPER, decidedAt: new Date().toISOString() }], []);
+    expect(await inboxOf(p, 10)).toEqual({ version: before + 1, items: [] });
+    expect((await p.ownRequests(20, false)).map((r) => [r.source_full_path, r.outcome])).toEqual([['g1/p2', 'approved']]);
+    expect(await p.inheritedLevel(10, [1])).toBe(OWNER);
+    // Each user with rows here was told so in their Grants object before the push answered.
+    for (const user of [10, 11, 20]) expect(await grantsOf(env, user).indexPartitions()).toContain(next - 1);
+  });
+
+  it('applies each change once, oldest never over newest, and forgets a deleted group or project for good', async () => {
+    const p = partition();
+    const g = group(1);
+    await p.applyChanges(g, [member(10, OWNER, 2)], [], []);
+    await p.applyChanges(g, [member(10, DEVELOPER, 1)], [], []);
+    expect(await p.membershipOf(1, 10)).toEqual({ access_level: OWNER, version: 2 });
+    await p.deleteSource(1);
+    await p.applyChanges(g, [member(11, OWNER, 3)], [request(20, true, 4)], [names(20)]);
+    expect(await p.membershipOf(1, 11)).toBeNull();
+    expect(await p.pendingRequestsOf(20)).toEqual([]);
+  });
+
+  it('follows a rename of the source and of the requester, and hides a blocked requester', async () => {
+    const p = partition();
+    const g = group(1);
+    await p.applyChanges(g, [member(10, OWNER, 1)], [request(20, true, 2)], [names(20)]);
+    const v1 = (await inboxOf(p, 10)).version;
+    await p.applySource({ ...g, name: 'renamed', full_path: 'renamed', version: 2 });
+    await p.applySource({ ...g, name: 'older', full_path: 'older', version: 1 });
+    const renamed = await inboxOf(p, 10);
+    expect(renamed.items).toEqual(['renamed:u20:50']);
+    expect(renamed.version).toBeGreaterThan(v1);
+
+    expect(await p.applyUser({ id: 20, username: 'u20-new', name: 'New', email: null, admin: false, state: 'active', created_at: '', version: 2, builtin: false })).toEqual({ pendingIn: [1], memberOf: [] });
+    expect((await inboxOf(p, 10)).items).toEqual(['renamed:u20-new:50']);
+    await p.applyUser({ id: 20, username: 'u20-new', name: 'New', email: null, admin: false, state: 'blocked', created_at: '', version: 3, builtin: false });
+    expect((await inboxOf(p, 10)).items).toEqual([]);
+    // A push that raced the block is told to remove the request.
+    expect(await p.applyChanges(g, [], [request(20, true, 5)], [names(20, 1)])).toEqual({ departed: [], inactive: [20], requesters: [] });
+  });
+
+  it('tells a pushing object which new members were deleted meanwhile, and finds sole Owners', async () => {
+    const p = partition();
+    const g = group(1);
+    await p.applyChanges(g, [member(10, OWNER, 1), member(11, OWNER, 2)], [], []);
+    expect(await p.soleOwnedGroups(10)).toEqual([]);
+    await p.applyUser({ id: 11, state: 'deleted', version: DELETED_VERSION });
+    expect(await p.soleOwnedGroups(10)).toEqual([1]);
+    expect((await p.applyChanges(g, [member(11, DEVELOPER, 3)], [], [])).departed).toEqual([11]);
+  });
+
+  it('takes the old index by fill, forward-only', async () => {
+    const p = partition();
+    const g = group(1);
+    await p.applyChanges(g, [member(10, OWNER, 5)], [], []);
+    await p.fill([{ source: g, members: [member(10, DEVELOPER, 3), member(12, MAINTAINER, 4)], requests: [request(20, true, 2)], requesters: [names(20)], users: [] }]);
+    expect(await p.membershipOf(1, 10)).toEqual({ access_level: OWNER, version: 5 });
+    expect(await p.membershipOf(1, 12)).toEqual({ access_level: MAINTAINER, version: 4 });
+    expect((await inboxOf(p, 10)).items).toEqual(['g1:u20:50']);
+  });
+});

@@ -1,0 +1,15 @@
+import { env } from 'cloudflare:workers';
+import { allIndexPartitions } from '../../../worker/durable/index-partition';
+
+/**
+ * What the membership and requester indexes say, wherever they keep it: a test does not need to
+ * know a group's or project's tree to ask, so these ask every index partition.
+ */
+
+/** The index's row for one user in one group or project (level 0 once removed), or null. */
+export const indexedMembership = async (namespaceId: number, userId: number) =>
+  (await Promise.all(allIndexPartitions(env).map((p) => p.membershipOf(namespaceId, userId)))).find((m) => m !== null) ?? null;
+
+/** The groups and projects where the requester index has a user's pending requests, by id. */
+export const indexedPendingRequests = async (userId: number) =>
+  (await Promise.all(allIndexPartitions(env).map((p) => p.pendingRequestsOf(userId)))).flat().sort((a, b) => a.id - b.id);

@@ -1,0 +1,73 @@
+import { INBOX_TABLES_V1 } from './inbox-schema';
+
+/**
+ * The tables of one index partition (`IndexPartition`, named `index:<p>`): the membership,
+ * requester and inbox indexes of the trees whose root's id falls in partition p, with the same
+ * columns as the Directory's, so namespace-registry.ts and inbox-index.ts run over them unchanged.
+ *
+ * `namespaces` and `users` are copies, not registries: no uniqueness (a rename swap may pass
+ * through two rows with one name), each row kept with the registry's or users row's version, and
+ * only the columns the indexes read. An ancestor known only by id is a placeholder (version 0)
+ * until its own object pushes its copy. `deleted_namespaces` remembers groups and projects deleted
+so that a late push cannot bring their rows back. `known_users`: users with rows here, and whether
+their `Grants` object has recorded this partition (`registered`). Append new
+ * migrations; never edit one that has shipped.
+ */
+export const indexPartitionMigrations = [
+  `CREATE TABLE namespaces (
+     id INTEGER PRIMARY KEY,
+     kind TEXT NOT NULL,
+     name TEXT NOT NULL,
+     path TEXT NOT NULL DEFAULT '',
+     full_path TEXT NOT NULL,
+     full_name TEXT NOT NULL DEFAULT '',
+     parent_id INTEGER,
+     visibility TEXT NOT NULL,
+     request_access_enabled INTEGER NOT NULL DEFAULT 1,
+     description TEXT NOT NULL DEFAULT '',
+     creator_id INTEGER,
+     created_at TEXT NOT NULL DEFAULT '',
+     version INTEGER NOT NULL
+   );
+   CREATE INDEX namespaces_parent ON namespaces (parent_id);
+   CREATE TABLE users (
+     id INTEGER PRIMARY KEY,
+     username TEXT NOT NULL,
+     name TEXT NOT NULL,
+     state TEXT NOT NULL,
+     version INTEGER NOT NULL
+   );
+   CREATE TABLE memberships (
+     user_id INTEGER NOT NULL,
+     namespace_id INTEGER NOT NULL,
+     access_level INTEGER NOT NULL,
+     created_at TEXT NOT NULL,
+     created_by INTEGER,
+     version INTEGER NOT NULL,
+     expires_at TEXT,
+     PRIMARY KEY (user_id, namespace_id)
+   ) WITHOUT ROWID;
+   CREATE INDEX memberships_namespace ON memberships (namespace_id, access_level);
+   CREATE TABLE pending_requests (
+     user_id INTEGER NOT NULL,
+     namespace_id INTEGER NOT NULL,
+     pending INTEGER NOT NULL,
+     version INTEGER NOT NULL,
+     requested_at TEXT,
+     outcome TEXT,
+     access_level INTEGER,
+     expires_at TEXT,
+     decided_by INTEGER,
+     decided_at TEXT,
+     PRIMARY KEY (user_id, namespace_id)
+   ) WITHOUT ROWID;
+   CREATE INDEX pending_requests_open ON pending_requests (requested_at, namespace_id, user_id) WHERE pending = 1;
+   ${INBOX_TABLES_V1}
+   CREATE TABLE known_users (
+     user_id INTEGER PRIMARY KEY,
+     registered INTEGER NOT NULL
+   );
+   CREATE TABLE deleted_namespaces (
+     id INTEGER PRIMARY KEY
+   );`,
+];

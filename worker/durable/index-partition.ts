@@ -1,0 +1,327 @@
+import { DurableObject } from 'cloudflare:workers';
+import { clock, todayUtc } from '../clock';
+import type { Env } from '../env';
+import { OWNER } from '../../shared/access-levels';
+import type { IndexReply, UserSnapshot } from './directory';
+import { grantsOf } from './grants';
+import { readInbox, requesterChanged, sourcesRenamed, requestsDeletedWith, type InboxFilter, type InboxPage, type InboxReader, type OwnRequestRow } from './inbox-index';
+import { indexPartitionMigrations } from './index-partition-schema';
+import { migrate } from './migrations';
+import { applyMembershipChanges, highestLevelIn, pendingRequestsOf, visibleOwnRequests, type MembershipChange, type RequestChange } from './namespace-registry';
+import { partitionCount, partitionName, partitionOfId } from './partitions';
+
+/**
+ * One partition of the membership, requester and inbox indexes (issue 16: no global object on
+ * request, approve or deny). Every group and project belongs to one tree, named by its root (its
+ * top-level group, or for a personal project its user's namespace); a tree's rows all live in the
+ * partition of the root's id. Everything the inbox reasons about (the managers of a request's
+ * chain, a group's requests judged again when its members change) stays within one tree, so it
+ * stays one transaction in one object, with the same functions the Directory ran
+ * (namespace-registry.ts, inbox-index.ts).
+ *
+ * What the indexes show beside their rows is copied in: a group's or project's name, full path
+ * and visibility come with each push of its object and with every newer registry version; a
+ * requester's names with their request; a user's state from the user fan-out. Each copy is
+ * forward-only by the version of the row it copies.
+ */
+
+/** A group or project as its object pushes it: the registry row's copy, and its ancestors. */
+export interface SourceCopy {
+  id: number;
+  kind: 'group' | 'project';
+  name: string;
+  full_path: string;
+  visibility: string;
+  /** The registry row's version. */
+  version: number;
+  /** Nearest first: ancestor groups, then (a personal project) the user's namespace; the root last. */
+  ancestorIds: number[];
+}
+
+/** A requester's names as their request row holds them, with the users row's version. */
+export type RequesterCopy = {
+  userId: number;
+  username: string;
+  name: string;
+  version: number;
+};
+
+/** One group's or project's rows of the old Directory's index, with the users they name. */
+export interface IndexFill {
+  source: SourceCopy;
+  members: MembershipChange[];
+  requests: RequestChange[];
+  requesters: RequesterCopy[];
+  users: UserSnapshot[];
+}
+
+/** A user's highest membership of a group or project and its ancestors, without their names. */
+export type EffectiveMembership = {
+  user_id: number;
+  access_level: number;
+  created_at: string;
+  created_by: number | null;
+  expires_at: string | null;
+};
+
+/**
+ * The index partition holding the rows of a group's or project's tree: the partition of its root's
+ * id (its last ancestor, or itself).
+ */
+export const treeIndex = (env: Env, id: number, ancestorIds: readonly number[]) => indexPartition(env, partitionOfId(ancestorIds.at(-1) ?? id, partitionCount(env)));
+
+/** One index partition by number. */
+export const indexPartition = (env: Env, partition: number) => env.INDEX_PARTITIONS.getByName(partitionName('index', partition));
+
+/** Every index partition (administrators' inbox, the user fan-out, user deletion, tests). */
+export const allIndexPartitions = (env: Env) => Array.from({ length: partitionCount(env) }, (_, p) => indexPartition(env, p));
+
+/** The index partitions holding rows of a user, as their `Grants` object lists them. */
+export const userIndexPartitions = async (env: Env, userId: number) => (await grantsOf(env, userId).indexPartitions()).map((p) => indexPartition(env, p));
+
+export class IndexPartition extends DurableObject<Env> {
+  private readonly sql: SqlStorage;
+
+  constructor(ctx: DurableObjectState, env: Env) {
+    super(ctx, env);
+    this.sql = ctx.storage.sql;
+    migrate(ctx.storage, indexPartitionMigrations);
+  }
+
+  // ---- writes: from the namespaces' objects, the user fan-out and the migration ----
+
+  /**
+   * A namespace object's outbox (namespace-registry.ts `applyMembershipChanges`), with its copy of
+   * the registry row and its pending requesters' names. The answer says what the object must still
+   * correct (as the Directory's did): members whose users were deleted, requesters no longer
+   * active, and requesters' newer names.
+   */
+  async applyChanges(source: SourceCopy, members: MembershipChange[], requests: RequestChange[], requesters: RequesterCopy[]): Promise<IndexReply> {
+    const reply = this.applyLocally(source, members, requests, requesters);
+    await this.registerUsers();
+    return reply;
+  }
+
+  /** The transaction of `applyChanges`. */
+  private applyLocally(source: SourceCopy, members: MembershipChange[], requests: RequestChange[], requesters: RequesterCopy[]): IndexReply {
+    return this.ctx.storage.transactionSync(() => {
+      const reply: IndexReply = { departed: [], inactive: [], requesters: [] };
+      if (this.isDeleted(source.id)) return reply;
+      this.takeSource(source);
+      for (const r of requesters) this.takeRequester(r);
+      applyMembershipChanges(this.sql, source.id, members, requests);
+      // Members, and requesters (a decided request stays in their own view for a while).
+      const arrived = [...members.filter((c) => c.accessLevel > 0), ...requests].map((c) => c.userId);
+      for (const id of arrived) this.sql.exec('INSERT INTO known_users (user_id, registered) VALUES (?, 0) ON CONFLICT (user_id) DO NOTHING', id);
+      for (const c of members) if (c.accessLevel > 0 && this.userState(c.userId) === 'deleted') reply.departed.push(c.userId);
+      for (const r of requests) {
+        if (!r.pending) continue;
+        const user = this.sql
+          .exec<{ username: string; name: string; state: string; version: number }>('SELECT username, name, state, version FROM users WHERE id = ?', r.userId)
+          .toArray()[0];
+        if (user && user.state !== 'active') reply.inactive.push(r.userId);
+        else if (user) reply.requesters.push({ userId: r.userId, username: user.username, name: user.name, version: user.version });
+      }
+      return reply;
+    });
+  }
+
+  /** A newer registry row of a group or project (a rename, a settings change): the inbox shows it. */
+  applySource(source: SourceCopy): void {
+    this.ctx.storage.transactionSync(() => {
+      if (!this.isDeleted(source.id)) this.takeSource(source);
+    });
+  }
+
+  /** A group or project was deleted: its rows go, and stay gone whatever push arrives late. */
+  deleteSource(id: number): void {
+    this.ctx.storage.transactionSync(() => {
+      this.sql.exec('INSERT INTO deleted_namespaces (id) VALUES (?) ON CONFLICT (id) DO NOTHING', id);
+      this.sql.exec('DELETE FROM memberships WHERE namespace_id = ?', id);
+      requestsDeletedWith(this.sql, id);
+      this.sql.exec('DELETE FROM pending_requests WHERE namespace_id = ?', id);
+      this.sql.exec('DELETE FROM namespaces WHERE id = ?', id);
+    });
+  }
+
+  /**
+   * The user fan-out: a user's newer names or state (a deleted user is final). Inboxes showing
+   * their requests are told. Returns where this partition has the user's pending requests and
+   * memberships, for the fan-out to reach.
+   */
+  applyUser(snapshot: UserSnapshot): { pendingIn: number[]; memberOf: number[] } {
+    return this.ctx.storage.transactionSync(() => {
+      const before = this.sql.exec<{ version: number }>('SELECT version FROM users WHERE id = ?', snapshot.id).toArray()[0];
+      if (!before || before.version < snapshot.version) {
+        const names = 'username' in snapshot ? snapshot : this.sql.exec<{ username: string; name: string }>('SELECT username, name FROM users WHERE id = ?', snapshot.id).toArray()[0];
+        this.sql.exec(
+          `INSERT INTO users (id, username, name, state, version) VALUES (?, ?, ?, ?, ?)
+           ON CONFLICT (id) DO UPDATE SET username = excluded.username, name = excluded.name, state = excluded.state, version = excluded.version`,
+          snapshot.id,
+          names?.username ?? '',
+          names?.name ?? '',
+          snapshot.state,
+          snapshot.version,
+        );
+        requesterChanged(this.sql, snapshot.id);
+      }
+      return {
+        pendingIn: pendingRequestsOf(this.sql, snapshot.id).map((n) => n.id),
+        memberOf: this.sql.exec<{ id: number }>('SELECT namespace_id AS id FROM memberships WHERE user_id = ? AND access_level > 0', snapshot.id).toArray().map((r) => r.id),
+      };
+    });
+  }
+
+  // ---- the migration from the Directory's index ----
+
+  /**
+   * Rows the old Directory's index held for groups and projects of this partition (written by the
+   * version before partitions), applied like pushes: forward-only by version, so a newer push that
+   * already arrived wins, and copying twice changes nothing.
+   */
+  async fill(items: IndexFill[]): Promise<void> {
+    this.ctx.storage.transactionSync(() => {
+      for (const item of items) {
+        for (const u of item.users) this.applyUser(u);
+        this.applyLocally(item.source, item.members, item.requests, item.requesters);
+      }
+    });
+    await this.registerUsers();
+  }
+
+  /**
+   * Users who got their first row here are told, in their `Grants` object, that this partition
+   * holds rows of theirs (their inbox and own requests are read from those partitions alone). Done
+   * before the change that brought them answers; a failure fails the push, whose retry does it.
+   */
+  private async registerUsers(): Promise<void> {
+    const waiting = this.sql.exec<{ user_id: number }>('SELECT user_id FROM known_users WHERE registered = 0').toArray().map((r) => r.user_id);
+    if (waiting.length === 0) return;
+    const partition = this.partition();
+    await Promise.all(waiting.map((id) => grantsOf(this.env, id).addIndexPartitions([partition])));
+    this.sql.exec('UPDATE known_users SET registered = 1 WHERE user_id IN (SELECT value FROM json_each(?))', JSON.stringify(waiting));
+  }
+
+  /** This partition's number, from its name (`index:<p>`). */
+  private partition(): number {
+    const p = Number(this.ctx.id.name?.split(':')[1]);
+    if (!Number.isInteger(p)) throw new Error(`an index partition is named index:<number>, not ${this.ctx.id.name}`);
+    return p;
+  }
+
+  // ---- reads ----
+
+  /** A user's highest level in these groups (a tree's ancestors of a group or project). */
+  inheritedLevel(userId: number, ancestorIds: number[]): number {
+    return highestLevelIn(this.sql, userId, ancestorIds);
+  }
+
+  /** The reader's inbox here (inbox-index.ts); only the version while it is `knownVersion`. */
+  inbox(reader: InboxReader, filter: InboxFilter, offset: number, limit: number, knownVersion: number | 'any' | null): { version: number; page: InboxPage | null } {
+    return this.ctx.storage.transactionSync(() => readInbox(this.sql, reader, filter, offset, limit, knownVersion, todayUtc()));
+  }
+
+  /** A requester's own requests here that they may see, oldest first. */
+  ownRequests(userId: number, admin: boolean): OwnRequestRow[] {
+    return visibleOwnRequests(this.sql, userId, admin, clock.now());
+  }
+
+  /** Where a user has pending access requests here. */
+  pendingRequestsOf(userId: number) {
+    return pendingRequestsOf(this.sql, userId);
+  }
+
+  /** The user's memberships here, as `[namespace id, level]` (the lists of groups and projects they reach). */
+  levelsOf(userId: number): [number, number][] {
+    return this.sql
+      .exec<{ namespace_id: number; access_level: number }>('SELECT namespace_id, access_level FROM memberships WHERE user_id = ? AND access_level > 0', userId)
+      .toArray()
+      .map((r) => [r.namespace_id, r.access_level]);
+  }
+
+  /**
+   * Members of a group or project and of its ancestors (all in this tree), each user once at their
+   * highest level, by user id; their names are the Directory's to add.
+   */
+  effectiveMembers(namespaceIds: number[], offset: number, limit: number, onlyUserId?: number): { total: number; members: EffectiveMembership[] } {
+    const scope = `namespace_id IN (SELECT value FROM json_each(?)) AND access_level > 0 AND (? IS NULL OR user_id = ?)`;
+    const args = [JSON.stringify(namespaceIds), onlyUserId ?? null, onlyUserId ?? null];
+    const total = this.sql.exec<{ n: number }>(`SELECT COUNT(DISTINCT user_id) AS n FROM memberships WHERE ${scope}`, ...args).one().n;
+    // SQLite takes the bare columns of an aggregate query from the row holding the MAX.
+    const members = this.sql
+      .exec<EffectiveMembership>(
+        `SELECT user_id, MAX(access_level) AS access_level, created_at, created_by, expires_at FROM memberships
+         WHERE ${scope} GROUP BY user_id ORDER BY user_id LIMIT ? OFFSET ?`,
+        ...args,
+        limit,
+        offset,
+      )
+      .toArray();
+    return { total, members };
+  }
+
+  /** Groups here of which the user is the only direct Owner (GitLab's `solo_owned_groups`). */
+  soleOwnedGroups(userId: number): number[] {
+    return this.sql
+      .exec<{ id: number }>(
+        `SELECT m.namespace_id AS id FROM memberships m JOIN namespaces n ON n.id = m.namespace_id AND n.kind = 'group'
+         WHERE m.user_id = ? AND m.access_level = ${OWNER} AND NOT EXISTS (
+           SELECT 1 FROM memberships o WHERE o.namespace_id = m.namespace_id AND o.user_id != m.user_id AND o.access_level = ${OWNER}
+             AND NOT EXISTS (SELECT 1 FROM users u WHERE u.id = o.user_id AND u.state = 'deleted'))`,
+        userId,
+      )
+      .toArray()
+      .map((r) => r.id);
+  }
+
+  /** The index's view of one user in one group or project (tests of convergence). */
+  membershipOf(namespaceId: number, userId: number): { access_level: number; version: number } | null {
+    return (
+      this.sql
+        .exec<{ access_level: number; version: number }>('SELECT access_level, version FROM memberships WHERE namespace_id = ? AND user_id = ?', namespaceId, userId)
+        .toArray()[0] ?? null
+    );
+  }
+
+  // ---- helpers ----
+
+  private isDeleted(id: number): boolean {
+    return this.sql.exec('SELECT 1 FROM deleted_namespaces WHERE id = ?', id).toArray().length > 0;
+  }
+
+  private userState(id: number): string | null {
+    return this.sql.exec<{ state: string }>('SELECT state FROM users WHERE id = ?', id).toArray()[0]?.state ?? null;
+  }
+
+  /** Takes a newer copy of the source's registry row; its ancestors are placeholders until their own copies come. */
+  private takeSource(source: SourceCopy): void {
+    // Ancestors are groups, but for a personal project's user namespace, which holds no members.
+    const chain = [{ id: source.id, kind: source.kind as string }, ...source.ancestorIds.map((id) => ({ id, kind: 'group' }))];
+    chain.forEach((n, i) => {
+      this.sql.exec(
+        `INSERT INTO namespaces (id, kind, name, full_path, parent_id, visibility, version) VALUES (?, ?, '', '', ?, 'private', 0)
+         ON CONFLICT (id) DO UPDATE SET parent_id = excluded.parent_id`,
+        n.id,
+        n.kind,
+        chain[i + 1]?.id ?? null,
+      );
+    });
+    const before = this.sql.exec<{ name: string; full_path: string; version: number }>('SELECT name, full_path, version FROM namespaces WHERE id = ?', source.id).one();
+    if (before.version >= source.version) return;
+    this.sql.exec('UPDATE namespaces SET name = ?, path = ?, full_path = ?, visibility = ?, version = ? WHERE id = ?', source.name, source.full_path.split('/').at(-1) ?? '', source.full_path, source.visibility, source.version, source.id);
+    if (before.version > 0 && (before.name !== source.name || before.full_path !== source.full_path)) sourcesRenamed(this.sql, [source.id]);
+  }
+
+  /** A requester's names from their request row, when newer than the copy (a state is the fan-out's to change). */
+  private takeRequester(r: RequesterCopy): void {
+    this.sql.exec(
+      `INSERT INTO users (id, username, name, state, version) VALUES (?, ?, ?, 'active', ?)
+       ON CONFLICT (id) DO UPDATE SET username = excluded.username, name = excluded.name, version = excluded.version
+       WHERE excluded.version > users.version`,
+      r.userId,
+      r.username,
+      r.name,
+      r.version,
+    );
+  }
+}
