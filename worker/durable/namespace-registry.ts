@@ -325,7 +325,12 @@ export const listNamespaces = (
       SELECT c.id, reach.lvl FROM namespaces c JOIN reach ON c.parent_id = reach.id
     ),
     eff (id, lvl) AS (SELECT id, MAX(lvl) FROM reach GROUP BY id)`;
-  const from = `FROM namespaces n LEFT JOIN eff ON eff.id = n.id LEFT JOIN namespaces p ON p.id = n.parent_id WHERE ${where.join(' AND ')}`;
+  // When only what the user reaches can match (their memberships, or a level), the query starts
+  // from those rows (CROSS JOIN fixes SQLite's join order), so it costs what the user reaches, not
+  // every group or project of the deployment; otherwise it walks the namespaces by id.
+  const onlyReached = filter.membership === true || (filter.minAccessLevel !== undefined && !filter.admin);
+  const joined = onlyReached ? 'FROM eff CROSS JOIN namespaces n ON n.id = eff.id' : 'FROM namespaces n LEFT JOIN eff ON eff.id = n.id';
+  const from = `${joined} LEFT JOIN namespaces p ON p.id = n.parent_id WHERE ${where.join(' AND ')}`;
   const reached = JSON.stringify(levels);
   const total = sql.exec<{ n: number }>(`${reach} SELECT COUNT(*) AS n ${from}`, reached, ...args).one().n;
   const rows = sql
