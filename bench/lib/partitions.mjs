@@ -91,25 +91,10 @@ export const SEEDS = [
             `INSERT INTO namespaces (id, kind, name, path, full_path, full_name, parent_id, visibility, request_access_enabled, description, creator_id, created_at) VALUES (?, 'project', 'app', 'app', ?, ?, ?, 'private', 1, '', ?, ?)`,
             group(u.n) + 1, `${path}/app`, `${path} / app`, group(u.n), u.id, at,
           ],
-          [`INSERT INTO memberships (user_id, namespace_id, access_level, created_at, created_by, version) VALUES (?, ?, 50, ?, ?, 1)`, u.id, group(u.n), at, u.id],
-        );
-      } else if (owner > 0 && u.n % 10 === 5) {
-        // Waiting for access to the group: the requester index, the request's scopes, the owner's inbox.
-        rows.push(
-          [`INSERT INTO pending_requests (user_id, namespace_id, pending, version, requested_at) VALUES (?, ?, 1, 1, ?)`, u.id, group(owner), at],
-          [`INSERT INTO request_scopes (scope_id, namespace_id, user_id) VALUES (?, ?, ?)`, group(owner), group(owner), u.id],
-          [`INSERT INTO inbox (manager_id, namespace_id, user_id, requested_at, kind, access_level) VALUES (?, ?, ?, ?, 'group', 50)`, u.id - 5, group(owner), u.id, at],
-        );
-      } else if (owner > 0) {
-        // A member, approved some time ago.
-        rows.push(
-          [`INSERT INTO memberships (user_id, namespace_id, access_level, created_at, created_by, version) VALUES (?, ?, 30, ?, ?, 1)`, u.id, group(owner), at, u.id - (u.n % 10)],
-          [
-            `INSERT INTO pending_requests (user_id, namespace_id, pending, version, requested_at, outcome, access_level, decided_by, decided_at) VALUES (?, ?, 0, 1, ?, 'approved', 30, ?, ?)`,
-            u.id, group(owner), at, u.id - (u.n % 10), at,
-          ],
         );
       }
+      // The indexes were moved to the index partitions (the seeds write them there).
+      rows.push([`INSERT OR IGNORE INTO settings (name, value) VALUES ('indexes_moved', 'done')`]);
       // The copy of login records to the name partitions is complete (the seeds write them there).
       rows.push([`INSERT OR IGNORE INTO settings (name, value) VALUES ('logins_backfill', 'done')`]);
       return rows;
@@ -132,7 +117,52 @@ export const SEEDS = [
       return rows;
     },
   },
+  {
+    // The membership, requester and inbox indexes of each synthetic group's tree, in the partition
+    // of the tree's root (the group), with the copies of names they keep.
+    binding: 'INDEX_PARTITIONS',
+    object: (u) => `index:${treePartition(u)}`,
+    every: () => Array.from({ length: PARTITIONS }, (_, p) => `index:${p}`),
+    rows: (u) => {
+      const at = '2026-01-01T00:00:00.000Z';
+      const owner = u.n - (u.n % 10);
+      if (owner === 0) return [];
+      const group = u.nsBase + 3 * owner + 1;
+      const rows = [
+        [`INSERT INTO users (id, username, name, state, version) VALUES (?, ?, ?, 'active', 1)`, u.id, u.username, `Synthetic User ${u.n}`],
+        [`INSERT INTO known_users (user_id, registered) VALUES (?, 1)`, u.id],
+      ];
+      if (owner === u.n) {
+        const path = `synthetic-group-${u.n}`;
+        rows.push(
+          [`INSERT INTO namespaces (id, kind, name, full_path, parent_id, visibility, version) VALUES (?, 'group', ?, ?, NULL, 'private', 1)`, group, path, path],
+          [`INSERT INTO namespaces (id, kind, name, full_path, parent_id, visibility, version) VALUES (?, 'project', 'app', ?, ?, 'private', 1)`, group + 1, `${path}/app`, group],
+          [`INSERT INTO memberships (user_id, namespace_id, access_level, created_at, created_by, version) VALUES (?, ?, 50, ?, ?, 1)`, u.id, group, at, u.id],
+        );
+      } else if (u.n % 10 === 5) {
+        // Waiting for access to the group: the requester index, the request's scopes, the owner's inbox.
+        rows.push(
+          [`INSERT INTO pending_requests (user_id, namespace_id, pending, version, requested_at) VALUES (?, ?, 1, 1, ?)`, u.id, group, at],
+          [`INSERT INTO request_scopes (scope_id, namespace_id, user_id) VALUES (?, ?, ?)`, group, group, u.id],
+          [`INSERT INTO inbox (manager_id, namespace_id, user_id, requested_at, kind, access_level) VALUES (?, ?, ?, ?, 'group', 50)`, u.id - 5, group, u.id, at],
+        );
+      } else {
+        // A member, approved some time ago.
+        rows.push(
+          [`INSERT INTO memberships (user_id, namespace_id, access_level, created_at, created_by, version) VALUES (?, ?, 30, ?, ?, 1)`, u.id, group, at, u.id - (u.n % 10)],
+          [
+            `INSERT INTO pending_requests (user_id, namespace_id, pending, version, requested_at, outcome, access_level, decided_by, decided_at) VALUES (?, ?, 0, 1, ?, 'approved', 30, ?, ?)`,
+            u.id, group, at, u.id - (u.n % 10), at,
+          ],
+        );
+      }
+      return rows;
+    },
+  },
 ];
+
+/** The index partition of the tree a synthetic user's group roots (its group's id modulo the count). */
+const treePartition = (u) => (u.nsBase + 3 * (u.n - (u.n % 10)) + 1) % PARTITIONS;
 
 /** Synthetic user n: ids after `base` (users) and `nsBase` (namespaces: 3 per user, personal, group, project). */
 const syntheticUser = (n, base, nsBase, partitionsOfNames) => ({
@@ -221,6 +251,7 @@ async function stateWithUsers(bundles, users, log) {
       const u = syntheticUser(n, 0, 0, partitionsOfNames);
       for (const seed of SEEDS) names.add(`${seed.binding} ${seed.object(u)}`);
     }
+    for (const seed of SEEDS) for (const name of seed.every?.() ?? []) names.add(`${seed.binding} ${name}`);
     const objects = new Map();
     for (const key of names) {
       const [binding, name] = key.split(' ');
