@@ -10,6 +10,7 @@
 // wrangler.toml binds, so objects added there are counted without a change here.
 import { app } from '../../worker/app';
 import type { Env } from '../../worker/env';
+import { recordingBindings } from '../../test/worker/support/recording-bindings';
 
 /** Calls since the last reset: `Class name` → method → count. */
 let calls = new Map<string, Map<string, number>>();
@@ -21,38 +22,10 @@ const record = (cls: string, name: string, method: string) => {
   calls.set(key, methods);
 };
 
-const isNamespace = (value: unknown): value is DurableObjectNamespace =>
-  typeof value === 'object' && value !== null && typeof Reflect.get(value, 'getByName') === 'function';
-
-/** The binding's class, as the bench's runtime names it (`DIRECTORY` → `Directory` etc.). */
-const classOf = (binding: string, classes: Record<string, string>) => classes[binding] ?? binding;
-
 /** `env` with every Durable Object binding wrapped to record the calls made through `getByName`. */
 const countedEnv = (env: Env): Env => {
   const classes = JSON.parse(Reflect.get(env, 'BENCH_CLASSES') as string) as Record<string, string>;
-  const wrapped: Record<string, unknown> = { ...env };
-  for (const [binding, value] of Object.entries(env)) {
-    if (!isNamespace(value)) continue;
-    const cls = classOf(binding, classes);
-    wrapped[binding] = new Proxy(value, {
-      get(target, prop) {
-        const member = Reflect.get(target, prop);
-        if (prop !== 'getByName') return typeof member === 'function' ? member.bind(target) : member;
-        return (name: string) =>
-          new Proxy(target.getByName(name), {
-            get(stub, method) {
-              const fn = Reflect.get(stub, method);
-              if (typeof fn !== 'function' || typeof method !== 'string') return fn;
-              return (...args: unknown[]) => {
-                record(cls, name, method);
-                return Reflect.apply(fn, stub, args);
-              };
-            },
-          });
-      },
-    });
-  }
-  return wrapped as unknown as Env;
+  return recordingBindings(env, (binding) => classes[binding] ?? binding, record);
 };
 
 /** A product Durable Object class whose `env` counts its calls to other objects. */

@@ -65,8 +65,8 @@ export const fanOut = async (env: Env, plan: FanOut): Promise<void> => {
   await grantsOf(env, user.id).applyUser(user, plan.endSessions);
   // Every index partition takes the new names or state first (a push racing this change is then
   // told to correct it), and says where the user has pending requests and memberships. Not for a
-  // creation (the users row's first version): no partition can hold an older copy of a user who
-  // has never changed, and every copy a push brings is of that version.
+  // creation (the users row's first version): no partition can hold an older copy of a user whose
+  // row is unchanged since, and every copy a push brings is of that version.
   const found = user.version === FIRST_VERSION ? [] : await Promise.all(allIndexPartitions(env).map((p) => p.applyUser(user)));
   const pendingIn = found.flatMap((f) => f.pendingIn);
   const memberOf = user.state === 'deleted' ? found.flatMap((f) => f.memberOf) : [];

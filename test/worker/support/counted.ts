@@ -2,6 +2,7 @@ import { createExecutionContext, waitOnExecutionContext } from 'cloudflare:test'
 import { env } from 'cloudflare:workers';
 import { app } from '../../../worker/app';
 import type { Env } from '../../../worker/env';
+import { recordingBindings } from './recording-bindings';
 
 /** One call the Worker made to a Durable Object: its class, the name it was reached by, the method. */
 export interface ObjectCall {
@@ -22,29 +23,8 @@ const BINDINGS = {
 } as const;
 
 /** `env` with every Durable Object binding wrapped to report each method call made through `getByName`. */
-const recordingEnv = (record: (call: ObjectCall) => void): Env => {
-  const wrap = (ns: DurableObjectNamespace, cls: string) =>
-    new Proxy(ns, {
-      get(target, prop) {
-        const value = Reflect.get(target, prop);
-        if (prop !== 'getByName') return typeof value === 'function' ? value.bind(target) : value;
-        return (key: string) =>
-          new Proxy(target.getByName(key), {
-            get(stub, method) {
-              const fn = Reflect.get(stub, method);
-              if (typeof fn !== 'function' || typeof method !== 'string') return fn;
-              return (...args: unknown[]) => {
-                record({ cls, key, method });
-                return Reflect.apply(fn, stub, args);
-              };
-            },
-          });
-      },
-    });
-  const wrapped: Record<string, unknown> = { ...env };
-  for (const [binding, cls] of Object.entries(BINDINGS)) wrapped[binding] = wrap(Reflect.get(env, binding) as DurableObjectNamespace, cls);
-  return wrapped as unknown as Env;
-};
+const recordingEnv = (record: (call: ObjectCall) => void): Env =>
+  recordingBindings(env, (binding) => Reflect.get(BINDINGS, binding) ?? binding, (cls, key, method) => record({ cls, key, method }));
 
 /**
  * Sends one request (path relative to the origin) to the app with recording bindings, and waits
