@@ -133,6 +133,15 @@ describe('a state directory written before the partitions', () => {
     // Memberships reach the member's own lists.
     expect((await as('frank')('GET', '/groups?min_access_level=10')).map((g: { id: number }) => g.id)).toContain(groups.platform);
     expect((await as('grace')('GET', '/projects?min_access_level=10')).map((p: { id: number }) => p.id)).toContain(projects.api);
+    // Those lists come from the index partitions' copies of the registry rows, which the update
+    // pushed there: each row as the registry itself lists it (a search).
+    type Row = { id: number; path: string };
+    for (const [who, route] of [['frank', 'groups'], ['grace', 'projects']] as const) {
+      for (const row of (await as(who)('GET', `/${route}?min_access_level=10`)) as Row[]) {
+        const found = ((await as(who)('GET', `/${route}?search=${encodeURIComponent(row.path)}`)) as Row[]).find((r) => r.id === row.id);
+        expect(row).toEqual(found);
+      }
+    }
     expect(await as('alice')('GET', `/projects/${projects.website}/hooks/${fixture.hook.id}`)).toMatchObject({ id: fixture.hook.id });
   });
 

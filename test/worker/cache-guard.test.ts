@@ -19,6 +19,8 @@ const CACHES = {
     'The user in the grant authority (user_state in each Grants object) and the profile copied into each token record and root\'s caller record: user edits, blocks, deactivation, deletion',
   logins:
     "Login records in each name partition (Logins name:<p>, docs/architecture.md \"Taking the Directory apart\"), read by every sign-in: a user's creation, rename, new password, block, deactivation, activation and deletion",
+  copies:
+    "Copies of registry rows in the index partitions of their trees (IndexPartition index:<p>, pushed from the Directory's registry_outbox), read by the lists of what a user reaches: creations, settings and path changes, the paths below a renamed group, a user's rename, deletions",
   sessions: "Browser sessions (each user's Grants object, and those the Directory kept before): a password change, a block, deactivation or deletion ends them",
   inbox:
     "The owners' inbox (the Directory's inbox rows and each user's inbox version, its ETag), fed by each Namespace object's outbox: requests made, approved, denied or withdrawn; member changes; a source's rename, settings or deletion; a requester's rename, block, deactivation or deletion",
@@ -60,6 +62,10 @@ const userDeleted: Covered = ['user-lifecycle.test.ts', 'answers 204; the user, 
 const renamedEverywhere: Covered = ['user-lifecycle.test.ts', 'shows a rename through every copy: OAuth and personal tokens, pending requests, members lists, the browser session'];
 const loginCreated: Covered = ['sign-in-partitions.test.ts', 'has the user as soon as the creation answered, and moves with a rename'];
 const loginChanged: Covered = ['sign-in-partitions.test.ts', 'takes a new password, a block and an unblock, and forgets a deleted user'];
+const listed = (title: string): Covered => ['namespace-lists.test.ts', title];
+const listedNew = listed('show a new group, subgroup and project at once, field for field as the registry has them');
+const listedRenamed = listed('follow a rename of the top-level group down the tree, and a settings change, before the change answers');
+const listedDeleted = listed('leave out a deleted project');
 const inboxRequests: Covered = ['inbox.test.ts', 'answers 304 to the current ETag from the caller’s Grants and their one index partition, no group or project object, 200 with a new ETag after each change'];
 const inboxMembers: Covered = ['inbox.test.ts', 'shows a new Maintainer their project at once, and forgets a removed one'];
 const inboxSources: Covered = ['inbox.test.ts', 'shows a renamed source by its new name and path, keeps requests when requests are turned off or visibility changes, and drops them when it is deleted'];
@@ -83,6 +89,7 @@ const ROUTES: Record<string, Effect> = {
     tokens: [['personal-access-tokens.test.ts', 'is still itself: it shows the new name, /self answers it, and its use is recorded']],
     requesters: [renamedEverywhere, requesterIndex],
     registry: [['user-lifecycle.test.ts', "moves the user's personal namespace with the username: its projects answer at the new path, the old one is 404"]],
+    copies: [listed("follow a user's rename into their personal projects' paths")],
     sessions: [['user-lifecycle.test.ts', 'a new password replaces the old one and ends the browser sessions']],
     logins: [loginCreated, loginChanged],
     inbox: [
@@ -101,6 +108,7 @@ const ROUTES: Record<string, Effect> = {
     memberships: [userDeleted],
     requesters: [userDeleted],
     registry: [userDeleted],
+    copies: [listed('leave out the personal projects of a deleted user')],
     inbox: [inboxRequesters],
     logins: [loginChanged],
   }),
@@ -125,12 +133,12 @@ const ROUTES: Record<string, Effect> = {
     ],
     tokens: [['oauth-grants.test.ts', 'ends every grant made to it and every token issued under them']],
   }),
-  'POST /api/v4/groups': none(`${NOTHING_CACHED_YET}; the creator's Owner row enters the membership index in the same Directory transaction as the path`),
-  'POST /api/v4/projects': none(`${NOTHING_CACHED_YET}; the creator's Owner row enters the membership index in the same Directory transaction as the path`),
-  'PUT /api/v4/groups/{id}': changes({ registry: [renamed, elsewhere, madePrivate, requestsOff], inbox: [inboxSources] }),
-  'PUT /api/v4/projects/{id}': changes({ registry: [projectMoved, madePrivate, requestsOff], inbox: [inboxSources] }),
-  'DELETE /api/v4/groups/{id}': changes({ registry: [deleted], memberships: [deleted], requesters: [deleted], inbox: [inboxSources] }),
-  'DELETE /api/v4/projects/{id}': changes({ registry: [deleted], memberships: [deleted], requesters: [deleted], inbox: [inboxSources] }),
+  'POST /api/v4/groups': changes({ copies: [listedNew] }),
+  'POST /api/v4/projects': changes({ copies: [listedNew] }),
+  'PUT /api/v4/groups/{id}': changes({ registry: [renamed, elsewhere, madePrivate, requestsOff], inbox: [inboxSources], copies: [listedRenamed] }),
+  'PUT /api/v4/projects/{id}': changes({ registry: [projectMoved, madePrivate, requestsOff], inbox: [inboxSources], copies: [listedRenamed] }),
+  'DELETE /api/v4/groups/{id}': changes({ registry: [deleted], memberships: [deleted], requesters: [deleted], inbox: [inboxSources], copies: [listedDeleted] }),
+  'DELETE /api/v4/projects/{id}': changes({ registry: [deleted], memberships: [deleted], requesters: [deleted], inbox: [inboxSources], copies: [listedDeleted] }),
   ...Object.fromEntries(
     ['groups', 'projects'].flatMap((kind) => [
       [`POST /api/v4/${kind}/{id}/members`, changes({ memberships: [memberAdded, memberEdited], requesters: [addedRequester], inbox: [inboxMembers] })],

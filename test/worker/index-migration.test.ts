@@ -50,6 +50,9 @@ describe('moving the indexes out of the Directory', () => {
     await runInDurableObject(directoryStub(), (_i: Directory, state) => {
       const sql = state.storage.sql;
       sql.exec("DELETE FROM settings WHERE name IN ('indexes_moved', 'indexes_cursor')");
+      // The update's migration queues every registry row once for the partitions' copies.
+      sql.exec('DELETE FROM registry_outbox');
+      sql.exec('INSERT INTO registry_outbox (namespace_id) SELECT id FROM namespaces WHERE id IN (?, ?)', group.id, project.id);
       applyMembershipChanges(sql, group.id, [{ userId: owner.id, accessLevel: OWNER, createdAt: requestedAt, createdBy: null, version: 1 }]);
       applyMembershipChanges(
         sql,
@@ -97,6 +100,9 @@ describe('moving the indexes out of the Directory', () => {
     // The Developer finds the project among theirs, and members/all has both.
     const mine = (await (await as(member).get('/projects?min_access_level=30')).json()) as { id: number }[];
     expect(mine.map((p) => p.id)).toEqual([project.id]);
+    // With every field the registry lists (a search, answered by the registry itself).
+    const registry = (await (await as(member).get(`/projects?search=${project.path}`)).json()) as { id: number }[];
+    expect(mine).toEqual(registry.filter((p) => p.id === project.id));
     const all = (await (await as(owner).get(`/projects/${project.id}/members/all`)).json()) as { id: number; access_level: number }[];
     expect(all.map((m) => [m.id, m.access_level]).sort()).toEqual([[member.id, DEVELOPER], [owner.id, OWNER]].sort());
 

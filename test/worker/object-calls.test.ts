@@ -1,7 +1,7 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import { env } from 'cloudflare:workers';
 import architecture from '../../docs/architecture.md?raw';
-import { partitionCount, partitionName, partitionOfName } from '../../worker/durable/partitions';
+import { partitionCount, partitionName, partitionOfId, partitionOfName } from '../../worker/durable/partitions';
 import { recordedFetch, type ObjectCall } from './support/counted';
 import { as, createGroup, createProject, person, startWorker, type Person } from './support/namespaces';
 import { authorizeCode, Browser, csrfOf, registerApp, signedIn, type App, type Tokens, type User } from './support/oauth';
@@ -47,12 +47,16 @@ describe('objects each operation calls (docs/architecture.md)', () => {
     ({ user: signer, browser } = await signedIn('calls'));
     app = await registerApp();
     [owner, requester, other] = await Promise.all([person('own'), person('req'), person('oth')]);
-    project = await createProject(owner, { namespace_id: (await createGroup(owner)).id });
+    const group = await createGroup(owner);
+    project = await createProject(owner, { namespace_id: group.id });
+    // The signed-in user is a member of the group: their dashboard lists it from its tree's partition.
+    expect((await as(owner).post(`/groups/${group.id}/members`, { user_id: signer.id, access_level: 30 })).status).toBe(201);
+    names.set(partitionName('index', partitionOfId(group.id, partitionCount(env))), "each tree of the user's");
     names.set(String(signer.id), 'user').set(String(owner.id), 'user').set(String(requester.id), 'requester').set(String(other.id), 'requester');
     names.set(String(project.id), 'project').set(app.clientId, 'client');
     names.set(partitionName('name', partitionOfName(signer.username, partitionCount(env))), 'name partition of the username');
     // Each caller has used its token once (the first use is recorded in the background), and this
-    // isolate's registry cache knows the project (a miss asks the Directory once per isolate).
+    // isolate's registry cache knows the project (a miss asks the index partitions once per isolate).
     await Promise.all([owner, requester, other].map((p) => as(p).get('/user')));
     await recordedFetch(`/api/v4/projects/${project.id}`, { headers: owner.headers });
   }, 60_000);
@@ -77,6 +81,12 @@ describe('objects each operation calls (docs/architecture.md)', () => {
     expect(await page.text()).toContain(signer.username);
     seen.set('page view', label(calls));
 
+    calls.length = 0;
+    const dashboard = await fresh.get('/');
+    expect(dashboard.status).toBe(200);
+    expect(await dashboard.text()).toContain('Your groups (1)');
+    seen.set('dashboard', label(calls));
+
     const { code } = await authorizeCode(browser, app);
     const json = (body: Record<string, string>): RequestInit => ({ method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify(body) });
     const client = { client_id: app.clientId, client_secret: app.secret ?? '' };
@@ -97,6 +107,8 @@ describe('objects each operation calls (docs/architecture.md)', () => {
     const api = (who: Person, method: string) => ({ method, headers: who.headers });
     expect((await record('request', `/api/v4/projects/${project.id}/access_requests`, api(requester, 'POST'))).status).toBe(201);
     expect((await as(other).post(`/projects/${project.id}/access_requests`)).status).toBe(201);
+    const mine = await record('your projects', '/api/v4/projects?membership=true', api(owner, 'GET'));
+    expect(((await mine.json()) as { id: number }[]).map((p) => p.id)).toEqual([project.id]);
     const list = await record('list', `/api/v4/projects/${project.id}/access_requests`, api(owner, 'GET'));
     expect(list.status).toBe(200);
     expect(((await list.json()) as { id: number }[]).map((r) => r.id).sort()).toEqual([requester.id, other.id].sort());

@@ -1,6 +1,7 @@
 import { z } from '@hono/zod-openapi';
 import type { Kind } from '../auth/policy';
 import { directory } from '../durable/directory';
+import { locateNamespace } from '../durable/index-partition';
 import type { Actor, NamespaceRef } from '../durable/namespace';
 import { snapshotOf, type NamespaceRow } from '../durable/namespace-registry';
 import type { Caller, Env } from '../env';
@@ -59,7 +60,9 @@ export const recordOf = (row: NamespaceRow, ancestorIds: number[]): RegistryReco
 
 /**
  * The finder of groups and projects (GitLab's `find_group!` / `find_project!`): resolves `:id`
- * from this isolate's registry cache or, on a miss (or when `fresh`), the Directory. Whether the caller may see it is decided by the
+ * from this isolate's registry cache or, on a miss, the copies in the index partitions
+ * (`locateNamespace`: the partition of the id or top-level path, then the tree's), and when they
+ * do not know it (or when `fresh`, after an object said a copy was old) the Directory. Whether the caller may see it is decided by the
  * namespace's own object (it reads their direct membership itself, and asks about ancestor
  * groups only when that does not settle the rule), so missing and invisible look the same:
  * `404 Group Not Found`. Only ids the registry knows reach a Durable Object, so guessing ids
@@ -70,6 +73,15 @@ export const findNamespace = async (c: FinderContext, kind: Kind, id: string | n
   const ref = parseNamespaceId(id);
   let record: RegistryRecord | null = fresh ? null : cachedRecord(ref);
   let row: NamespaceRow | null = null;
+  if (!record && !fresh) {
+    // The index partitions' copies, kept by the registry before each change answers; like this
+    // isolate's cache, only a hint about the mutable part, which the object checks.
+    const located = await locateNamespace(c.env, kind.name, ref);
+    if (located) {
+      record = recordOf(located.namespace, located.ancestorIds);
+      rememberRecord(record);
+    }
+  }
   if (!record) {
     const resolved = await directory(c.env).resolveNamespace(kind.name, ref);
     if (!resolved) return raise(kind.notFound());

@@ -30,7 +30,8 @@ const CAPACITY = 1000;
  *   (renamed, or an ancestor renamed) or it was deleted; the finder then forgets the record and
  *   asks the Directory, so an old path answers 404 and a new one is found at once;
  * - in the isolate that makes a change: the record is replaced (or forgotten) right away.
- * Only records that exist are cached: a miss always asks the Directory.
+ * Only records that exist are cached: a miss asks the index partitions' copies of the registry
+ * rows, then (when they do not know it) the Directory (see finder.ts).
  */
 const records = new Map<string, RegistryRecord>();
 

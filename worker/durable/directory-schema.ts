@@ -146,4 +146,20 @@ export const directoryMigrations = [
   // the partitions of the names the user had before (a rename, a deletion) that the name is gone.
   // `login_failures` stays unused (the throttles start afresh there; they cover 15 minutes).
   `ALTER TABLE user_changes ADD COLUMN former_names TEXT NOT NULL DEFAULT '[]';`,
+  // The index partitions keep a copy of every registry row of their trees (the lists of groups and
+  // projects a user reaches are read there). Every insert into or update of `namespaces` queues
+  // the row's id here in the same statement, so no code path can change a row without it; the
+  // queue is pushed before the change answers and by the alarm after a crash. Rows from before
+  // are queued once here.
+  `CREATE TABLE registry_outbox (
+     seq INTEGER PRIMARY KEY AUTOINCREMENT,
+     namespace_id INTEGER NOT NULL
+   );
+   CREATE TRIGGER namespaces_inserted AFTER INSERT ON namespaces BEGIN
+     INSERT INTO registry_outbox (namespace_id) VALUES (NEW.id);
+   END;
+   CREATE TRIGGER namespaces_updated AFTER UPDATE ON namespaces BEGIN
+     INSERT INTO registry_outbox (namespace_id) VALUES (NEW.id);
+   END;
+   INSERT INTO registry_outbox (namespace_id) SELECT id FROM namespaces ORDER BY id;`,
 ];

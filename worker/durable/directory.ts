@@ -7,7 +7,7 @@ import { accessTokenRecord, epochOf, putAccessToken, putRootRecord, revokeAccess
 import type { EventRecord, UserRef } from '../events/event';
 import { settingsEvents } from '../events/settings-events';
 import { directoryMigrations } from './directory-schema';
-import { allIndexPartitions, type IndexFill } from './index-partition';
+import { allIndexPartitions, indexPartition, type IndexFill, type RegistryLocators } from './index-partition';
 import { partitionCount, partitionName, partitionOfId, partitionOfName } from './partitions';
 import { migrate } from './migrations';
 import {
@@ -15,24 +15,21 @@ import {
   createNamespace,
   deleteNamespace,
   ensureUserNamespace,
-  highestLevelIn,
-  listEffectiveMembers,
   listNamespaces,
-  membershipOf,
   namespaceById,
   namespacesBelow,
-  pendingRequestsOf,
+  registryCopies,
   renameUserNamespace,
   resolveNamespace,
   snapshotOf,
   RESERVED_TOP_LEVEL,
   topLevelGroupExists,
   updateNamespace,
-  visibleOwnRequests,
   type ListFilter,
   type MembershipChange,
   type NamespaceChanges,
   type NewNamespace,
+  type RegistryCopy,
   type RequestOutcome,
 } from './namespace-registry';
 import { fail, ok, type Result } from './result';
@@ -223,6 +220,10 @@ const toAccessToken = (r: RawAccessToken): AccessTokenRow => ({
 /** Groups and projects whose old index rows are copied to their partitions in one step of the walk. */
 const INDEX_MOVE_BATCH = 100;
 
+/** Registry rows per push to the index partitions, and how long before a failed push is retried. */
+const REGISTRY_PUSH_BATCH = 200;
+const REGISTRY_RETRY_MS = 10_000;
+
 const isUniqueViolation = (e: unknown): boolean => e instanceof Error && /UNIQUE constraint failed/.test(e.message);
 
 /** How long before settings events not yet in their namespace's log are handed over again. */
@@ -241,7 +242,8 @@ export class Directory extends DurableObject<Env> {
     migrate(ctx.storage, directoryMigrations);
     // Users from before sign-in moved to the `name:` partitions have no login records there yet:
     // the alarm copies them, a batch per pass, until it marks the copy done (see `backfillLogins`).
-    if (this.setting(LOGIN_BACKFILL) !== 'done') {
+    // Registry rows still queued (a crash before their push) are pushed by the alarm too.
+    if (this.setting(LOGIN_BACKFILL) !== 'done' || this.registryQueued()) {
       void ctx.blockConcurrencyWhile(async () => {
         if ((await ctx.storage.getAlarm()) === null) await ctx.storage.setAlarm(clock.now());
       });
@@ -283,11 +285,15 @@ export class Directory extends DurableObject<Env> {
    * no one reads a partition before it holds what the old index did.
    */
   async moveIndexes(): Promise<void> {
-    if (this.setting('indexes_moved') !== null) return;
-    this.moving ??= this.walkIndexes().finally(() => {
-      this.moving = null;
-    });
-    await this.moving;
+    if (this.setting('indexes_moved') === null) {
+      this.moving ??= this.walkIndexes().finally(() => {
+        this.moving = null;
+      });
+      await this.moving;
+    }
+    // The registry rows from before the partitions kept them (queued once by the migration), or
+    // left queued by a crash: pushed before this isolate lists what a user reaches from them.
+    await this.publishRegistry();
   }
 
   private async walkIndexes(): Promise<void> {
@@ -363,6 +369,69 @@ export class Directory extends DurableObject<Env> {
       requesters: users.filter((u) => pending.has(u.id)).map((u) => ({ userId: u.id, username: u.username, name: u.name, version: u.version })),
       users,
     };
+  }
+
+  // ---- the registry's copies in the index partitions ----
+
+  /** The push of the registry outbox under way in this object, shared by every caller. */
+  private publishing: Promise<boolean> | null = null;
+
+  private registryQueued(): boolean {
+    return this.sql.exec('SELECT 1 FROM registry_outbox LIMIT 1').toArray().length > 0;
+  }
+
+  /**
+   * Pushes the registry rows queued so far (`registry_outbox`, written by triggers in the
+   * transaction of every change of a row) to the index partitions of their trees, which keep
+   * copies for the lists of groups and projects a user reaches; called before a change answers,
+   * so those lists show it at once. A row changed meanwhile is queued again under a later number,
+   * so nothing queued is dropped unpushed. False when a partition could not be reached: the alarm
+   * retries, and until then the lists show the row as it was.
+   */
+  private async publishRegistry(): Promise<boolean> {
+    const upTo = this.sql.exec<{ seq: number | null }>('SELECT MAX(seq) AS seq FROM registry_outbox').one().seq;
+    if (upTo === null) return true;
+    while (this.sql.exec('SELECT 1 FROM registry_outbox WHERE seq <= ? LIMIT 1', upTo).toArray().length > 0) {
+      this.publishing ??= this.pushRegistryBatch().finally(() => {
+        this.publishing = null;
+      });
+      if (!(await this.publishing)) {
+        const at = clock.now() + REGISTRY_RETRY_MS;
+        const set = await this.ctx.storage.getAlarm();
+        if (set === null || set > at) await this.ctx.storage.setAlarm(at);
+        return false;
+      }
+    }
+    return true;
+  }
+
+  /** The oldest queued registry rows, as they are now, to their partitions; false when one failed. */
+  private async pushRegistryBatch(): Promise<boolean> {
+    const queued = this.sql.exec<{ seq: number; namespace_id: number }>('SELECT seq, namespace_id FROM registry_outbox ORDER BY seq LIMIT ?', REGISTRY_PUSH_BATCH).toArray();
+    if (queued.length === 0) return true;
+    // A row deleted since it was queued has nothing to copy: its object tells its partition.
+    // Each row goes to its tree's partition; where to find its tree, to the partition of its id
+    // and (a top-level one) of its path.
+    const count = partitionCount(this.env);
+    const byPartition = new Map<number, { rows: RegistryCopy[]; locators: RegistryLocators }>();
+    const to = (p: number) => {
+      let entry = byPartition.get(p);
+      if (!entry) byPartition.set(p, (entry = { rows: [], locators: { ids: [], tops: [] } }));
+      return entry;
+    };
+    for (const row of registryCopies(this.sql, [...new Set(queued.map((q) => q.namespace_id))])) {
+      to(partitionOfId(row.root_id, count)).rows.push(row);
+      to(partitionOfId(row.id, count)).locators.ids.push([row.id, row.root_id]);
+      if (row.parent_id === null) to(partitionOfName(row.path, count)).locators.tops.push([row.path, row.id]);
+    }
+    try {
+      await Promise.all([...byPartition].map(([p, { rows, locators }]) => indexPartition(this.env, p).applyRegistryRows(rows, locators)));
+    } catch (e) {
+      console.warn('registry rows could not be copied to their index partitions; the alarm will retry', e);
+      return false;
+    }
+    this.sql.exec('DELETE FROM registry_outbox WHERE seq <= ?', queued[queued.length - 1].seq);
+    return true;
   }
 
   // ---- users ----
@@ -522,6 +591,8 @@ export class Directory extends DurableObject<Env> {
       return ok(updated);
     });
     if (!result.ok) return result;
+    // A new username or name moved the personal namespace and its projects.
+    await this.publishRegistry();
     const done = await this.settleFanOut(id);
     return done.ok ? ok(this.getUser(id) ?? result.value) : done;
   }
@@ -594,8 +665,15 @@ export class Directory extends DurableObject<Env> {
    * work left.
    */
   async alarm(): Promise<void> {
-    const [fanOutsLeft, eventsLeft, backfill] = await Promise.all([this.retryFanOuts(), this.relayNamespaceEvents(), this.backfillLogins()]);
-    const delays = [fanOutsLeft ? FAN_OUT_RETRY_MS : null, eventsLeft ? EVENT_RELAY_RETRY_MS : null, backfill].filter((d): d is number => d !== null);
+    const [fanOutsLeft, eventsLeft, backfill, registryPushed] = await Promise.all([
+      this.retryFanOuts(),
+      this.relayNamespaceEvents(),
+      this.backfillLogins(),
+      this.publishRegistry(),
+    ]);
+    const delays = [fanOutsLeft ? FAN_OUT_RETRY_MS : null, eventsLeft ? EVENT_RELAY_RETRY_MS : null, backfill, registryPushed ? null : REGISTRY_RETRY_MS].filter(
+      (d): d is number => d !== null,
+    );
     if (delays.length > 0) await this.ctx.storage.setAlarm(clock.now() + Math.min(...delays));
   }
 
@@ -790,12 +868,16 @@ export class Directory extends DurableObject<Env> {
 
   // ---- groups and projects: path registry and membership index (see namespace-registry.ts) ----
 
-  createNamespace(input: NewNamespace) {
-    return this.ctx.storage.transactionSync(() => createNamespace(this.sql, input));
+  async createNamespace(input: NewNamespace) {
+    const created = this.ctx.storage.transactionSync(() => createNamespace(this.sql, input));
+    await this.publishRegistry();
+    return created;
   }
 
-  ensureUserNamespace(user: { username: string; name: string }) {
-    return ensureUserNamespace(this.sql, user);
+  async ensureUserNamespace(user: { username: string; name: string }) {
+    const found = ensureUserNamespace(this.sql, user);
+    await this.publishRegistry();
+    return found;
   }
 
   resolveNamespace(kind: 'group' | 'project', ref: number | string) {
@@ -816,8 +898,8 @@ export class Directory extends DurableObject<Env> {
    * per changed attribute (`events`), kept here until the namespace's object has them
    * (`ackNamespaceEvents`); the alarm hands over any the caller could not.
    */
-  updateNamespace(kind: 'group' | 'project', id: number, changes: NamespaceChanges, author: UserRef | null = null) {
-    return this.ctx.storage.transactionSync(() => {
+  async updateNamespace(kind: 'group' | 'project', id: number, changes: NamespaceChanges, author: UserRef | null = null) {
+    const updated = this.ctx.storage.transactionSync(() => {
       const before = namespaceById(this.sql, kind, id);
       const result = updateNamespace(this.sql, kind, id, changes);
       if (!result.ok) return result;
@@ -826,6 +908,8 @@ export class Directory extends DurableObject<Env> {
       if (events.length > 0) void this.ctx.storage.setAlarm(clock.now() + EVENT_RELAY_RETRY_MS);
       return ok({ ...result.value, events });
     });
+    await this.publishRegistry();
+    return updated;
   }
 
   /** The namespace's object has these events now. */

@@ -70,4 +70,17 @@ export const indexPartitionMigrations = [
    CREATE TABLE deleted_namespaces (
      id INTEGER PRIMARY KEY
    );`,
+  // The registry rows of this partition's trees come whole from the Directory's registry outbox
+  // (every column the API shows). Finding a group or project by id or full path: `registry_ids`
+  // names the tree of each id whose partition by id this is, `registry_tops` the tree of each
+  // top-level path whose partition by name this is; the tree's partition then finds the row.
+  `CREATE TABLE registry_ids (
+     id INTEGER PRIMARY KEY,
+     root_id INTEGER NOT NULL
+   );
+   CREATE TABLE registry_tops (
+     path TEXT PRIMARY KEY COLLATE NOCASE,
+     root_id INTEGER NOT NULL
+   );
+   CREATE INDEX namespaces_full_path ON namespaces (full_path COLLATE NOCASE);`,
 ];

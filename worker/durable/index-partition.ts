@@ -7,8 +7,21 @@ import { grantsOf } from './grants';
 import { readInbox, requesterChanged, sourcesRenamed, requestsDeletedWith, type InboxFilter, type InboxPage, type InboxReader, type OwnRequestRow } from './inbox-index';
 import { indexPartitionMigrations } from './index-partition-schema';
 import { migrate } from './migrations';
-import { applyMembershipChanges, highestLevelIn, pendingRequestsOf, visibleOwnRequests, type MembershipChange, type RequestChange } from './namespace-registry';
-import { partitionCount, partitionName, partitionOfId } from './partitions';
+import {
+  applyMembershipChanges,
+  highestLevelIn,
+  listNamespaces,
+  pendingRequestsOf,
+  resolveNamespace,
+  visibleOwnRequests,
+  type ListFilter,
+  type MembershipChange,
+  type NamespaceRow,
+  type RegistryCopy,
+  type RequestChange,
+  type ResolvedNamespace,
+} from './namespace-registry';
+import { partitionCount, partitionName, partitionOfId, partitionOfName } from './partitions';
 
 /**
  * One partition of the membership, requester and inbox indexes (issue 16: no global object on
@@ -44,6 +57,29 @@ export type RequesterCopy = {
   username: string;
   name: string;
   version: number;
+};
+
+/**
+ * Where the finder learns a group's or project's tree: `ids` (`[id, root id]`) for the partition
+ * of each id, `tops` (`[top-level path, root id]`) for the partition of each top-level path's name.
+ */
+export interface RegistryLocators {
+  ids: [number, number][];
+  tops: [string, number][];
+}
+
+/**
+ * A group or project by id or full path from the index partitions' copies (see `locate`): the
+ * partition of the id or of the top-level path, then, when the tree is elsewhere, the tree's.
+ * Null when they do not know it.
+ */
+export const locateNamespace = async (env: Env, kind: 'group' | 'project', ref: number | string): Promise<ResolvedNamespace | null> => {
+  const count = partitionCount(env);
+  const first = typeof ref === 'number' ? partitionOfId(ref, count) : partitionOfName(ref.split('/')[0], count);
+  const answer = await indexPartition(env, first).locate(kind, ref, null);
+  if (answer === null || 'namespace' in answer) return answer;
+  const found = await indexPartition(env, partitionOfId(answer.rootId, count)).locate(kind, ref, answer.rootId);
+  return found && 'namespace' in found ? found : null;
 };
 
 /** One group's or project's rows of the old Directory's index, with the users they name. */
@@ -133,6 +169,50 @@ export class IndexPartition extends DurableObject<Env> {
     });
   }
 
+  /**
+   * Registry rows of this partition's trees, from the Directory's registry outbox: every column
+   * the lists of groups and projects show. Taken when as new as the copy here or newer (a copy
+   * pushed by a group's own object carries fewer columns at the same version); a deleted group or
+   * project stays deleted. A rename reaches the owners' inbox, as a push's does.
+   */
+  applyRegistryRows(rows: RegistryCopy[], locators: RegistryLocators = { ids: [], tops: [] }): void {
+    this.ctx.storage.transactionSync(() => {
+      for (const [id, root] of locators.ids) this.sql.exec('INSERT INTO registry_ids (id, root_id) VALUES (?, ?) ON CONFLICT (id) DO UPDATE SET root_id = excluded.root_id', id, root);
+      // A path renamed away keeps its entry: the tree then has no row by it, and the finder asks
+      // the Directory. A path taken again points at its new tree.
+      for (const [path, root] of locators.tops) {
+        this.sql.exec('INSERT INTO registry_tops (path, root_id) VALUES (?, ?) ON CONFLICT (path) DO UPDATE SET root_id = excluded.root_id', path, root);
+      }
+      for (const r of rows) {
+        if (this.isDeleted(r.id)) continue;
+        const before = this.sql.exec<{ name: string; full_path: string; version: number }>('SELECT name, full_path, version FROM namespaces WHERE id = ?', r.id).toArray()[0];
+        if (before && before.version > r.version) continue;
+        this.sql.exec(
+          `INSERT INTO namespaces (id, kind, name, path, full_path, full_name, parent_id, visibility, request_access_enabled, description, creator_id, created_at, version)
+           VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+           ON CONFLICT (id) DO UPDATE SET kind = excluded.kind, name = excluded.name, path = excluded.path, full_path = excluded.full_path,
+             full_name = excluded.full_name, parent_id = excluded.parent_id, visibility = excluded.visibility,
+             request_access_enabled = excluded.request_access_enabled, description = excluded.description,
+             creator_id = excluded.creator_id, created_at = excluded.created_at, version = excluded.version`,
+          r.id,
+          r.kind,
+          r.name,
+          r.path,
+          r.full_path,
+          r.full_name,
+          r.parent_id,
+          r.visibility,
+          r.request_access_enabled ? 1 : 0,
+          r.description,
+          r.creator_id,
+          r.created_at,
+          r.version,
+        );
+        if (before && before.version > 0 && (before.name !== r.name || before.full_path !== r.full_path)) sourcesRenamed(this.sql, [r.id]);
+      }
+    });
+  }
+
   /** A group or project was deleted: its rows go, and stay gone whatever push arrives late. */
   deleteSource(id: number): void {
     this.ctx.storage.transactionSync(() => {
@@ -211,6 +291,29 @@ export class IndexPartition extends DurableObject<Env> {
 
   // ---- reads ----
 
+  /**
+   * A group or project by id or full path (case-insensitive), from the copies: the finder's first
+   * try after its isolate's cache, before the Directory. Asked first of the partition of the id
+   * or of the top-level path, which knows the tree (`{ rootId }`: ask the tree's partition, with
+   * it), or answers itself when the tree is its own. Null when it does not know: the finder then
+   * asks the Directory, so a copy that is missing or behind never makes a group or project
+   * unfindable. Only rows the registry pushed whole (not a group's own push alone) are answered.
+   */
+  locate(kind: 'group' | 'project', ref: number | string, rootId: number | null): ResolvedNamespace | { rootId: number } | null {
+    const root =
+      rootId ??
+      (typeof ref === 'number'
+        ? this.sql.exec<{ root_id: number }>('SELECT root_id FROM registry_ids WHERE id = ?', ref).toArray()[0]?.root_id
+        : this.sql.exec<{ root_id: number }>('SELECT root_id FROM registry_tops WHERE path = ?', ref.split('/')[0]).toArray()[0]?.root_id);
+    if (root === undefined) return null;
+    if (partitionOfId(root, partitionCount(this.env)) !== this.partition()) return rootId === null ? { rootId: root } : null;
+    const found = resolveNamespace(this.sql, kind, ref);
+    if (!found || found.namespace.version === 0 || found.namespace.created_at === '') return null;
+    // The chain of parents must reach the tree's root: a copy missing a link answers nothing.
+    if ((found.ancestorIds.at(-1) ?? found.namespace.id) !== root) return null;
+    return found;
+  }
+
   /** A user's highest level in these groups (a tree's ancestors of a group or project). */
   inheritedLevel(userId: number, ancestorIds: number[]): number {
     return highestLevelIn(this.sql, userId, ancestorIds);
@@ -237,6 +340,17 @@ export class IndexPartition extends DurableObject<Env> {
       .exec<{ namespace_id: number; access_level: number }>('SELECT namespace_id, access_level FROM memberships WHERE user_id = ? AND access_level > 0', userId)
       .toArray()
       .map((r) => [r.namespace_id, r.access_level]);
+  }
+
+  /**
+   * The first `limit` groups or projects by id that the user reaches here (their memberships and
+   * everything below them, all in the same trees), with the list's total here; the caller merges
+   * the user's partitions.
+   */
+  listReached(kind: 'group' | 'project', filter: ListFilter, limit: number): { total: number; namespaces: (NamespaceRow & { access_level: number | null })[] } {
+    const levels = this.levelsOf(filter.userId);
+    if (levels.length === 0) return { total: 0, namespaces: [] };
+    return listNamespaces(this.sql, kind, filter, levels, 0, limit);
   }
 
   /**

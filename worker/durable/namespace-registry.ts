@@ -1,16 +1,17 @@
-import { OWNER } from '../../shared/access-levels';
 import type { Visibility } from '../../shared/api-types';
 import { VISIBILITIES } from '../../shared/schemas';
 import { isoNow, todayUtc } from '../clock';
-import { membershipChanged, OUTCOME_DAYS, requestChanged, requestsDeletedWith, requestsOf, sourcesRenamed, type OwnRequestRow } from './inbox-index';
+import { membershipChanged, OUTCOME_DAYS, requestChanged, requestsOf, type OwnRequestRow } from './inbox-index';
 import { problems } from '../errors';
 import { fail, ok, type Result } from './result';
 import type { UserState } from './user-lifecycle';
 
 /**
- * The Directory's half of groups and projects: the path registry (ids, full paths, the tree of
- * parents) and the per-user membership index that the namespaces' Durable Objects push to.
- * Plain functions over the Directory's SQLite, called from its methods (one transaction each).
+ * The registry's half of groups and projects: the path registry (ids, full paths, the tree of
+ * parents; the Directory's, copied whole into the index partitions of their trees) and the
+ * membership and requester indexes that the namespaces' Durable Objects push to (the index
+ * partitions'). Plain functions over either's SQLite, which share these tables' columns, called
+ * from their methods (one transaction each).
  */
 
 export type NamespaceRowKind = 'group' | 'project' | 'user';
@@ -227,9 +228,6 @@ export const createNamespace = (sql: SqlStorage, input: NewNamespace): Result<Na
         now,
       )
       .one();
-    // The creator is Owner from the first moment, in the same transaction as the path. The
-    // namespace's Durable Object owns this membership and pushes it again (version >= 1).
-    applyMembershipChanges(sql, id, [{ userId: input.creatorId, accessLevel: OWNER, createdAt: now, createdBy: null, version: 0 }]);
     return ok(getById(sql, id)!);
   } catch (e) {
     if (isUniqueViolation(e)) return fail(pathTaken());
@@ -276,7 +274,7 @@ export const resolveNamespace = (sql: SqlStorage, kind: 'group' | 'project', ref
   const raw =
     typeof ref === 'number'
       ? sql.exec<RawNamespace>(`${SELECT_NAMESPACE} WHERE n.id = ? AND n.kind = ?`, ref, kind).toArray()[0]
-      : sql.exec<RawNamespace>(`${SELECT_NAMESPACE} WHERE n.full_path = ? AND n.kind = ?`, ref, kind).toArray()[0];
+      : sql.exec<RawNamespace>(`${SELECT_NAMESPACE} WHERE n.full_path = ? COLLATE NOCASE AND n.kind = ?`, ref, kind).toArray()[0];
   if (!raw) return null;
   return { namespace: toNamespace(raw), ancestorIds: ancestorIdsOf(sql, raw.id) };
 };
@@ -290,6 +288,29 @@ export const highestLevelIn = (sql: SqlStorage, userId: number, namespaceIds: nu
       JSON.stringify(namespaceIds),
     )
     .one().level ?? 0;
+
+/** A registry row as the index partition of its tree keeps it, with the id of the tree's root. */
+export type RegistryCopy = Omit<NamespaceRow, 'parent'> & { root_id: number };
+
+/** The registry rows of `ids` that still exist, with their trees' roots, as the partitions take them. */
+export const registryCopies = (sql: SqlStorage, ids: number[]): RegistryCopy[] =>
+  sql
+    .exec<Omit<RawNamespace, `p_${string}`> & { root_id: number }>(
+      `WITH RECURSIVE up (start, id, parent_id) AS (
+         SELECT id, id, parent_id FROM namespaces WHERE id IN (SELECT value FROM json_each(?))
+         UNION ALL
+         SELECT up.start, n.id, n.parent_id FROM namespaces n JOIN up ON n.id = up.parent_id
+       )
+       SELECT n.id, n.kind, n.name, n.path, n.full_path, n.full_name, n.parent_id, n.visibility, n.request_access_enabled,
+              n.description, n.creator_id, n.created_at, n.version, up.id AS root_id
+       FROM up JOIN namespaces n ON n.id = up.start WHERE up.parent_id IS NULL ORDER BY n.id`,
+      JSON.stringify(ids),
+    )
+    .toArray()
+    .map((r) => ({ ...r, request_access_enabled: r.request_access_enabled === 1 }));
+
+/** A list that can hold only what the user reaches (their memberships and everything below them). */
+export const listsOnlyReached = (filter: ListFilter): boolean => filter.membership === true || (filter.minAccessLevel !== undefined && !filter.admin);
 
 /**
  * Groups or projects the user may see (by their memberships `levels`, `[namespace id, level]`), optionally only those where their effective level (direct
@@ -328,8 +349,7 @@ export const listNamespaces = (
   // When only what the user reaches can match (their memberships, or a level), the query starts
   // from those rows (CROSS JOIN fixes SQLite's join order), so it costs what the user reaches, not
   // every group or project of the deployment; otherwise it walks the namespaces by id.
-  const onlyReached = filter.membership === true || (filter.minAccessLevel !== undefined && !filter.admin);
-  const joined = onlyReached ? 'FROM eff CROSS JOIN namespaces n ON n.id = eff.id' : 'FROM namespaces n LEFT JOIN eff ON eff.id = n.id';
+  const joined = listsOnlyReached(filter) ? 'FROM eff CROSS JOIN namespaces n ON n.id = eff.id' : 'FROM namespaces n LEFT JOIN eff ON eff.id = n.id';
   const from = `${joined} LEFT JOIN namespaces p ON p.id = n.parent_id WHERE ${where.join(' AND ')}`;
   const reached = JSON.stringify(levels);
   const total = sql.exec<{ n: number }>(`${reach} SELECT COUNT(*) AS n ${from}`, reached, ...args).one().n;
@@ -527,9 +547,6 @@ export const updateNamespace = (
     throw e;
   }
   const changed = [id, ...moveBelow(sql, row, fullPath, fullName)];
-  // The owners' inbox shows each request's source by name and full path.
-  const shown = fullPath !== row.full_path ? changed : name !== row.name ? [id] : [];
-  if (shown.length > 0) sourcesRenamed(sql, shown);
   return ok({ row: getById(sql, id)!, changed: changed.map((cid) => ({ id: cid, snapshot: snapshotOf(getById(sql, cid)!) })) });
 };
 
@@ -563,85 +580,19 @@ export const renameUserNamespace = (sql: SqlStorage, oldUsername: string, userna
   const row = sql.exec<RawNamespace>(`${SELECT_NAMESPACE} WHERE n.kind = 'user' AND n.full_path = ?`, oldUsername).toArray()[0];
   if (!row || (row.path === username && row.name === name)) return [];
   sql.exec('UPDATE namespaces SET name = ?, path = ?, full_path = ?, full_name = ?, version = version + 1 WHERE id = ?', name, username, username, name, row.id);
-  const moved = moveBelow(sql, row, username, name);
-  // The owners' inbox shows these projects' requests by full path.
-  if (row.path !== username) sourcesRenamed(sql, moved);
-  return moved;
+  return moveBelow(sql, row, username, name);
 };
 
 /**
- * Deletes a group or project from the registry, with its rows in the membership and requester
- * indexes; its full path is free at once. One with subgroups or projects is refused (400) until
- * they are gone.
+ * Deletes a group or project from the registry; its full path is free at once (its object tells
+ * its index partition). One with subgroups or projects is refused (400) until they are gone.
  */
 export const deleteNamespace = (sql: SqlStorage, kind: 'group' | 'project', id: number): Result<null> => {
   if (!namespaceById(sql, kind, id)) return fail(problems.notFound(kind === 'group' ? 'Group' : 'Project'));
   if (sql.exec('SELECT 1 FROM namespaces WHERE parent_id = ? LIMIT 1', id).toArray()[0]) {
     return fail(problems.badRequest('Group has subgroups or projects; delete them first'));
   }
-  sql.exec('DELETE FROM memberships WHERE namespace_id = ?', id);
-  requestsDeletedWith(sql, id);
-  sql.exec('DELETE FROM pending_requests WHERE namespace_id = ?', id);
   sql.exec('DELETE FROM namespaces WHERE id = ?', id);
   return ok(null);
-};
-
-/** The index's view of one user in one namespace (for checks and tests of convergence). */
-export const membershipOf = (sql: SqlStorage, namespaceId: number, userId: number): { access_level: number; version: number } | null =>
-  sql
-    .exec<{ access_level: number; version: number }>(
-      'SELECT access_level, version FROM memberships WHERE namespace_id = ? AND user_id = ?',
-      namespaceId,
-      userId,
-    )
-    .toArray()[0] ?? null;
-
-/** Members of a namespace and of its ancestors; each user once, at their highest level. */
-export const listEffectiveMembers = (
-  sql: SqlStorage,
-  namespaceIds: number[],
-  offset: number,
-  limit: number,
-  onlyUserId?: number,
-): { total: number; members: EffectiveMember[] } => {
-  const ids = JSON.stringify(namespaceIds);
-  const inScope = `m.namespace_id IN (SELECT value FROM json_each(?)) AND m.access_level > 0${onlyUserId === undefined ? '' : ` AND m.user_id = ${Number(onlyUserId)}`}`;
-  const total = sql.exec<{ n: number }>(`SELECT COUNT(DISTINCT m.user_id) AS n FROM memberships m WHERE ${inScope}`, ids).one().n;
-  // SQLite takes the bare columns of an aggregate query from the row holding the MAX.
-  const rows = sql
-    .exec<{
-      user_id: number;
-      access_level: number;
-      created_at: string;
-      created_by: number | null;
-      expires_at: string | null;
-      username: string;
-      name: string;
-      state: UserState;
-      cb_username: string | null;
-      cb_name: string | null;
-    }>(
-      `SELECT m.user_id, MAX(m.access_level) AS access_level, m.created_at, m.created_by, m.expires_at, u.username, u.name, u.state,
-              cb.username AS cb_username, cb.name AS cb_name
-       FROM memberships m JOIN users u ON u.id = m.user_id LEFT JOIN users cb ON cb.id = m.created_by
-       WHERE ${inScope} GROUP BY m.user_id ORDER BY m.user_id LIMIT ? OFFSET ?`,
-      ids,
-      limit,
-      offset,
-    )
-    .toArray();
-  return {
-    total,
-    members: rows.map((r) => ({
-      user_id: r.user_id,
-      username: r.username,
-      name: r.name,
-      state: r.state,
-      access_level: r.access_level,
-      created_at: r.created_at,
-      expires_at: r.expires_at,
-      created_by: r.created_by !== null && r.cb_username !== null ? { id: r.created_by, username: r.cb_username, name: r.cb_name! } : null,
-    })),
-  };
 };
 

@@ -8,7 +8,7 @@ import {
   type NamespaceResult,
   type PageOf,
 } from '../durable/namespace';
-import { snapshotOf, type EffectiveMember, type ListFilter, type NamespaceChanges, type NamespaceRow, type NewNamespace } from '../durable/namespace-registry';
+import { listsOnlyReached, snapshotOf, type EffectiveMember, type ListFilter, type NamespaceChanges, type NamespaceRow, type NewNamespace } from '../durable/namespace-registry';
 import { treeIndex, userIndexPartitions, type EffectiveMembership } from '../durable/index-partition';
 import { unwrap } from '../durable/result';
 import type { Caller, Env } from '../env';
@@ -70,9 +70,26 @@ export const createNamespace = async (env: Env, input: NewNamespace): Promise<Na
 export const personalNamespace = async (env: Env, caller: Caller): Promise<NamespaceRow> =>
   unwrap(await directory(env).ensureUserNamespace({ username: caller.username, name: caller.name }));
 
-/** Groups or projects the user may see: their memberships from their index partitions, the rows from the Directory. */
+/**
+ * Groups or projects the user may see. What only their memberships can reach (`membership`, a
+ * minimum level: the dashboard, most clients' first call) is read from the index partitions the
+ * user's `Grants` lists, each holding whole trees with copies of their registry rows, merged by
+ * id; everything else (public and internal ones too) from the Directory's registry, with the
+ * user's memberships from those partitions.
+ */
 export const listNamespaces = async (env: Env, kind: Kind, filter: ListFilter, page: Window) => {
-  const levels = (await Promise.all((await userIndexPartitions(env, filter.userId)).map((p) => p.levelsOf(filter.userId)))).flat();
+  const partitions = await userIndexPartitions(env, filter.userId);
+  if (listsOnlyReached(filter)) {
+    const parts = await Promise.all(partitions.map((p) => p.listReached(kind.name, filter, page.offset + page.limit)));
+    return {
+      total: parts.reduce((sum, part) => sum + part.total, 0),
+      namespaces: parts
+        .flatMap((part) => part.namespaces)
+        .sort((a, b) => a.id - b.id)
+        .slice(page.offset, page.offset + page.limit),
+    };
+  }
+  const levels = (await Promise.all(partitions.map((p) => p.levelsOf(filter.userId)))).flat();
   return directory(env).listNamespaces(kind.name, filter, levels, page.offset, page.limit);
 };
 

@@ -1,0 +1,119 @@
+import { runInDurableObject } from 'cloudflare:test';
+import { env } from 'cloudflare:workers';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { forgetPath, forgetRecord } from '../../worker/api/registry-cache';
+import { indexPartition, type IndexPartition } from '../../worker/durable/index-partition';
+import { partitionCount, partitionOfId } from '../../worker/durable/partitions';
+import { recordedFetch } from './support/counted';
+import { unique } from './support/http';
+import { as, createGroup, createProject, person, startWorker, type Person } from './support/namespaces';
+
+/**
+ * An isolate that does not know a group or project (its registry cache missed) finds it in the
+ * index partitions' copies of the registry rows (by id: the id's partition names the tree; by
+ * full path: the top-level path's partition does), not in the Directory. The copies are a hint,
+ * as the isolate's cache is: when they do not know a row, or know an older one, the Directory
+ * answers, so a copy behind never hides a group or project nor finds one by a path it left.
+ */
+
+beforeAll(startWorker, 30_000);
+
+/** This isolate forgets what it knows of these, as an isolate that never met them. */
+const forget = (...targets: { id: number; full_path: string }[]) => {
+  for (const t of targets) {
+    forgetRecord(t.id);
+    forgetPath(t.full_path);
+  }
+};
+
+/** A request from a fresh isolate cache: its status, and which classes it called. */
+const lookUp = async (who: Person, path: string) => {
+  const { response, calls } = await recordedFetch(`/api/v4${path}`, { headers: who.headers });
+  return { status: response.status, classes: [...new Set(calls.map((c) => c.cls))].sort() };
+};
+
+const treeOf = (rootId: number) => indexPartition(env, partitionOfId(rootId, partitionCount(env)));
+
+describe('finding groups and projects in the index partitions', () => {
+  it('finds a group, a subgroup and a project by id and by full path in any case, without the Directory', async () => {
+    const owner = await person('fo');
+    const group = await createGroup(owner);
+    const sub = await createGroup(owner, { parent_id: group.id });
+    const project = await createProject(owner, { namespace_id: sub.id });
+    for (const [route, target] of [['groups', group], ['groups', sub], ['projects', project]] as const) {
+      for (const ref of [String(target.id), encodeURIComponent(target.full_path.toUpperCase())]) {
+        forget(group, sub, project);
+        const found = await lookUp(owner, `/${route}/${ref}/access_requests`);
+        expect(found, `${route}/${ref}`).toEqual({ status: 200, classes: ['IndexPartition', 'Namespace'] });
+      }
+    }
+  });
+
+  it("finds a personal project by its owner's path", async () => {
+    const owner = await person('fp');
+    const project = await createProject(owner);
+    forget(project);
+    const found = await lookUp(owner, `/projects/${encodeURIComponent(project.full_path)}/access_requests`);
+    expect(found.status).toBe(200);
+    expect(found.classes).not.toContain('Directory');
+  });
+
+  it('answers 404 at the path a rename left and finds the new one, also below, with nothing cached', async () => {
+    const owner = await person('fr');
+    const group = await createGroup(owner);
+    const project = await createProject(owner, { namespace_id: group.id });
+    const path = unique('moved');
+    expect((await as(owner).put(`/groups/${group.id}`, { path })).status).toBe(200);
+    forget(group, project);
+    expect((await lookUp(owner, `/groups/${encodeURIComponent(group.full_path)}/members`)).status).toBe(404);
+    expect((await lookUp(owner, `/projects/${encodeURIComponent(project.full_path)}/members`)).status).toBe(404);
+    forget(group, project);
+    const moved = await lookUp(owner, `/projects/${encodeURIComponent(`${path}/${project.path}`)}/access_requests`);
+    expect(moved).toMatchObject({ status: 200 });
+    expect(moved.classes).not.toContain('Directory');
+    // The old top-level path taken by a new group leads to it, not to the renamed one.
+    const again = await createGroup(owner, { path: group.path, name: group.path });
+    forget(group, again);
+    const found = await as(owner).get(`/groups/${encodeURIComponent(group.full_path)}`);
+    expect(((await found.json()) as { id: number }).id).toBe(again.id);
+  });
+
+  it('answers 404 for a deleted project and for ids and paths never made', async () => {
+    const owner = await person('fd');
+    const group = await createGroup(owner);
+    const project = await createProject(owner, { namespace_id: group.id });
+    expect((await as(owner).delete(`/projects/${project.id}`)).status).toBe(202);
+    forget(project);
+    expect((await lookUp(owner, `/projects/${project.id}/members`)).status).toBe(404);
+    expect((await lookUp(owner, `/projects/${encodeURIComponent(project.full_path)}/members`)).status).toBe(404);
+    expect((await lookUp(owner, '/projects/999999999/members')).status).toBe(404);
+    expect((await lookUp(owner, `/groups/${unique('never')}/members`)).status).toBe(404);
+  });
+
+  it('asks the Directory when a copy is missing, and never follows a copy older than the object', async () => {
+    const owner = await person('fs');
+    const group = await createGroup(owner);
+    const project = await createProject(owner, { namespace_id: group.id });
+    // A partition that lost its copy of the project (a push still to come): found by the Directory.
+    await runInDurableObject(treeOf(group.id), (_i: IndexPartition, state) => {
+      state.storage.sql.exec('DELETE FROM namespaces WHERE id = ?', project.id);
+    });
+    forget(project);
+    const missing = await lookUp(owner, `/projects/${project.id}/access_requests`);
+    expect(missing.status).toBe(200);
+    expect(missing.classes).toContain('Directory');
+
+    // A partition whose copy of the group is still at the path it had before a rename (the push
+    // failed and waits for the alarm): the group's object knows better, and the Directory answers.
+    const path = unique('renamed');
+    expect((await as(owner).put(`/groups/${group.id}`, { path })).status).toBe(200);
+    await runInDurableObject(treeOf(group.id), (_i: IndexPartition, state) => {
+      state.storage.sql.exec('UPDATE namespaces SET full_path = ?, path = ?, version = version - 1 WHERE id = ?', group.full_path, group.path, group.id);
+      state.storage.sql.exec('INSERT INTO registry_tops (path, root_id) VALUES (?, ?) ON CONFLICT (path) DO UPDATE SET root_id = excluded.root_id', group.path, group.id);
+    });
+    forget(group);
+    expect((await lookUp(owner, `/groups/${encodeURIComponent(group.full_path)}/members`)).status).toBe(404);
+    forget(group);
+    expect(await lookUp(owner, `/groups/${encodeURIComponent(path)}/access_requests`)).toEqual({ status: 200, classes: ['Directory', 'IndexPartition', 'Namespace'] });
+  });
+});
