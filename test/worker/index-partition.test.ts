@@ -97,6 +97,31 @@ describe('an index partition', () => {
     expect(await p.applyChanges(g, [], [request(20, true, 5)], [names(20, 1)])).toEqual({ departed: [], inactive: [20], requesters: [] });
   });
 
+  it("learns a user change fanned out before it held the user's rows from their Grants, before it answers the push", async () => {
+    const p = partition();
+    const here = next - 1;
+    const g = group(1);
+    await p.applyChanges(g, [member(10, OWNER, 1)], [], []);
+    const user = (id: number, state: 'active' | 'blocked', version: number) => ({ id, username: `u${id}-new`, name: 'New', email: null, admin: false, state, created_at: '', version, builtin: false });
+    // Renamed while no partition held rows of theirs: the fan-out reached their Grants alone.
+    const renamed = 900 + here;
+    expect(await grantsOf(env, renamed).applyUser(user(renamed, 'active', 2))).toEqual([]);
+    // A request pushed with the names from before the rename is answered with the new ones.
+    expect(await p.applyChanges(g, [], [request(renamed, true, 2)], [names(renamed, 1)])).toEqual({
+      departed: [],
+      inactive: [],
+      requesters: [{ userId: renamed, username: `u${renamed}-new`, name: 'New', version: 2 }],
+    });
+    expect((await inboxOf(p, 10)).items).toEqual([`g1:u${renamed}-new:50`]);
+    // Their next change finds this partition listed.
+    expect(await grantsOf(env, renamed).applyUser(user(renamed, 'active', 3))).toEqual([here]);
+    // Blocked while no partition held rows of theirs: the push is told to remove the request.
+    const blocked = 901 + here;
+    expect(await grantsOf(env, blocked).applyUser(user(blocked, 'blocked', 2))).toEqual([]);
+    expect(await p.applyChanges(g, [], [request(blocked, true, 3)], [names(blocked, 1)])).toEqual({ departed: [], inactive: [blocked], requesters: [] });
+    expect((await inboxOf(p, 10)).items).toEqual([`g1:u${renamed}-new:50`]);
+  });
+
   it('tells a pushing object which new members were deleted meanwhile, and finds sole Owners', async () => {
     const p = partition();
     const g = group(1);

@@ -7,7 +7,7 @@ import { accessTokenRecord, epochOf, putAccessToken, putRootRecord, revokeAccess
 import type { EventRecord, UserRef } from '../events/event';
 import { settingsEvents } from '../events/settings-events';
 import { directoryMigrations } from './directory-schema';
-import { allIndexPartitions, indexPartition, type IndexFill, type RegistryLocators } from './index-partition';
+import { indexPartition, userIndexPartitions, type IndexFill, type RegistryLocators } from './index-partition';
 import { partitionCount, partitionName, partitionOfId, partitionOfName } from './partitions';
 import { migrate } from './migrations';
 import {
@@ -634,7 +634,7 @@ export class Directory extends DurableObject<Env> {
    */
   async deleteUser(id: number): Promise<Result<null>> {
     // Groups of which the user is the only direct Owner (GitLab's `solo_owned_groups`), by the index partitions.
-    const soleOwned = (await Promise.all(allIndexPartitions(this.env).map((p) => p.soleOwnedGroups(id)))).flat();
+    const soleOwned = (await Promise.all((await userIndexPartitions(this.env, id)).map((p) => p.soleOwnedGroups(id)))).flat();
     const result = this.ctx.storage.transactionSync((): Result<null> => {
       const user = this.getUser(id);
       if (!user) return fail(problems.notFound('User'));

@@ -162,9 +162,15 @@ export class Grants extends DurableObject<Env> {
   /** Whether the user already agreed to give this application these scopes (or more). */
   // ---- where the user's index rows are ----
 
-  /** Index partitions now holding rows of this user (idempotent; the set only grows). */
-  addIndexPartitions(partitions: number[]): void {
+  /**
+   * Index partitions now holding rows of this user (idempotent; the set only grows). Answers the
+   * user as this object was last told (null if never): a user change fanned out from here on
+   * reaches these partitions, and one fanned out before reached this object first, so the
+   * partition takes this answer and misses no change (see `applyUser`).
+   */
+  addIndexPartitions(partitions: number[]): UserSnapshot | null {
     for (const p of partitions) this.sql.exec('INSERT INTO index_partitions (partition) VALUES (?) ON CONFLICT (partition) DO NOTHING', p);
+    return this.storedUser();
   }
 
   /** The index partitions holding rows of this user, ascending. */
@@ -497,25 +503,31 @@ export class Grants extends DurableObject<Env> {
    * version replaces the stored one. A user who may no longer act loses every grant, pending code
    * and remembered consent here; unblocking brings none of them back. Then every access token
    * still live in KV is brought in line: rewritten with the new profile, or replaced by a
-   * tombstone. Returns when KV has it all, so the block that pushed it can answer.
+   * tombstone. Returns when KV has it all, so the block that pushed it can answer, with the index
+   * partitions that hold rows of the user, read in the transaction that stored the change: the
+   * fan-out tells those, and a partition added later learns the change from `addIndexPartitions`.
    */
-  async applyUser(snapshot: UserSnapshot, endSessions = false): Promise<void> {
-    this.ctx.storage.transactionSync(() => {
+  async applyUser(snapshot: UserSnapshot, endSessions = false): Promise<number[]> {
+    const partitions = this.ctx.storage.transactionSync(() => {
       // A new password ends the sessions begun before it (also when this is a retry of that push).
       if (endSessions) this.sql.exec('DELETE FROM sessions WHERE user_version < ?', snapshot.version);
       const before = this.storedUser();
-      if (!this.storeUser(snapshot)) return;
-      // A blocked or deactivated user's sessions stay, refused, so the next page can say why;
-      // becoming active again ends them for good (what a block ended stays ended), as deletion does.
-      if (snapshot.state === 'deleted' || (isActive(snapshot) && before !== null && !isActive(before))) this.sql.exec('DELETE FROM sessions');
-      if (isActive(snapshot)) return;
-      const now = epochSeconds();
-      for (const g of this.sql.exec<{ id: string }>('SELECT id FROM grants WHERE revoked_at IS NULL').toArray()) this.revokeGrantTx(g.id, now);
-      this.sql.exec('DELETE FROM codes WHERE grant_id IS NULL');
-      this.sql.exec('DELETE FROM consents');
+      if (this.storeUser(snapshot)) {
+        // A blocked or deactivated user's sessions stay, refused, so the next page can say why;
+        // becoming active again ends them for good (what a block ended stays ended), as deletion does.
+        if (snapshot.state === 'deleted' || (isActive(snapshot) && before !== null && !isActive(before))) this.sql.exec('DELETE FROM sessions');
+        if (!isActive(snapshot)) {
+          const now = epochSeconds();
+          for (const g of this.sql.exec<{ id: string }>('SELECT id FROM grants WHERE revoked_at IS NULL').toArray()) this.revokeGrantTx(g.id, now);
+          this.sql.exec('DELETE FROM codes WHERE grant_id IS NULL');
+          this.sql.exec('DELETE FROM consents');
+        }
+      }
+      return this.indexPartitions();
     });
     // The tombstones of the grants just ended, with every other access token KV may still accept.
     await this.syncTokens();
+    return partitions;
   }
 
   /** The stored user, or the Directory's answer (stored) when this object has not been told. */

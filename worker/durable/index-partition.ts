@@ -109,7 +109,7 @@ export const treeIndex = (env: Env, id: number, ancestorIds: readonly number[]) 
 /** One index partition by number. */
 export const indexPartition = (env: Env, partition: number) => env.INDEX_PARTITIONS.getByName(partitionName('index', partition));
 
-/** Every index partition (administrators' inbox, the user fan-out, user deletion, tests). */
+/** Every index partition (administrators' inbox, a deleted object that never learnt its tree, tests). */
 export const allIndexPartitions = (env: Env) => Array.from({ length: partitionCount(env) }, (_, p) => indexPartition(env, p));
 
 /** The index partitions holding rows of a user, as their `Grants` object lists them. */
@@ -133,22 +133,34 @@ export class IndexPartition extends DurableObject<Env> {
    * active, and requesters' newer names.
    */
   async applyChanges(source: SourceCopy, members: MembershipChange[], requests: RequestChange[], requesters: RequesterCopy[]): Promise<IndexReply> {
-    const reply = this.applyLocally(source, members, requests, requesters);
+    if (!this.applyLocally(source, members, requests, requesters)) return { departed: [], inactive: [], requesters: [] };
+    // Registering first: a user change the fan-out did not bring here (this partition was not yet
+    // the user's) comes with the registration, and the answer below judges by it.
     await this.registerUsers();
-    return reply;
+    return this.replyTo(members, requests);
   }
 
-  /** The transaction of `applyChanges`. */
-  private applyLocally(source: SourceCopy, members: MembershipChange[], requests: RequestChange[], requesters: RequesterCopy[]): IndexReply {
+  /** The transaction of `applyChanges`; false when the group or project was deleted. */
+  private applyLocally(source: SourceCopy, members: MembershipChange[], requests: RequestChange[], requesters: RequesterCopy[]): boolean {
     return this.ctx.storage.transactionSync(() => {
-      const reply: IndexReply = { departed: [], inactive: [], requesters: [] };
-      if (this.isDeleted(source.id)) return reply;
+      if (this.isDeleted(source.id)) return false;
       this.takeSource(source);
       for (const r of requesters) this.takeRequester(r);
       applyMembershipChanges(this.sql, source.id, members, requests);
       // Members, and requesters (a decided request stays in their own view for a while).
       const arrived = [...members.filter((c) => c.accessLevel > 0), ...requests].map((c) => c.userId);
       for (const id of arrived) this.sql.exec('INSERT INTO known_users (user_id, registered) VALUES (?, 0) ON CONFLICT (user_id) DO NOTHING', id);
+      return true;
+    });
+  }
+
+  /**
+   * What the pushing object must still correct (as the Directory's index answered): members whose
+   * users were deleted, requesters no longer active, and requesters' newer names.
+   */
+  private replyTo(members: MembershipChange[], requests: RequestChange[]): IndexReply {
+    return this.ctx.storage.transactionSync(() => {
+      const reply: IndexReply = { departed: [], inactive: [], requesters: [] };
       for (const c of members) if (c.accessLevel > 0 && this.userState(c.userId) === 'deleted') reply.departed.push(c.userId);
       for (const r of requests) {
         if (!r.pending) continue;
@@ -278,8 +290,13 @@ export class IndexPartition extends DurableObject<Env> {
     const waiting = this.sql.exec<{ user_id: number }>('SELECT user_id FROM known_users WHERE registered = 0').toArray().map((r) => r.user_id);
     if (waiting.length === 0) return;
     const partition = this.partition();
-    await Promise.all(waiting.map((id) => grantsOf(this.env, id).addIndexPartitions([partition])));
-    this.sql.exec('UPDATE known_users SET registered = 1 WHERE user_id IN (SELECT value FROM json_each(?))', JSON.stringify(waiting));
+    const users = await Promise.all(waiting.map((id) => grantsOf(this.env, id).addIndexPartitions([partition])));
+    this.ctx.storage.transactionSync(() => {
+      // The user as their `Grants` knows them: a change fanned out before this partition was
+      // theirs reached only the partitions listed then (forward-only, so an older one is a no-op).
+      for (const user of users) if (user) this.applyUser(user);
+      this.sql.exec('UPDATE known_users SET registered = 1 WHERE user_id IN (SELECT value FROM json_each(?))', JSON.stringify(waiting));
+    });
   }
 
   /** This partition's number, from its name (`index:<p>`). */

@@ -3,7 +3,7 @@ import { accessTokenRecord, epochOf, putAccessToken, putRootRecord, revokeAccess
 import type { UserRow, UserSnapshot } from './directory';
 import { grantsOf } from './grants';
 import type { LoginChange } from './logins';
-import { allIndexPartitions } from './index-partition';
+import { indexPartition } from './index-partition';
 import { namespaceObject } from './namespace';
 import type { NamespaceSnapshot } from './namespace-registry';
 import { partitionName } from './partitions';
@@ -39,9 +39,6 @@ export interface FanOut {
   personalProjects: { id: number; snapshot: NamespaceSnapshot }[];
 }
 
-/** The version a users row is created with (the schema's default). */
-const FIRST_VERSION = 1;
-
 export const isActive = (s: UserSnapshot): s is UserRow => s.state === 'active';
 
 /**
@@ -62,12 +59,13 @@ export const fanOut = async (env: Env, plan: FanOut): Promise<void> => {
     isActive(user) ? rewriteTokens(env, user, plan.tokens) : revokeAccessTokens(env, plan.tokens.map((t) => ({ hash: t.token_hash, expiresAt: t.expires_at }))),
     ...plan.logins.map((l) => env.LOGINS.getByName(partitionName('name', l.partition)).applyLogins([l.change])),
   ]);
-  await grantsOf(env, user.id).applyUser(user, plan.endSessions);
-  // Every index partition takes the new names or state first (a push racing this change is then
-  // told to correct it), and says where the user has pending requests and memberships. Not for a
-  // creation (the users row's first version): no partition can hold an older copy of a user whose
-  // row is unchanged since, and every copy a push brings is of that version.
-  const found = user.version === FIRST_VERSION ? [] : await Promise.all(allIndexPartitions(env).map((p) => p.applyUser(user)));
+  // The user's `Grants` takes the change and answers the index partitions holding rows of theirs,
+  // in one step: a partition that becomes theirs later is told the change by `Grants` when it
+  // registers, before the push that brought the user there answers.
+  const partitions = await grantsOf(env, user.id).applyUser(user, plan.endSessions);
+  // Those partitions take the new names or state first (a push racing this change is then told to
+  // correct it), and say where the user has pending requests and memberships.
+  const found = await Promise.all(partitions.map((p) => indexPartition(env, p).applyUser(user)));
   const pendingIn = found.flatMap((f) => f.pendingIn);
   const memberOf = user.state === 'deleted' ? found.flatMap((f) => f.memberOf) : [];
   if (isActive(user)) {
