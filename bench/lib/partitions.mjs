@@ -93,8 +93,10 @@ export const SEEDS = [
           ],
         );
       }
-      // The indexes were moved to the index partitions (the seeds write them there).
+      // The indexes were moved to the index partitions, and the registry rows copied there (the
+      // seeds write both there): nothing is left queued for them.
       rows.push([`INSERT OR IGNORE INTO settings (name, value) VALUES ('indexes_moved', 'done')`]);
+      rows.push([`DELETE FROM registry_outbox`]);
       // The copy of login records to the name partitions is complete (the seeds write them there).
       rows.push([`INSERT OR IGNORE INTO settings (name, value) VALUES ('logins_backfill', 'done')`]);
       return rows;
@@ -135,8 +137,14 @@ export const SEEDS = [
       if (owner === u.n) {
         const path = `synthetic-group-${u.n}`;
         rows.push(
-          [`INSERT INTO namespaces (id, kind, name, full_path, parent_id, visibility, version) VALUES (?, 'group', ?, ?, NULL, 'private', 1)`, group, path, path],
-          [`INSERT INTO namespaces (id, kind, name, full_path, parent_id, visibility, version) VALUES (?, 'project', 'app', ?, ?, 'private', 1)`, group + 1, `${path}/app`, group],
+          [
+            `INSERT INTO namespaces (id, kind, name, path, full_path, full_name, parent_id, visibility, request_access_enabled, description, creator_id, created_at, version) VALUES (?, 'group', ?, ?, ?, ?, NULL, 'private', 1, '', ?, ?, 1)`,
+            group, path, path, path, path, u.id, at,
+          ],
+          [
+            `INSERT INTO namespaces (id, kind, name, path, full_path, full_name, parent_id, visibility, request_access_enabled, description, creator_id, created_at, version) VALUES (?, 'project', 'app', 'app', ?, ?, ?, 'private', 1, '', ?, ?, 1)`,
+            group + 1, `${path}/app`, `${path} / app`, group, u.id, at,
+          ],
           [`INSERT INTO memberships (user_id, namespace_id, access_level, created_at, created_by, version) VALUES (?, ?, 50, ?, ?, 1)`, u.id, group, at, u.id],
         );
       } else if (u.n % 10 === 5) {
