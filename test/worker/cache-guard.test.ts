@@ -20,7 +20,7 @@ const CACHES = {
   logins:
     "Login records in each name partition (Logins name:<p>, docs/architecture.md \"Taking the Directory apart\"), read by every sign-in: a user's creation, rename, new password, block, deactivation, activation and deletion",
   copies:
-    "Copies of registry rows in the index partitions of their trees (IndexPartition index:<p>, pushed from the Directory's registry_outbox), read by the lists of what a user reaches: creations, settings and path changes, the paths below a renamed group, a user's rename, deletions",
+    "Copies of registry rows in the index partitions of their trees (IndexPartition index:<p>, pushed from the Directory's registry_outbox), read by the lists of what a user reaches and the finder's misses; and the names and states of users with rows there, read by the members lists: creations, settings and path changes, the paths below a renamed group, a user's rename or block, deletions",
   sessions: "Browser sessions (each user's Grants object, and those the Directory kept before): a password change, a block, deactivation or deletion ends them",
   inbox:
     "The owners' inbox (the Directory's inbox rows and each user's inbox version, its ETag), fed by each Namespace object's outbox: requests made, approved, denied or withdrawn; member changes; a source's rename, settings or deletion; a requester's rename, block, deactivation or deletion",
@@ -66,6 +66,7 @@ const listed = (title: string): Covered => ['namespace-lists.test.ts', title];
 const listedNew = listed('show a new group, subgroup and project at once, field for field as the registry has them');
 const listedRenamed = listed('follow a rename of the top-level group down the tree, and a settings change, before the change answers');
 const listedDeleted = listed('leave out a deleted project');
+const memberNames: Covered = ['registry-partitions.test.ts', 'asks the Directory for a member once, then shows their rename and block from the copy'];
 const inboxRequests: Covered = ['inbox.test.ts', 'answers 304 to the current ETag from the caller’s Grants and their one index partition, no group or project object, 200 with a new ETag after each change'];
 const inboxMembers: Covered = ['inbox.test.ts', 'shows a new Maintainer their project at once, and forgets a removed one'];
 const inboxSources: Covered = ['inbox.test.ts', 'shows a renamed source by its new name and path, keeps requests when requests are turned off or visibility changes, and drops them when it is deleted'];
@@ -89,7 +90,7 @@ const ROUTES: Record<string, Effect> = {
     tokens: [['personal-access-tokens.test.ts', 'is still itself: it shows the new name, /self answers it, and its use is recorded']],
     requesters: [renamedEverywhere, requesterIndex],
     registry: [['user-lifecycle.test.ts', "moves the user's personal namespace with the username: its projects answer at the new path, the old one is 404"]],
-    copies: [listed("follow a user's rename into their personal projects' paths")],
+    copies: [listed("follow a user's rename into their personal projects' paths"), memberNames],
     sessions: [['user-lifecycle.test.ts', 'a new password replaces the old one and ends the browser sessions']],
     logins: [loginCreated, loginChanged],
     inbox: [
@@ -97,7 +98,15 @@ const ROUTES: Record<string, Effect> = {
       ['inbox.test.ts', 'shows the new full path of a project in a renamed user’s personal namespace'],
     ],
   }),
-  'POST /api/v4/users/{id}/block': changes({ tokens: [blocked, blockByAlarm], users: [blocked, blockedRefresh, blockByAlarm], requesters: [requestIndexed, blocked], sessions: [blocked], inbox: [inboxRequesters], logins: [loginChanged, blocked] }),
+  'POST /api/v4/users/{id}/block': changes({
+    tokens: [blocked, blockByAlarm],
+    users: [blocked, blockedRefresh, blockByAlarm],
+    requesters: [requestIndexed, blocked],
+    sessions: [blocked],
+    inbox: [inboxRequesters],
+    logins: [loginChanged, blocked],
+    copies: [memberNames],
+  }),
   'POST /api/v4/users/{id}/deactivate': changes({ tokens: [deactivated], users: [deactivated], requesters: [deactivated], sessions: [deactivated], inbox: [inboxRequesters], logins: [deactivated] }),
   'POST /api/v4/users/{id}/unblock': changes({ users: unblocked, logins: [loginChanged, unblocked[0]] }),
   'POST /api/v4/users/{id}/activate': changes({ users: [deactivated], logins: [deactivated] }),

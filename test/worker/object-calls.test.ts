@@ -30,7 +30,7 @@ const documented = (): Map<string, string[]> => {
 };
 
 describe('objects each operation calls (docs/architecture.md)', () => {
-  let signer: User, browser: Browser, app: App, owner: Person, requester: Person, other: Person, project: { id: number };
+  let signer: User, browser: Browser, app: App, owner: Person, requester: Person, other: Person, project: { id: number }, shown: { id: number; full_path: string };
   const seen = new Map<string, string[]>();
   /** Names as the table writes them. */
   const names = new Map<string, string>();
@@ -52,6 +52,11 @@ describe('objects each operation calls (docs/architecture.md)', () => {
     // The signed-in user is a member of the group: their dashboard lists it from its tree's partition.
     expect((await as(owner).post(`/groups/${group.id}/members`, { user_id: signer.id, access_level: 30 })).status).toBe(201);
     names.set(partitionName('index', partitionOfId(group.id, partitionCount(env))), "each tree of the user's");
+    // A public project in a tree of its own partition, whose page the signed-in user opens.
+    let elsewhere = await createGroup(other);
+    while (partitionOfId(elsewhere.id, partitionCount(env)) === partitionOfId(group.id, partitionCount(env))) elsewhere = await createGroup(other);
+    shown = await createProject(other, { namespace_id: elsewhere.id });
+    names.set(partitionName('index', partitionOfId(elsewhere.id, partitionCount(env))), "the project's tree").set(String(shown.id), 'project');
     names.set(String(signer.id), 'user').set(String(owner.id), 'user').set(String(requester.id), 'requester').set(String(other.id), 'requester');
     names.set(String(project.id), 'project').set(app.clientId, 'client');
     names.set(partitionName('name', partitionOfName(signer.username, partitionCount(env))), 'name partition of the username');
@@ -86,6 +91,14 @@ describe('objects each operation calls (docs/architecture.md)', () => {
     expect(dashboard.status).toBe(200);
     expect(await dashboard.text()).toContain('Your groups (1)');
     seen.set('dashboard', label(calls));
+
+    // Once before: this isolate finds the project, and its tree's partition keeps the members' names.
+    expect((await fresh.get(`/projects/${shown.full_path}`)).status).toBe(200);
+    calls.length = 0;
+    const projectPage = await fresh.get(`/projects/${shown.full_path}`);
+    expect(projectPage.status).toBe(200);
+    expect(await projectPage.text()).toContain(shown.full_path);
+    seen.set('project page', label(calls));
 
     const { code } = await authorizeCode(browser, app);
     const json = (body: Record<string, string>): RequestInit => ({ method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify(body) });

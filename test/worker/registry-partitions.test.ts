@@ -6,7 +6,7 @@ import { indexPartition, type IndexPartition } from '../../worker/durable/index-
 import { partitionCount, partitionOfId } from '../../worker/durable/partitions';
 import { recordedFetch } from './support/counted';
 import { unique } from './support/http';
-import { as, createGroup, createProject, person, startWorker, type Person } from './support/namespaces';
+import { admin, as, createGroup, createProject, person, startWorker, type Person } from './support/namespaces';
 
 /**
  * An isolate that does not know a group or project (its registry cache missed) finds it in the
@@ -115,5 +115,62 @@ describe('finding groups and projects in the index partitions', () => {
     expect((await lookUp(owner, `/groups/${encodeURIComponent(group.full_path)}/members`)).status).toBe(404);
     forget(group);
     expect(await lookUp(owner, `/groups/${encodeURIComponent(path)}/access_requests`)).toEqual({ status: 200, classes: ['Directory', 'IndexPartition', 'Namespace'] });
+  });
+});
+
+describe("a group's row from its tree's index partition", () => {
+  it('shows the copy when it is as new as what the finder found, and the Directory row while the copy is behind', async () => {
+    const owner = await person('fg');
+    const group = await createGroup(owner, { description: 'first' });
+    expect((await as(owner).put(`/groups/${group.id}`, { description: 'second' })).status).toBe(200);
+    forget(group);
+    const shown = async () => {
+      const { response, calls } = await recordedFetch(`/api/v4/groups/${group.id}`, { headers: owner.headers });
+      return { description: ((await response.json()) as { description: string }).description, directory: calls.some((c) => c.cls === 'Directory') };
+    };
+    expect(await shown()).toEqual({ description: 'second', directory: false });
+
+    // A change made through this isolate, whose copy in the partition is still to come.
+    const put = await recordedFetch(`/api/v4/groups/${group.id}`, {
+      method: 'PUT',
+      headers: { ...owner.headers, 'Content-Type': 'application/json' },
+      body: JSON.stringify({ description: 'third' }),
+    });
+    expect(put.response.status).toBe(200);
+    await runInDurableObject(treeOf(group.id), (_i: IndexPartition, state) => {
+      state.storage.sql.exec("UPDATE namespaces SET description = 'second', version = version - 1 WHERE id = ?", group.id);
+    });
+    expect(await shown()).toEqual({ description: 'third', directory: true });
+  });
+});
+
+describe("members' names from the tree's index partition", () => {
+  it('asks the Directory for a member once, then shows their rename and block from the copy', async () => {
+    const owner = await person('mo');
+    const member = await person('mm');
+    const group = await createGroup(owner);
+    expect((await as(owner).post(`/groups/${group.id}/members`, { user_id: member.id, access_level: 30 })).status).toBe(201);
+    const listed = async (path: string) => {
+      const { response, calls } = await recordedFetch(`/api/v4/groups/${group.id}/${path}`, { headers: owner.headers });
+      const members = (await response.json()) as { username: string; name: string; state: string }[];
+      return { members: members.map((m) => [m.username, m.name, m.state]).sort(), directory: calls.some((c) => c.cls === 'Directory') };
+    };
+    await listed('members');
+    const before = [
+      [owner.username, owner.name, 'active'],
+      [member.username, member.name, 'active'],
+    ].sort();
+    expect(await listed('members')).toEqual({ members: before, directory: false });
+    expect(await listed('members/all')).toEqual({ members: before, directory: false });
+
+    const renamed = `${member.username}-r`;
+    expect((await admin.put(`/users/${member.id}`, { username: renamed, name: 'Renamed Member' })).status).toBe(200);
+    expect((await admin.post(`/users/${member.id}/block`)).status).toBe(201);
+    const after = [
+      [owner.username, owner.name, 'active'],
+      [renamed, 'Renamed Member', 'blocked'],
+    ].sort();
+    expect(await listed('members')).toEqual({ members: after, directory: false });
+    expect(await listed('members/all')).toEqual({ members: after, directory: false });
   });
 });

@@ -2,7 +2,7 @@ import { DurableObject } from 'cloudflare:workers';
 import { clock, todayUtc } from '../clock';
 import type { Env } from '../env';
 import { OWNER } from '../../shared/access-levels';
-import type { IndexReply, UserSnapshot } from './directory';
+import type { IndexReply, UserRow, UserSnapshot } from './directory';
 import { grantsOf } from './grants';
 import { readInbox, requesterChanged, sourcesRenamed, requestsDeletedWith, type InboxFilter, type InboxPage, type InboxReader, type OwnRequestRow } from './inbox-index';
 import { indexPartitionMigrations } from './index-partition-schema';
@@ -50,6 +50,9 @@ export interface SourceCopy {
   /** Nearest first: ancestor groups, then (a personal project) the user's namespace; the root last. */
   ancestorIds: number[];
 }
+
+/** A user's names and state as the members lists show them, with the users row's version. */
+export type UserNames = Pick<UserRow, 'id' | 'username' | 'name' | 'state' | 'version'>;
 
 /** A requester's names as their request row holds them, with the users row's version. */
 export type RequesterCopy = {
@@ -344,6 +347,45 @@ export class IndexPartition extends DurableObject<Env> {
   /** A requester's own requests here that they may see, oldest first. */
   ownRequests(userId: number, admin: boolean): OwnRequestRow[] {
     return visibleOwnRequests(this.sql, userId, admin, clock.now());
+  }
+
+  /**
+   * The names and states this partition keeps of users with rows here (the members lists show
+   * them): only of users whose `Grants` lists this partition, so that every later change of
+   * theirs reaches the copy. A deleted user is left out, as the Directory leaves them out.
+   */
+  usersNamed(ids: number[]): UserNames[] {
+    return this.sql
+      .exec<UserNames>(
+        `SELECT u.id, u.username, u.name, u.state, u.version FROM users u JOIN known_users k ON k.user_id = u.id AND k.registered = 1
+         WHERE u.id IN (SELECT value FROM json_each(?)) AND u.state != 'deleted' AND u.username != ''`,
+        JSON.stringify(ids),
+      )
+      .toArray();
+  }
+
+  /**
+   * Users as the Directory answered them for a members list, kept for the next one: only those
+   * with rows here whose `Grants` lists this partition (the fan-out keeps them current), newer
+   * versions only.
+   */
+  takeUsers(users: UserNames[]): void {
+    this.ctx.storage.transactionSync(() => {
+      for (const u of users) {
+        this.sql.exec(
+          `INSERT INTO users (id, username, name, state, version)
+           SELECT ?, ?, ?, ?, ? WHERE EXISTS (SELECT 1 FROM known_users WHERE user_id = ? AND registered = 1)
+           ON CONFLICT (id) DO UPDATE SET username = excluded.username, name = excluded.name, state = excluded.state, version = excluded.version
+           WHERE excluded.version > users.version`,
+          u.id,
+          u.username,
+          u.name,
+          u.state,
+          u.version,
+          u.id,
+        );
+      }
+    });
   }
 
   /** Where a user has pending access requests here. */

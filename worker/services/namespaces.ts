@@ -1,5 +1,5 @@
 import { directStanding, mayDelete, mayEditSettings, maySee, type Kind, type Standing } from '../auth/policy';
-import { directory, type UserRow } from '../durable/directory';
+import { directory } from '../durable/directory';
 import {
   namespaceObject,
   type AccessRequestRow,
@@ -9,7 +9,7 @@ import {
   type PageOf,
 } from '../durable/namespace';
 import { listsOnlyReached, snapshotOf, type EffectiveMember, type ListFilter, type NamespaceChanges, type NamespaceRow, type NewNamespace } from '../durable/namespace-registry';
-import { treeIndex, userIndexPartitions, type EffectiveMembership } from '../durable/index-partition';
+import { treeIndex, userIndexPartitions, type EffectiveMembership, type UserNames } from '../durable/index-partition';
 import { unwrap } from '../durable/result';
 import type { Caller, Env } from '../env';
 import { problems, raise } from '../errors';
@@ -48,9 +48,17 @@ export const assertVisible = async (env: Env, target: Target): Promise<void> => 
   await standingOn(env, target);
 };
 
-/** The registry row of a target as the Directory has it now. */
-export const describe = async (env: Env, kind: Kind, target: Target): Promise<NamespaceRow> =>
-  target.row ?? (await directory(env).getNamespace(kind.name, target.id)) ?? raise(kind.notFound());
+/**
+ * The registry row of a target as it is now: the copy in its tree's index partition (pushed before
+ * every change answers) when it is at least as new as the version the caller found, else (a push
+ * still to come) the Directory's.
+ */
+export const describe = async (env: Env, kind: Kind, target: Target): Promise<NamespaceRow> => {
+  if (target.row) return target.row;
+  const copy = await treeIndex(env, target.id, target.ancestorIds).locate(kind.name, target.id, target.ancestorIds.at(-1) ?? target.id);
+  if (copy && 'namespace' in copy && copy.namespace.version >= target.ref.snapshot.version) return copy.namespace;
+  return (await directory(env).getNamespace(kind.name, target.id)) ?? raise(kind.notFound());
+};
 
 /** A new group or project in the path registry, and its own object with the creator as Owner. */
 export const createNamespace = async (env: Env, input: NewNamespace): Promise<NamespaceRow> => {
@@ -161,27 +169,42 @@ export const removeAccessRequest = async (env: Env, target: Target, userId: numb
 
 export interface MemberOf {
   member: MemberRow;
-  user: UserRow;
-  createdBy: UserRow | null;
+  user: UserNames;
+  createdBy: UserNames | null;
 }
 
-/** Members with their users (and who added them), in one Directory call. */
-const withUsers = async (env: Env, members: MemberRow[]): Promise<MemberOf[]> => {
-  const ids = members.flatMap((m) => (m.created_by === null ? [m.user_id] : [m.user_id, m.created_by]));
-  const users = new Map((await directory(env).getUsers([...new Set(ids)])).map((u) => [u.id, u]));
+/**
+ * Users by id as a members list shows them: the copies in the tree's index partition (kept by the
+ * user fan-out for the users with rows there), and the Directory for the rest, whose answer the
+ * partition keeps for its own users. So a members list asks the Directory for a user once, not
+ * at every load.
+ */
+const usersIn = async (env: Env, target: Target, ids: number[]): Promise<Map<number, UserNames>> => {
+  const wanted = [...new Set(ids)];
+  const tree = treeIndex(env, target.ref.id, target.ancestorIds);
+  const known = await tree.usersNamed(wanted);
+  const missing = wanted.filter((id) => !known.some((u) => u.id === id));
+  const fetched = missing.length === 0 ? [] : (await directory(env).getUsers(missing)).map(({ id, username, name, state, version }) => ({ id, username, name, state, version }));
+  if (fetched.length > 0) await tree.takeUsers(fetched);
+  return new Map([...known, ...fetched].map((u) => [u.id, u]));
+};
+
+/** Members with their users (and who added them). */
+const withUsers = async (env: Env, target: Target, members: MemberRow[]): Promise<MemberOf[]> => {
+  const users = await usersIn(env, target, members.flatMap((m) => (m.created_by === null ? [m.user_id] : [m.user_id, m.created_by])));
   return members.flatMap((member) => {
     const user = users.get(member.user_id);
     return user ? [{ member, user, createdBy: member.created_by === null ? null : users.get(member.created_by) ?? null }] : [];
   });
 };
 
-const oneWithUser = async (env: Env, member: MemberRow): Promise<MemberOf> =>
-  (await withUsers(env, [member]))[0] ?? raise(problems.notFound('Member'));
+const oneWithUser = async (env: Env, target: Target, member: MemberRow): Promise<MemberOf> =>
+  (await withUsers(env, target, [member]))[0] ?? raise(problems.notFound('Member'));
 
-/** Direct members with their users (and who added them), in one Directory call for the page. */
+/** Direct members with their users (and who added them). */
 export const listMembers = async (env: Env, target: Target, page: Window): Promise<PageOf<MemberOf>> => {
   const { total, items } = settle(await objectOf(env, target).listMembers(target.ref, target.actor, page.offset, page.limit));
-  return { total, items: await withUsers(env, items) };
+  return { total, items: await withUsers(env, target, items) };
 };
 
 /**
@@ -192,7 +215,7 @@ export const listAllMembers = async (env: Env, target: Target, page: Window): Pr
   await assertVisible(env, target);
   const scope = await flushedScope(env, target);
   const { total, members } = await treeIndex(env, target.ref.id, target.ancestorIds).effectiveMembers(scope, page.offset, page.limit);
-  return { total, members: await withNames(env, members) };
+  return { total, members: await withNames(env, target, members) };
 };
 
 /** The group or project and its ancestors, once the index has every change they acknowledged (read-your-writes). */
@@ -203,9 +226,8 @@ const flushedScope = async (env: Env, target: Target): Promise<number[]> => {
 };
 
 /** Index rows with their users' and adders' names (a deleted user's row is left out). */
-const withNames = async (env: Env, rows: EffectiveMembership[]): Promise<EffectiveMember[]> => {
-  const ids = rows.flatMap((m) => (m.created_by === null ? [m.user_id] : [m.user_id, m.created_by]));
-  const users = new Map((await directory(env).getUsers([...new Set(ids)])).map((u) => [u.id, u]));
+const withNames = async (env: Env, target: Target, rows: EffectiveMembership[]): Promise<EffectiveMember[]> => {
+  const users = await usersIn(env, target, rows.flatMap((m) => (m.created_by === null ? [m.user_id] : [m.user_id, m.created_by])));
   return rows.flatMap((m) => {
     const user = users.get(m.user_id);
     if (!user) return [];
@@ -227,21 +249,21 @@ const withNames = async (env: Env, rows: EffectiveMembership[]): Promise<Effecti
 
 /** One direct member (`GET /:kind/:id/members/:user_id`). */
 export const getMember = async (env: Env, target: Target, userId: number): Promise<MemberOf> =>
-  oneWithUser(env, settle(await objectOf(env, target).getMember(target.ref, target.actor, userId)));
+  oneWithUser(env, target, settle(await objectOf(env, target).getMember(target.ref, target.actor, userId)));
 
 /** One member, direct or inherited, at their highest level (`GET /:kind/:id/members/all/:user_id`). */
 export const getEffectiveMember = async (env: Env, target: Target, userId: number): Promise<EffectiveMember> => {
   await assertVisible(env, target);
   const scope = await flushedScope(env, target);
   const { members } = await treeIndex(env, target.ref.id, target.ancestorIds).effectiveMembers(scope, 0, 1, userId);
-  return (await withNames(env, members))[0] ?? raise(problems.notFound('Member'));
+  return (await withNames(env, target, members))[0] ?? raise(problems.notFound('Member'));
 };
 
 /** `POST /:kind/:id/members`; a pending request of that user goes in the same transaction. */
 export const addMember = async (env: Env, target: Target, userId: number, accessLevel: number, expiresAt: string | null): Promise<MemberOf> => {
   const user = await directory(env).getUser(userId);
   const names = user ? { username: user.username, name: user.name } : null;
-  return oneWithUser(env, settle(await objectOf(env, target).addMember(target.ref, target.actor, userId, names, accessLevel, expiresAt)));
+  return oneWithUser(env, target, settle(await objectOf(env, target).addMember(target.ref, target.actor, userId, names, accessLevel, expiresAt)));
 };
 
 /** `PUT /:kind/:id/members/:user_id`. */
@@ -250,7 +272,7 @@ export const updateMember = async (
   target: Target,
   userId: number,
   change: { accessLevel?: number; expiresAt?: string | null },
-): Promise<MemberOf> => oneWithUser(env, settle(await objectOf(env, target).updateMember(target.ref, target.actor, userId, change)));
+): Promise<MemberOf> => oneWithUser(env, target, settle(await objectOf(env, target).updateMember(target.ref, target.actor, userId, change)));
 
 /** `DELETE /:kind/:id/members/:user_id`. */
 export const removeMember = async (env: Env, target: Target, userId: number): Promise<void> => {
