@@ -115,8 +115,15 @@ export const indexPartition = (env: Env, partition: number) => env.INDEX_PARTITI
 /** Every index partition (administrators' inbox, a deleted object that never learnt its tree, tests). */
 export const allIndexPartitions = (env: Env) => Array.from({ length: partitionCount(env) }, (_, p) => indexPartition(env, p));
 
-/** The index partitions holding rows of a user, as their `Grants` object lists them. */
-export const userIndexPartitions = async (env: Env, userId: number) => (await grantsOf(env, userId).indexPartitions()).map((p) => indexPartition(env, p));
+/** One index partition's stub. */
+export type IndexPartitionStub = ReturnType<typeof indexPartition>;
+
+/**
+ * The index partitions holding rows of a user, as their `Grants` object lists them. A page that
+ * reads several views of the user (the dashboard) asks once and hands the answer to each.
+ */
+export const userIndexPartitions = async (env: Env, userId: number): Promise<IndexPartitionStub[]> =>
+  (await grantsOf(env, userId).indexPartitions()).map((p) => indexPartition(env, p));
 
 export class IndexPartition extends DurableObject<Env> {
   private readonly sql: SqlStorage;

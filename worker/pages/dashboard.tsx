@@ -13,23 +13,26 @@ import { Layout } from './layout';
 import { approveForm, RequestRow } from './namespace/access-requests';
 import { actionsOf, pagePathOf } from './namespace/view';
 import type { ConsoleEnv, PageContext } from './viewer';
+import { userIndexPartitions, type IndexPartitionStub } from '../durable/index-partition';
 
 /** What every dashboard section reads. */
 interface DashboardView {
   c: PageContext;
   flash: Flash;
   url: string;
+  /** The viewer's index partitions, asked of their `Grants` once for all four sections. */
+  partitions: Promise<IndexPartitionStub[]>;
 }
 
 /**
  * What needs the viewer: the owners' inbox, read as `GET /api/v4/access_requests` reads it (the
- * Directory's index: every group they own and project they maintain, directly or through an
+ * index partitions: every group they own and project they maintain, directly or through an
  * ancestor group; every request for an administrator), oldest first, each approvable in one click.
  */
 const NeedsYou = async (p: { view: DashboardView }) => {
   const { c, flash } = p.view;
   const page = pageNumber(c.req.query('inbox_page'));
-  const { page: inbox } = await inboxService.readInbox(c.env, c.var.caller, {}, windowFor(page), null);
+  const { page: inbox } = await inboxService.readInbox(c.env, c.var.caller, {}, windowFor(page), null, p.view.partitions);
   const total = inbox?.total ?? 0;
   const tomorrow = tomorrowUtc(clock.now());
   return (
@@ -88,7 +91,7 @@ const outcomeText = (r: OwnAccessRequest): string => {
 const YourRequests = async (p: { view: DashboardView }) => {
   const { c } = p.view;
   const page = pageNumber(c.req.query('mine_page'));
-  const { total, items } = await inboxService.ownRequests(c.env, c.var.caller, windowFor(page));
+  const { total, items } = await inboxService.ownRequests(c.env, c.var.caller, windowFor(page), p.view.partitions);
   const today = todayUtc();
   const requests = items.map((r) => presentOwnRequest(r, today));
   return (
@@ -133,7 +136,7 @@ const Memberships = (kind: Kind): FC<{ view: DashboardView }> =>
     const param = `${kind.route}_page`;
     const page = pageNumber(c.req.query(param));
     const viewer = c.var.caller;
-    const { total, namespaces } = await service.listNamespaces(c.env, kind, { userId: viewer.id, admin: viewer.admin, membership: true }, windowFor(page));
+    const { total, namespaces } = await service.listNamespaces(c.env, kind, { userId: viewer.id, admin: viewer.admin, membership: true }, windowFor(page), p.view.partitions);
     return (
       <Section id={`my-${kind.route}`} title={`Your ${kind.route} (${total})`}>
         {namespaces.length === 0 ? (
@@ -166,7 +169,7 @@ const SECTIONS: FC<{ view: DashboardView }>[] = [NeedsYou, YourRequests, Members
 /** `/`: the signed-in user's dashboard. */
 export const dashboardPages = new Hono<ConsoleEnv>().get('/', async (c) => {
   const viewer = c.var.viewer;
-  const view: DashboardView = { c, flash: await takeFlash(c), url: c.req.url };
+  const view: DashboardView = { c, flash: await takeFlash(c), url: c.req.url, partitions: userIndexPartitions(c.env, c.var.caller.id) };
   return c.html(
     <Layout title="Dashboard" user={viewer.user} csrf={viewer.csrf} current="/" wide>
       <h1>Hello, {viewer.user.name}</h1>

@@ -1,4 +1,4 @@
-import { allIndexPartitions, userIndexPartitions } from '../durable/index-partition';
+import { allIndexPartitions, userIndexPartitions, type IndexPartitionStub } from '../durable/index-partition';
 import type { InboxFilter, InboxItem, InboxPage, OwnRequestRow } from '../durable/inbox-index';
 import type { Caller, Env } from '../env';
 import type { Window } from './namespaces';
@@ -31,9 +31,10 @@ export const readInbox = async (
   filter: InboxFilter,
   page: Window,
   known: KnownVersion,
+  callerPartitions?: Promise<IndexPartitionStub[]>,
 ): Promise<{ version: number; page: InboxPage | null }> => {
   const reader = { userId: caller.id, admin: caller.admin };
-  const partitions = caller.admin ? allIndexPartitions(env) : await userIndexPartitions(env, caller.id);
+  const partitions = caller.admin ? allIndexPartitions(env) : await (callerPartitions ?? userIndexPartitions(env, caller.id));
   if (known !== null) {
     const versions = await Promise.all(partitions.map((p) => p.inbox(reader, filter, 0, 0, 'any')));
     const version = versions.reduce((sum, v) => sum + v.version, 0);
@@ -47,8 +48,13 @@ export const readInbox = async (
 };
 
 /** The caller's own requests: pending, and how the others ended in the last 30 days. */
-export const ownRequests = async (env: Env, caller: Caller, page: Window): Promise<{ total: number; items: OwnRequestRow[] }> => {
-  const parts = await Promise.all((await userIndexPartitions(env, caller.id)).map((p) => p.ownRequests(caller.id, caller.admin)));
+export const ownRequests = async (
+  env: Env,
+  caller: Caller,
+  page: Window,
+  callerPartitions?: Promise<IndexPartitionStub[]>,
+): Promise<{ total: number; items: OwnRequestRow[] }> => {
+  const parts = await Promise.all((await (callerPartitions ?? userIndexPartitions(env, caller.id))).map((p) => p.ownRequests(caller.id, caller.admin)));
   const all = parts.flat().sort((a, b) => a.requested_at.localeCompare(b.requested_at) || a.namespace_id - b.namespace_id);
   return { total: all.length, items: all.slice(page.offset, page.offset + page.limit) };
 };

@@ -9,7 +9,7 @@ import {
   type PageOf,
 } from '../durable/namespace';
 import { listsOnlyReached, snapshotOf, type EffectiveMember, type ListFilter, type NamespaceChanges, type NamespaceRow, type NewNamespace } from '../durable/namespace-registry';
-import { treeIndex, userIndexPartitions, type EffectiveMembership, type UserNames } from '../durable/index-partition';
+import { treeIndex, userIndexPartitions, type EffectiveMembership, type IndexPartitionStub, type UserNames } from '../durable/index-partition';
 import { unwrap } from '../durable/result';
 import type { Caller, Env } from '../env';
 import { problems, raise } from '../errors';
@@ -85,8 +85,8 @@ export const personalNamespace = async (env: Env, caller: Caller): Promise<Names
  * id; everything else (public and internal ones too) from the Directory's registry, with the
  * user's memberships from those partitions.
  */
-export const listNamespaces = async (env: Env, kind: Kind, filter: ListFilter, page: Window) => {
-  const partitions = await userIndexPartitions(env, filter.userId);
+export const listNamespaces = async (env: Env, kind: Kind, filter: ListFilter, page: Window, userPartitions?: Promise<IndexPartitionStub[]>) => {
+  const partitions = await (userPartitions ?? userIndexPartitions(env, filter.userId));
   if (listsOnlyReached(filter)) {
     const parts = await Promise.all(partitions.map((p) => p.listReached(kind.name, filter, page.offset + page.limit)));
     return {
