@@ -61,7 +61,7 @@ describe('an index partition', () => {
     await p.applyChanges(pr, [member(20, DEVELOPER, 4)], [{ ...request(20, false, 3), outcome: 'approved', grantedLevel: DEVELOPER, decidedAt: new Date().toISOString() }], []);
     expect(await inboxOf(p, 10)).toEqual({ version: before + 1, items: [] });
     expect((await p.ownRequests(20, false)).map((r) => [r.source_full_path, r.outcome])).toEqual([['g1/p2', 'approved']]);
-    expect(await p.inheritedLevel(10, [1])).toBe(OWNER);
+    expect(await p.membershipOf(1, 10)).toEqual({ access_level: OWNER, version: 1 });
     // Each user with rows here was told so in their Grants object before the push answered.
     for (const user of [10, 11, 20]) expect(await grantsOf(env, user).indexPartitions()).toContain(next - 1);
   });
@@ -83,8 +83,8 @@ describe('an index partition', () => {
     const g = group(1);
     await p.applyChanges(g, [member(10, OWNER, 1)], [request(20, true, 2)], [names(20)]);
     const v1 = (await inboxOf(p, 10)).version;
-    await p.applySource({ ...g, name: 'renamed', full_path: 'renamed', version: 2 });
-    await p.applySource({ ...g, name: 'older', full_path: 'older', version: 1 });
+    await p.applyChanges({ ...g, name: 'renamed', full_path: 'renamed', version: 2 }, [], [], []);
+    await p.applyChanges({ ...g, name: 'older', full_path: 'older', version: 1 }, [], [], []);
     const renamed = await inboxOf(p, 10);
     expect(renamed.items).toEqual(['renamed:u20:50']);
     expect(renamed.version).toBeGreaterThan(v1);

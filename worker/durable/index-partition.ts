@@ -9,7 +9,6 @@ import { indexPartitionMigrations } from './index-partition-schema';
 import { migrate } from './migrations';
 import {
   applyMembershipChanges,
-  highestLevelIn,
   listNamespaces,
   pendingRequestsOf,
   resolveNamespace,
@@ -184,13 +183,6 @@ export class IndexPartition extends DurableObject<Env> {
     });
   }
 
-  /** A newer registry row of a group or project (a rename, a settings change): the inbox shows it. */
-  applySource(source: SourceCopy): void {
-    this.ctx.storage.transactionSync(() => {
-      if (!this.isDeleted(source.id)) this.takeSource(source);
-    });
-  }
-
   /**
    * Registry rows of this partition's trees, from the Directory's registry outbox: every column
    * the lists of groups and projects show. Taken when as new as the copy here or newer (a copy
@@ -230,7 +222,7 @@ export class IndexPartition extends DurableObject<Env> {
           r.created_at,
           r.version,
         );
-        if (before && before.version > 0 && (before.name !== r.name || before.full_path !== r.full_path)) sourcesRenamed(this.sql, [r.id]);
+        this.shownAnew(r.id, before, r);
       }
     });
   }
@@ -339,11 +331,6 @@ export class IndexPartition extends DurableObject<Env> {
     // The chain of parents must reach the tree's root: a copy missing a link answers nothing.
     if ((found.ancestorIds.at(-1) ?? found.namespace.id) !== root) return null;
     return found;
-  }
-
-  /** A user's highest level in these groups (a tree's ancestors of a group or project). */
-  inheritedLevel(userId: number, ancestorIds: number[]): number {
-    return highestLevelIn(this.sql, userId, ancestorIds);
   }
 
   /** The reader's inbox here (inbox-index.ts); only the version while it is `knownVersion`. */
@@ -489,7 +476,12 @@ export class IndexPartition extends DurableObject<Env> {
     const before = this.sql.exec<{ name: string; full_path: string; version: number }>('SELECT name, full_path, version FROM namespaces WHERE id = ?', source.id).one();
     if (before.version >= source.version) return;
     this.sql.exec('UPDATE namespaces SET name = ?, path = ?, full_path = ?, visibility = ?, version = ? WHERE id = ?', source.name, source.full_path.split('/').at(-1) ?? '', source.full_path, source.visibility, source.version, source.id);
-    if (before.version > 0 && (before.name !== source.name || before.full_path !== source.full_path)) sourcesRenamed(this.sql, [source.id]);
+    this.shownAnew(source.id, before, source);
+  }
+
+  /** A group or project the inbox already showed (not a placeholder) by another name or path: the inbox follows. */
+  private shownAnew(id: number, before: { name: string; full_path: string; version: number } | undefined, now: { name: string; full_path: string }): void {
+    if (before && before.version > 0 && (before.name !== now.name || before.full_path !== now.full_path)) sourcesRenamed(this.sql, [id]);
   }
 
   /** A requester's names from their request row, when newer than the copy (a state is the fan-out's to change). */

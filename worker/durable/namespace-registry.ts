@@ -279,16 +279,6 @@ export const resolveNamespace = (sql: SqlStorage, kind: 'group' | 'project', ref
   return { namespace: toNamespace(raw), ancestorIds: ancestorIdsOf(sql, raw.id) };
 };
 
-/** The user's highest level in any of `namespaceIds` (a namespace's ancestors), from the index. */
-export const highestLevelIn = (sql: SqlStorage, userId: number, namespaceIds: number[]): number =>
-  sql
-    .exec<{ level: number | null }>(
-      'SELECT MAX(access_level) AS level FROM memberships WHERE user_id = ? AND namespace_id IN (SELECT value FROM json_each(?))',
-      userId,
-      JSON.stringify(namespaceIds),
-    )
-    .one().level ?? 0;
-
 /** A registry row as the index partition of its tree keeps it, with the id of the tree's root. */
 export type RegistryCopy = Omit<NamespaceRow, 'parent'> & { root_id: number };
 
@@ -450,6 +440,16 @@ export const pendingRequestsOf = (sql: SqlStorage, userId: number): { id: number
       userId,
     )
     .toArray();
+
+/** The user's highest level in any of `namespaceIds` (a namespace's ancestors), from the index. */
+const highestLevelIn = (sql: SqlStorage, userId: number, namespaceIds: number[]): number =>
+  sql
+    .exec<{ level: number | null }>(
+      'SELECT MAX(access_level) AS level FROM memberships WHERE user_id = ? AND namespace_id IN (SELECT value FROM json_each(?))',
+      userId,
+      JSON.stringify(namespaceIds),
+    )
+    .one().level ?? 0;
 
 /**
  * A requester's pending requests and those that ended in the last OUTCOME_DAYS (an approval with
