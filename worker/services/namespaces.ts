@@ -183,7 +183,8 @@ const usersIn = async (env: Env, target: Target, ids: number[]): Promise<Map<num
   const wanted = [...new Set(ids)];
   const tree = treeIndex(env, target.ref.id, target.ancestorIds);
   const known = await tree.usersNamed(wanted);
-  const missing = wanted.filter((id) => !known.some((u) => u.id === id));
+  const have = new Set(known.map((u) => u.id));
+  const missing = wanted.filter((id) => !have.has(id));
   const fetched = missing.length === 0 ? [] : (await directory(env).getUsers(missing)).map(({ id, username, name, state, version }) => ({ id, username, name, state, version }));
   if (fetched.length > 0) await tree.takeUsers(fetched);
   return new Map([...known, ...fetched].map((u) => [u.id, u]));
