@@ -1,11 +1,11 @@
 import { app } from './app';
 
-export { AuditLog } from './durable/audit-log';
-export { ClientHolders } from './durable/client-holders';
-export { Directory } from './durable/directory';
-export { Grants } from './durable/grants';
-export { Logins } from './durable/logins';
-export { IndexPartition } from './durable/index-partition';
-export { Namespace } from './durable/namespace';
+export { AuditLog } from './durable/audit-log/audit-log';
+export { ClientHolders } from './durable/client-holders/client-holders';
+export { Directory } from './durable/directory/directory';
+export { User } from './durable/user/user';
+export { SignIn } from './durable/sign-in/sign-in';
+export { IndexPartition } from './durable/index-partition/index-partition';
+export { Namespace } from './durable/namespace/namespace';
 
 export default app;

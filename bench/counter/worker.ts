@@ -49,7 +49,7 @@ export default {
       ...env,
       TOKENS: countKv(env.TOKENS, counts),
       DIRECTORY: countNamespace(env.DIRECTORY, 'Directory', counts) as Env['DIRECTORY'],
-      GRANTS: countNamespace(env.GRANTS, 'Grants', counts) as Env['GRANTS'],
+      USERS: countNamespace(env.USERS, 'User', counts) as Env['USERS'],
       NAMESPACES: countNamespace(env.NAMESPACES, 'Namespace', counts) as Env['NAMESPACES'],
       CLIENT_HOLDERS: countNamespace(env.CLIENT_HOLDERS, 'ClientHolders', counts) as Env['CLIENT_HOLDERS'],
       AUDIT_LOG: countNamespace(env.AUDIT_LOG, 'AuditLog', counts) as Env['AUDIT_LOG'],

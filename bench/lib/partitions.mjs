@@ -53,7 +53,7 @@ const random = (seed) => () => {
  * user n (1 ≤ n ≤ N) is `synthetic<n>` with id `u.id`; one in ten owns a group with a project
  * (`u.groupId`, `u.projectId`) whose next nine users are members, or (one of them) waits for
  * access. `u.namePartition` and `u.idPartition` are the partitions of the username and the id, as
- * Knock computes them. When state moves out of the Directory, add its objects here (as `LOGINS`
+ * Knock computes them. When state moves out of the Directory, add its objects here (as `SIGN_IN`
  * below) and drop the moved rows from the Directory's entry: each object then holds what a
  * deployment of N users gives it.
  */
@@ -104,7 +104,7 @@ export const SEEDS = [
   },
   {
     // Sign-in: each user's login record in the partition of the username, the username throttle.
-    binding: 'LOGINS',
+    binding: 'SIGN_IN',
     object: (u) => `name:${u.namePartition}`,
     rows: (u) => {
       const at = '2026-01-01T00:00:00.000Z';
@@ -401,7 +401,7 @@ async function ceiling(urls, log) {
   const echo = await run('echo', 30_000);
   await run('sign-in', 500);
   const signIn = await run('sign-in', 6000);
-  log(`  one object: ${echo.toFixed(0)} trivial calls/s, ${signIn.toFixed(0)} sign-ins/s (beginSignIn + signedIn in a Logins name partition)`);
+  log(`  one object: ${echo.toFixed(0)} trivial calls/s, ${signIn.toFixed(0)} sign-ins/s (beginSignIn + signedIn in a SignIn name partition)`);
   return { echoPerSecond: echo, signInsPerSecond: signIn };
 }
 

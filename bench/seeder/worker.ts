@@ -7,9 +7,9 @@
 // trivial object of its own (`BenchEcho`) to measure one object's ceiling, and the ids of Knock's
 // objects by name (to find their SQLite files for bulk seeding).
 import { DurableObject } from 'cloudflare:workers';
-import type { Directory, UserRow } from '../../worker/durable/directory';
-import type { Logins } from '../../worker/durable/logins';
-import type { Namespace } from '../../worker/durable/namespace';
+import type { Directory, UserRow } from '../../worker/durable/directory/directory';
+import type { SignIn } from '../../worker/durable/sign-in/sign-in';
+import type { Namespace } from '../../worker/durable/namespace/namespace';
 import { snapshotOf } from '../../worker/durable/namespace-registry';
 import { partitionOfName } from '../../worker/durable/partitions';
 import type { Result } from '../../worker/durable/result';
@@ -19,7 +19,7 @@ interface Env {
   TOKENS: KVNamespace;
   DIRECTORY: DurableObjectNamespace<Directory>;
   NAMESPACES: DurableObjectNamespace<Namespace>;
-  LOGINS: DurableObjectNamespace<Logins>;
+  SIGN_IN: DurableObjectNamespace<SignIn>;
   ECHO: DurableObjectNamespace<BenchEcho>;
   TOKEN_HASH_KEY: string;
 }
@@ -122,7 +122,7 @@ const timed = async (calls: number, concurrency: number, call: (i: number) => Pr
 
 /**
  * One object's ceiling: `echo` calls a trivial method of one BenchEcho object; `sign-in` makes
- * what a successful sign-in asks of the username's `Logins` partition (`beginSignIn`, then
+ * what a successful sign-in asks of the username's `SignIn` partition (`beginSignIn`, then
  * `signedIn`, one username per lane, on an object of its own so the measured partitions are
  * untouched). The password check runs in the Worker, not in the object, so it is not part of the
  * object's ceiling; the address's partition is another object, asked at the same time.
@@ -134,7 +134,7 @@ const ceiling = async (env: Env, kind: string, calls: number, concurrency: numbe
     return timed(calls, concurrency, (i) => echo.ping(i));
   }
   // One username per lane: simultaneous attempts at one account are throttled by design.
-  const names = env.LOGINS.getByName('bench-ceiling');
+  const names = env.SIGN_IN.getByName('bench-ceiling');
   const usernames = Array.from({ length: concurrency }, (_, i) => `ceiling${i}`);
   const user = (id: number, username: string): UserRow => ({
     id,

@@ -120,7 +120,7 @@ const startWorkerd = async () => {
         compatibilityFlags: ['nodejs_compat'],
         durableObjects: {
           DIRECTORY: { className: 'Directory', useSQLite: true },
-          GRANTS: { className: 'Grants', useSQLite: true },
+          USERS: { className: 'User', useSQLite: true },
           NAMESPACES: { className: 'Namespace', useSQLite: true },
           CLIENT_HOLDERS: { className: 'ClientHolders', useSQLite: true },
           AUDIT_LOG: { className: 'AuditLog', useSQLite: true },

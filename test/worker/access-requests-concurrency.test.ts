@@ -1,10 +1,10 @@
 import { env } from 'cloudflare:workers';
 import { runDurableObjectAlarm, runInDurableObject } from 'cloudflare:test';
 import { beforeAll, describe, expect, it } from 'vitest';
-import type { Namespace, NamespaceRef } from '../../worker/durable/namespace';
+import type { Namespace, NamespaceRef } from '../../worker/durable/namespace/namespace';
 import { unique } from './support/http';
 import { indexedMembership } from './support/indexes';
-import { treeIndex } from '../../worker/durable/index-partition';
+import { treeIndex } from '../../worker/durable/index-partition/index-partition';
 import { admin, as, createSource, KIND_ROUTES, person, startWorker } from './support/namespaces';
 
 beforeAll(startWorker, 30_000);

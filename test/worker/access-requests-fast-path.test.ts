@@ -1,7 +1,7 @@
 import { runInDurableObject } from 'cloudflare:test';
 import { env } from 'cloudflare:workers';
 import { beforeAll, describe, expect, it } from 'vitest';
-import type { Namespace } from '../../worker/durable/namespace';
+import type { Namespace } from '../../worker/durable/namespace/namespace';
 import { counted, namespaceCalls } from './support/counted';
 import { addMember, admin, as, createGroup, createProject, person, startWorker, type Person } from './support/namespaces';
 

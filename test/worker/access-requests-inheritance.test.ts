@@ -1,7 +1,7 @@
 import { env } from 'cloudflare:workers';
 import { runInDurableObject } from 'cloudflare:test';
 import { beforeAll, describe, expect, it } from 'vitest';
-import type { Namespace } from '../../worker/durable/namespace';
+import type { Namespace } from '../../worker/durable/namespace/namespace';
 import { advance } from './support/clock';
 import { indexedMembership } from './support/indexes';
 import { addMember, admin, as, createGroup, createProject, person, type Person } from './support/namespaces';

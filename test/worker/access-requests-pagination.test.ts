@@ -1,7 +1,7 @@
 import { env } from 'cloudflare:workers';
 import { runInDurableObject } from 'cloudflare:test';
 import { beforeAll, describe, expect, it } from 'vitest';
-import type { Namespace, NamespaceRef } from '../../worker/durable/namespace';
+import type { Namespace, NamespaceRef } from '../../worker/durable/namespace/namespace';
 import { as, createSource, KIND_ROUTES, person, startWorker } from './support/namespaces';
 
 const linkOf = (res: Response) =>

@@ -1,6 +1,6 @@
 import { env } from 'cloudflare:workers';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { AUDIT_LOG_PARTS } from '../../worker/durable/audit-log';
+import { AUDIT_LOG_PARTS } from '../../worker/durable/audit-log/audit-log';
 import type { EventRecord } from '../../worker/events/event';
 import { admin, as, createProject, person, startWorker } from './support/namespaces';
 import { settle } from './support/receiver';

@@ -16,12 +16,12 @@ const CACHES = {
   memberships: "The membership index (the Directory's memberships), fed by each Namespace object's outbox: member changes, a user's deletion",
   requesters: "The requester index (the Directory's pending_requests) and requesters' names copied into requests: requests made and gone, a user's rename, block or deletion",
   users:
-    'The user in the grant authority (user_state in each Grants object) and the profile copied into each token record and root\'s caller record: user edits, blocks, deactivation, deletion',
+    'The user in the grant authority (user_state in each User object) and the profile copied into each token record and root\'s caller record: user edits, blocks, deactivation, deletion',
   logins:
-    "Login records in each name partition (Logins name:<p>, docs/architecture.md \"Taking the Directory apart\"), read by every sign-in: a user's creation, rename, new password, block, deactivation, activation and deletion",
+    "Login records in each name partition (SignIn name:<p>, docs/architecture.md \"Taking the Directory apart\"), read by every sign-in: a user's creation, rename, new password, block, deactivation, activation and deletion",
   copies:
     "Copies of registry rows in the index partitions of their trees (IndexPartition index:<p>, pushed from the Directory's registry_outbox), read by the lists of what a user reaches and the finder's misses; and the names and states of users with rows there, read by the members lists: creations, settings and path changes, the paths below a renamed group, a user's rename or block, deletions",
-  sessions: "Browser sessions (each user's Grants object, and those the Directory kept before): a password change, a block, deactivation or deletion ends them",
+  sessions: "Browser sessions (each user's User object, and those the Directory kept before): a password change, a block, deactivation or deletion ends them",
   inbox:
     "The owners' inbox (the Directory's inbox rows and each user's inbox version, its ETag), fed by each Namespace object's outbox: requests made, approved, denied or withdrawn; member changes; a source's rename, settings or deletion; a requester's rename, block, deactivation or deletion",
 } as const;
@@ -67,7 +67,7 @@ const listedNew = listed('show a new group, subgroup and project at once, field 
 const listedRenamed = listed('follow a rename of the top-level group down the tree, and a settings change, before the change answers');
 const listedDeleted = listed('leave out a deleted project');
 const memberNames: Covered = ['registry-partitions.test.ts', 'asks the Directory for a member once, then shows their rename and block from the copy'];
-const inboxRequests: Covered = ['inbox.test.ts', 'answers 304 to the current ETag from the caller’s Grants and their one index partition, no group or project object, 200 with a new ETag after each change'];
+const inboxRequests: Covered = ['inbox.test.ts', 'answers 304 to the current ETag from the caller’s User and their one index partition, no group or project object, 200 with a new ETag after each change'];
 const inboxMembers: Covered = ['inbox.test.ts', 'shows a new Maintainer their project at once, and forgets a removed one'];
 const inboxSources: Covered = ['inbox.test.ts', 'shows a renamed source by its new name and path, keeps requests when requests are turned off or visibility changes, and drops them when it is deleted'];
 const inboxRequesters: Covered = ['inbox.test.ts', 'drops the requests of a blocked, deactivated or deleted requester, with a new ETag'];
@@ -189,10 +189,10 @@ const ROUTES: Record<string, Effect> = {
   'POST /admin/users/{id}/impersonation_tokens/{token_id}/revoke': through('DELETE /api/v4/users/{id}/impersonation_tokens/{token_id}'),
   'POST /admin/applications': through('POST /api/v4/applications'),
   'POST /admin/applications/{id}/delete': through('DELETE /api/v4/applications/{id}'),
-  'POST /-/profile/sign_out_everywhere': none("ends sessions; sessions are read from the user's Grants object on every page"),
+  'POST /-/profile/sign_out_everywhere': none("ends sessions; sessions are read from the user's User object on every page"),
   // ---- pages and the token service ----
-  'POST /users/sign_in': none("starts a session; sessions are read from the user's Grants object on every page"),
-  'POST /users/sign_out': none("ends a session; sessions are read from the user's Grants object on every page"),
+  'POST /users/sign_in': none("starts a session; sessions are read from the user's User object on every page"),
+  'POST /users/sign_out': none("ends a session; sessions are read from the user's User object on every page"),
   'POST /users/sign_up': through('POST /api/v4/users'),
   'POST /login/oauth/authorize': none('records consent and a code in the grant authority, which is read on every redemption'),
   'POST /login/oauth/introspect': none('reads only'),

@@ -1,7 +1,7 @@
 import { runDurableObjectAlarm } from 'cloudflare:test';
 import { env } from 'cloudflare:workers';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { removePendingRequestsOf } from '../../worker/durable/user-fanout';
+import { removePendingRequestsOf } from '../../worker/durable/directory/user-fanout';
 import { advance } from './support/clock';
 import { expectError } from './support/contract';
 import { admin, as, createGroup, createProject, createSource, KIND_ROUTES, person, startWorker, type Person } from './support/namespaces';

@@ -2,10 +2,10 @@ import { runInDurableObject } from 'cloudflare:test';
 import { env } from 'cloudflare:workers';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { DEVELOPER, OWNER } from '../../shared/access-levels';
-import type { Directory } from '../../worker/durable/directory';
-import type { IndexPartition } from '../../worker/durable/index-partition';
+import type { Directory } from '../../worker/durable/directory/directory';
+import type { IndexPartition } from '../../worker/durable/index-partition/index-partition';
 import { applyMembershipChanges } from '../../worker/durable/namespace-registry';
-import { allIndexPartitions } from '../../worker/durable/index-partition';
+import { allIndexPartitions } from '../../worker/durable/index-partition/index-partition';
 import { as, createGroup, createProject, person, startWorker } from './support/namespaces';
 
 /**
@@ -13,7 +13,7 @@ import { as, createGroup, createProject, person, startWorker } from './support/n
  * A deployment updated from the version before keeps its memberships and requests: the old index
  * is copied into the partitions once, before anyone reads them. Here the state is written the way
  * the version before wrote it (the Directory's own tables, pushed by `applyMembershipChanges`),
- * with nothing in the partitions or in the users' `Grants` lists, then read through the API.
+ * with nothing in the partitions or in the users' `User` lists, then read through the API.
  */
 
 const directoryStub = () => env.DIRECTORY.getByName('directory');
@@ -29,7 +29,7 @@ const forgetPartitions = async (userIds: number[]) => {
     ),
   );
   for (const id of userIds) {
-    await runInDurableObject(env.GRANTS.getByName(String(id)), (_i, state) => {
+    await runInDurableObject(env.USERS.getByName(String(id)), (_i, state) => {
       state.storage.sql.exec('DELETE FROM index_partitions');
     });
   }

@@ -1,9 +1,9 @@
 import { env } from 'cloudflare:workers';
 import { describe, expect, it } from 'vitest';
 import { DEVELOPER, MAINTAINER, OWNER } from '../../shared/access-levels';
-import { DELETED_VERSION } from '../../worker/durable/directory';
-import { grantsOf } from '../../worker/durable/grants';
-import type { SourceCopy } from '../../worker/durable/index-partition';
+import { DELETED_VERSION } from '../../worker/durable/directory/directory';
+import { userObject } from '../../worker/durable/user/user';
+import type { SourceCopy } from '../../worker/durable/index-partition/index-partition';
 import type { MembershipChange, RequestChange } from '../../worker/durable/namespace-registry';
 
 /**
@@ -62,8 +62,8 @@ describe('an index partition', () => {
     expect(await inboxOf(p, 10)).toEqual({ version: before + 1, items: [] });
     expect((await p.ownRequests(20, false)).map((r) => [r.source_full_path, r.outcome])).toEqual([['g1/p2', 'approved']]);
     expect(await p.membershipOf(1, 10)).toEqual({ access_level: OWNER, version: 1 });
-    // Each user with rows here was told so in their Grants object before the push answered.
-    for (const user of [10, 11, 20]) expect(await grantsOf(env, user).indexPartitions()).toContain(next - 1);
+    // Each user with rows here was told so in their User object before the push answered.
+    for (const user of [10, 11, 20]) expect(await userObject(env, user).indexPartitions()).toContain(next - 1);
   });
 
   it('applies each change once, oldest never over newest, and forgets a deleted group or project for good', async () => {
@@ -97,15 +97,15 @@ describe('an index partition', () => {
     expect(await p.applyChanges(g, [], [request(20, true, 5)], [names(20, 1)])).toEqual({ departed: [], inactive: [20], requesters: [] });
   });
 
-  it("learns a user change fanned out before it held the user's rows from their Grants, before it answers the push", async () => {
+  it("learns a user change fanned out before it held the user's rows from their User, before it answers the push", async () => {
     const p = partition();
     const here = next - 1;
     const g = group(1);
     await p.applyChanges(g, [member(10, OWNER, 1)], [], []);
     const user = (id: number, state: 'active' | 'blocked', version: number) => ({ id, username: `u${id}-new`, name: 'New', email: null, admin: false, state, created_at: '', version, builtin: false });
-    // Renamed while no partition held rows of theirs: the fan-out reached their Grants alone.
+    // Renamed while no partition held rows of theirs: the fan-out reached their User alone.
     const renamed = 900 + here;
-    expect(await grantsOf(env, renamed).applyUser(user(renamed, 'active', 2))).toEqual([]);
+    expect(await userObject(env, renamed).applyUser(user(renamed, 'active', 2))).toEqual([]);
     // A request pushed with the names from before the rename is answered with the new ones.
     expect(await p.applyChanges(g, [], [request(renamed, true, 2)], [names(renamed, 1)])).toEqual({
       departed: [],
@@ -114,10 +114,10 @@ describe('an index partition', () => {
     });
     expect((await inboxOf(p, 10)).items).toEqual([`g1:u${renamed}-new:50`]);
     // Their next change finds this partition listed.
-    expect(await grantsOf(env, renamed).applyUser(user(renamed, 'active', 3))).toEqual([here]);
+    expect(await userObject(env, renamed).applyUser(user(renamed, 'active', 3))).toEqual([here]);
     // Blocked while no partition held rows of theirs: the push is told to remove the request.
     const blocked = 901 + here;
-    expect(await grantsOf(env, blocked).applyUser(user(blocked, 'blocked', 2))).toEqual([]);
+    expect(await userObject(env, blocked).applyUser(user(blocked, 'blocked', 2))).toEqual([]);
     expect(await p.applyChanges(g, [], [request(blocked, true, 3)], [names(blocked, 1)])).toEqual({ departed: [], inactive: [blocked], requesters: [] });
     expect((await inboxOf(p, 10)).items).toEqual([`g1:u${renamed}-new:50`]);
   });

@@ -1,7 +1,7 @@
 import { runDurableObjectAlarm, runInDurableObject } from 'cloudflare:test';
 import { env } from 'cloudflare:workers';
 import { beforeAll, describe, expect, it } from 'vitest';
-import type { Namespace } from '../../worker/durable/namespace';
+import type { Namespace } from '../../worker/durable/namespace/namespace';
 import { advance } from './support/clock';
 import { expectError } from './support/contract';
 import { runDueAlarms } from './support/storage';

@@ -1,7 +1,7 @@
 import { runDurableObjectAlarm, runInDurableObject } from 'cloudflare:test';
 import { env } from 'cloudflare:workers';
 import { beforeAll, describe, expect, it } from 'vitest';
-import type { Directory } from '../../worker/durable/directory';
+import type { Directory } from '../../worker/durable/directory/directory';
 import { partitionCount, partitionOfId } from '../../worker/durable/partitions';
 import { admin, as, createGroup, createProject, person, startWorker, type Person } from './support/namespaces';
 

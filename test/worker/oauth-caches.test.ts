@@ -134,7 +134,7 @@ describe('a user who is no longer active', () => {
 describe('the sealed retry answer', () => {
   it('is deleted when its window is over, also when the rotation came while an earlier alarm was pending', async () => {
     const { app, user, tokens } = await refreshedGrantAndPendingCode();
-    const stub = env.GRANTS.getByName(String(user.id));
+    const stub = env.USERS.getByName(String(user.id));
     const sealed = () =>
       runInDurableObject(stub, (_i, state) => state.storage.sql.exec('SELECT COUNT(*) AS n FROM token_pairs WHERE retry_response IS NOT NULL').one().n);
     expect(await sealed()).toBe(1);

@@ -2,7 +2,7 @@ import { env } from 'cloudflare:workers';
 import { runDurableObjectAlarm, runInDurableObject } from 'cloudflare:test';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { clock } from '../../worker/clock';
-import { clientHoldersOf } from '../../worker/durable/client-holders';
+import { clientHoldersOf } from '../../worker/durable/client-holders/client-holders';
 import { hashSecret } from '../../worker/store/tokens';
 import { authorizeCode, call, ADMIN, exchange, refresh, registerApp, signedIn, tokenCall, whoAmI, type App, type Tokens } from './support/oauth';
 import { advance } from './support/clock';
@@ -184,7 +184,7 @@ describe('deleting an application', () => {
     expect(await clientHoldersOf(env, app.clientId).list()).toEqual([user.id, other.user.id].sort((x, y) => x - y));
     expect((await call(`/api/v4/applications/${app.id}`, { method: 'DELETE', headers: ADMIN })).status).toBe(204);
     for (const t of [tokens, again, other.tokens]) await expectRevoked(t.access_token);
-    const left = await runInDurableObject(env.GRANTS.getByName(String(user.id)), (_i, state) => ({
+    const left = await runInDurableObject(env.USERS.getByName(String(user.id)), (_i, state) => ({
       consents: state.storage.sql.exec('SELECT COUNT(*) AS n FROM consents').one().n,
       pendingCodes: state.storage.sql.exec('SELECT COUNT(*) AS n FROM codes WHERE grant_id IS NULL').one().n,
     }));
@@ -197,7 +197,7 @@ describe('storage holds only keyed hashes', () => {
   it('keeps the sealed retry answer for the 30-second window only', async () => {
     const { app, user, tokens } = await grantFor();
     await pairOf(await refresh(app, tokens.refresh_token));
-    const stub = env.GRANTS.getByName(String(user.id));
+    const stub = env.USERS.getByName(String(user.id));
     const sealed = () =>
       runInDurableObject(stub, (_i, state) => state.storage.sql.exec('SELECT COUNT(*) AS n FROM token_pairs WHERE retry_response IS NOT NULL').one().n);
     expect(await sealed()).toBe(1);
@@ -210,7 +210,7 @@ describe('storage holds only keyed hashes', () => {
     const { app, user, code, tokens } = await grantFor();
     const next = await pairOf(await refresh(app, tokens.refresh_token));
     const secrets = [code, tokens.access_token, tokens.refresh_token, next.access_token, next.refresh_token].map((s) => s.replace(/^knock_(at|rt|ac)_[0-9a-z]+_/, ''));
-    const stub = env.GRANTS.getByName(String(user.id));
+    const stub = env.USERS.getByName(String(user.id));
     const dump = await runInDurableObject(stub, (_instance, state) => {
       const rows: string[] = [];
       for (const table of ['codes', 'grants', 'token_pairs', 'consents']) {

@@ -91,7 +91,7 @@ describe('objects each operation calls (docs/architecture.md)', () => {
     expect(dashboard.status).toBe(200);
     expect(await dashboard.text()).toContain('Your groups (1)');
     seen.set('dashboard', label(calls));
-    // Its four sections share one answer of the user's Grants to which partitions are theirs.
+    // Its four sections share one answer of the user's User to which partitions are theirs.
     expect(calls.filter((c) => c.method === 'indexPartitions')).toHaveLength(1);
 
     // Once before: this isolate finds the project, and its tree's partition keeps the members' names.

@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { checkPartitionCount, fnv1a, MAX_PARTITIONS, partitionCount, partitionOfId, partitionOfName } from '../../worker/durable/partitions';
 import app from '../../worker';
 import { ApiError } from '../../worker/errors';
-import { directory } from '../../worker/durable/directory';
+import { directory } from '../../worker/durable/directory/directory';
 
 describe('a Worker started with another partition count than its data was written with', () => {
   it('answers every route 503 saying so, and serves again once the count is set back', async () => {

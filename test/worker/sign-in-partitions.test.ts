@@ -2,8 +2,8 @@ import { runInDurableObject } from 'cloudflare:test';
 import { env } from 'cloudflare:workers';
 import { describe, expect, it } from 'vitest';
 import { hashPassword } from '../../worker/auth/crypto';
-import type { Directory } from '../../worker/durable/directory';
-import type { Logins } from '../../worker/durable/logins';
+import type { Directory } from '../../worker/durable/directory/directory';
+import type { SignIn } from '../../worker/durable/sign-in/sign-in';
 import { partitionCount, partitionName, partitionOfName } from '../../worker/durable/partitions';
 import { ADMIN, Browser, call, createUser, jsonBody, unique } from './support/http';
 
@@ -15,11 +15,11 @@ import { ADMIN, Browser, call, createUser, jsonBody, unique } from './support/ht
  */
 
 const count = () => partitionCount(env);
-const partitionOf = (username: string) => env.LOGINS.getByName(partitionName('name', partitionOfName(username, count())));
+const partitionOf = (username: string) => env.SIGN_IN.getByName(partitionName('name', partitionOfName(username, count())));
 
 /** The rows a `name:` partition holds for a user. */
 const copyOf = (username: string, userId: number) =>
-  runInDurableObject(partitionOf(username), (_i: Logins, state) =>
+  runInDurableObject(partitionOf(username), (_i: SignIn, state) =>
     state.storage.sql.exec<{ username: string | null; password_hash: string | null; version: number }>('SELECT username, password_hash, version FROM logins WHERE user_id = ?', userId).toArray(),
   );
 
@@ -67,7 +67,7 @@ describe("the name partition's copy follows the user", () => {
   });
 
   it('takes only newer versions, and gives a name to the user the Directory gave it to last', async () => {
-    const stub = env.LOGINS.getByName(partitionName('name', 0));
+    const stub = env.SIGN_IN.getByName(partitionName('name', 0));
     const name = unique('race');
     const row = (id: number, version: number, username: string) => ({
       userId: id,
@@ -75,7 +75,7 @@ describe("the name partition's copy follows the user", () => {
       login: { user: { id, username, name: username, email: null, admin: false, state: 'active' as const, created_at: '2026-01-01T00:00:00Z', version, builtin: false }, passwordHash: `hash-${id}-${version}` },
     });
     const held = () =>
-      runInDurableObject(stub, (_i: Logins, state) => state.storage.sql.exec('SELECT user_id, username, version FROM logins WHERE user_id IN (-1, -2) ORDER BY user_id DESC').toArray());
+      runInDurableObject(stub, (_i: SignIn, state) => state.storage.sql.exec('SELECT user_id, username, version FROM logins WHERE user_id IN (-1, -2) ORDER BY user_id DESC').toArray());
     await stub.applyLogins([row(-1, 3, name)]);
     await stub.applyLogins([row(-1, 2, `${name}-older`)]);
     expect(await held()).toEqual([{ user_id: -1, username: name, version: 3 }]);
@@ -118,7 +118,7 @@ describe('users made before sign-in moved to the partitions', () => {
     });
     await Promise.all(
       Array.from({ length: count() }, (_, p) =>
-        runInDurableObject(env.LOGINS.getByName(partitionName('name', p)), (_i: Logins, state) => {
+        runInDurableObject(env.SIGN_IN.getByName(partitionName('name', p)), (_i: SignIn, state) => {
           state.storage.sql.exec("DELETE FROM settings WHERE name = 'complete'");
         }),
       ),

@@ -4,7 +4,7 @@
 import { env } from 'cloudflare:workers';
 import { runDurableObjectAlarm, runInDurableObject } from 'cloudflare:test';
 import { beforeAll, describe, expect, it, vi } from 'vitest';
-import type { Directory } from '../../worker/durable/directory';
+import type { Directory } from '../../worker/durable/directory/directory';
 import { snapshotOf } from '../../worker/durable/namespace-registry';
 import { issueAccessToken, TOKEN_KINDS } from '../../worker/services/access-tokens';
 import { expectError } from './support/contract';
@@ -437,9 +437,9 @@ describe('a user blocked while signing in or authorizing', () => {
     if (!checked) throw new Error('no user');
     expect((await admin.post(`/users/${user.id}/block`)).status).toBe(201);
     // The password was checked (the row read as active), or the consent given, just before the block committed.
-    const grants = env.GRANTS.getByName(String(user.id));
+    const grants = env.USERS.getByName(String(user.id));
     expect(await grants.createSession(checked, `late-session-${user.id}`, 'csrf-token-of-a-late-session', 3600)).toBe(false);
-    const code = await env.GRANTS.getByName(String(user.id)).issueCode({
+    const code = await env.USERS.getByName(String(user.id)).issueCode({
       userId: user.id,
       clientId: app.clientId,
       redirectUri: app.redirectUri,
@@ -451,6 +451,6 @@ describe('a user blocked while signing in or authorizing', () => {
     // Unblocking brings neither back.
     expect((await admin.post(`/users/${user.id}/unblock`)).status).toBe(201);
     expect(await grants.getSession(`late-session-${user.id}`)).toBeNull();
-    expect(await env.GRANTS.getByName(String(user.id)).hasConsent(app.clientId, ['api'])).toBe(false);
+    expect(await env.USERS.getByName(String(user.id)).hasConsent(app.clientId, ['api'])).toBe(false);
   });
 });

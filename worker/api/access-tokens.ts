@@ -1,6 +1,6 @@
 import { z } from '@hono/zod-openapi';
 import { epochSeconds } from '../clock';
-import { directory } from '../durable/directory';
+import { directory } from '../durable/directory/directory';
 import type { Env } from '../env';
 import { problems, raise } from '../errors';
 import { isKnownScope, parseScopes } from '../oauth/scopes';

@@ -2,7 +2,7 @@ import { createRoute, z } from '@hono/zod-openapi';
 import type { Application } from '../../shared/api-types';
 import { ApplicationSchema, NewApplicationResponseSchema } from '../../shared/schemas';
 import { requireAdmin } from '../auth/api-auth';
-import { directory, type ApplicationRow } from '../durable/directory';
+import { directory, type ApplicationRow } from '../durable/directory/directory';
 import { isKnownScope, parseScopes } from '../oauth/scopes';
 import { isRegistrableRedirectUri } from '../oauth/redirect-uri';
 import { deleteApplication, registerApplication } from '../services/applications';

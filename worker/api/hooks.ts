@@ -2,7 +2,7 @@ import { createRoute, z } from '@hono/zod-openapi';
 import type { GroupHook, ProjectHook } from '../../shared/api-types';
 import type { Kind } from '../auth/policy';
 import { publicOrigin } from '../config';
-import type { HookRow, HookSettings, StatusFilter } from '../durable/webhooks';
+import type { HookRow, HookSettings, StatusFilter } from '../durable/namespace/webhooks';
 import * as service from '../services/events';
 import { namespaceIdParam, withNamespace } from './finder';
 import { pageOf, paginationHeaders, paginationQuery, windowOf } from './pagination';

@@ -2,7 +2,7 @@ import { createRoute, z } from '@hono/zod-openapi';
 import { PersonalAccessTokenSchema, PersonalAccessTokenWithTokenSchema } from '../../shared/schemas';
 import { requireAdmin } from '../auth/api-auth';
 import { mayManageToken } from '../auth/policy';
-import { directory } from '../durable/directory';
+import { directory } from '../durable/directory/directory';
 import type { Caller, Env } from '../env';
 import { problems, raise } from '../errors';
 import * as tokens from '../services/access-tokens';

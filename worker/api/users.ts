@@ -2,7 +2,7 @@ import { createRoute, z } from '@hono/zod-openapi';
 import { requireAdmin } from '../auth/api-auth';
 import { hashPassword } from '../auth/crypto';
 import { publicOrigin } from '../config';
-import { directory } from '../durable/directory';
+import { directory } from '../durable/directory/directory';
 import { unwrap } from '../durable/result';
 import { json, problems, raise } from '../errors';
 import type { StateAction } from '../durable/user-lifecycle';

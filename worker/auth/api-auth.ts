@@ -1,7 +1,7 @@
 import type { MiddlewareHandler } from 'hono';
 import type { ApiEnv, Caller, Env } from '../env';
 import { problems, raise } from '../errors';
-import { directory } from '../durable/directory';
+import { directory } from '../durable/directory/directory';
 import { missingScopes } from '../oauth/scopes';
 import { recordTokenUse } from '../services/access-tokens';
 import { callerOf, lookupAccessToken, lookupRootRecord, rootRecord } from '../store/tokens';

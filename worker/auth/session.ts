@@ -1,8 +1,8 @@
 import type { Context, MiddlewareHandler } from 'hono';
 import { deleteCookie, getCookie, setCookie } from 'hono/cookie';
 import type { Env, PageEnv } from '../env';
-import { directory, type UserRow } from '../durable/directory';
-import { grantsOf } from '../durable/grants';
+import { directory, type UserRow } from '../durable/directory/directory';
+import { userObject } from '../durable/user/user';
 import { hashSecret } from '../store/tokens';
 import { randomToken, safeEqual } from './crypto';
 
@@ -46,7 +46,7 @@ export const loadSession: MiddlewareHandler<PageEnv> = async (c, next) => {
   if (id) {
     const idHash = await hashSecret(c.env, id);
     const owner = sessionOwner(id);
-    const found = owner === null ? await directory(c.env).getSession(idHash) : await grantsOf(c.env, owner).getSession(idHash);
+    const found = owner === null ? await directory(c.env).getSession(idHash) : await userObject(c.env, owner).getSession(idHash);
     if (found && 'user' in found) session = { ...found, idHash, legacy: owner === null };
     else if (found) c.set('sessionEndedBecause', found.endedBecause);
   }
@@ -55,13 +55,13 @@ export const loadSession: MiddlewareHandler<PageEnv> = async (c, next) => {
 };
 
 const forget = (env: Env, session: Session) =>
-  session.legacy ? directory(env).deleteSession(session.idHash) : grantsOf(env, session.user.id).deleteSession(session.idHash);
+  session.legacy ? directory(env).deleteSession(session.idHash) : userObject(env, session.user.id).deleteSession(session.idHash);
 
 /** Signs `user` in; false when the user is no longer active (blocked while signing in). */
 export const startSession = async <E extends PageEnv>(c: Context<E>, user: UserRow): Promise<boolean> => {
   if (c.var.session) await forget(c.env, c.var.session);
   const id = `${user.id}.${randomToken('', 32)}`;
-  if (!(await grantsOf(c.env, user.id).createSession(user, await hashSecret(c.env, id), randomToken('', 24), SESSION_TTL_SECONDS))) return false;
+  if (!(await userObject(c.env, user.id).createSession(user, await hashSecret(c.env, id), randomToken('', 24), SESSION_TTL_SECONDS))) return false;
   setCookie(c, SESSION_COOKIE, id, cookieOptions(c, SESSION_TTL_SECONDS));
   deleteCookie(c, CSRF_COOKIE, { path: '/' });
   return true;
@@ -74,7 +74,7 @@ export const endSession = async <E extends PageEnv>(c: Context<E>): Promise<void
 
 /** Ends every browser session of a user ("sign out everywhere"), also those the Directory still keeps. */
 export const endAllSessions = async (env: Env, userId: number): Promise<void> => {
-  await Promise.all([grantsOf(env, userId).deleteSessions(), directory(env).deleteSessionsOf(userId)]);
+  await Promise.all([userObject(env, userId).deleteSessions(), directory(env).deleteSessionsOf(userId)]);
 };
 
 /** The CSRF token to embed in a form: the session's, or a fresh pre-sign-in one. */

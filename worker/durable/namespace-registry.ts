@@ -1,7 +1,7 @@
 import type { Visibility } from '../../shared/api-types';
 import { VISIBILITIES } from '../../shared/schemas';
 import { isoNow, todayUtc } from '../clock';
-import { membershipChanged, OUTCOME_DAYS, requestChanged, requestsOf, type OwnRequestRow } from './inbox-index';
+import { membershipChanged, OUTCOME_DAYS, requestChanged, requestsOf, type OwnRequestRow } from './index-partition/inbox-index';
 import { problems } from '../errors';
 import { fail, ok, type Result } from './result';
 import type { UserState } from './user-lifecycle';

@@ -1,7 +1,7 @@
 import type { MiddlewareHandler } from 'hono';
 import type { BaseEnv, Env } from '../env';
 import { problems, raise } from '../errors';
-import { directory } from './directory';
+import { directory } from './directory/directory';
 
 /**
  * Partitioned objects: state whose load grows with users is spread over `DIRECTORY_PARTITIONS`

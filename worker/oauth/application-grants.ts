@@ -1,4 +1,4 @@
-import { clientHoldersOf } from '../durable/client-holders';
+import { clientHoldersOf } from '../durable/client-holders/client-holders';
 import type { Env } from '../env';
 import { forgetClient } from './clients';
 

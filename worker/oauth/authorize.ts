@@ -1,7 +1,7 @@
 import { Hono, type Context } from 'hono';
 import { csrfTokenFor, type Session } from '../auth/session';
 import { publicOrigin } from '../config';
-import { grantsOf } from '../durable/grants';
+import { userObject } from '../durable/user/user';
 import type { PageEnv } from '../env';
 import { consentPage } from '../pages/consent';
 import { errorPage } from '../pages/error-page';
@@ -43,7 +43,7 @@ const issueCodeAndRedirect = async <E extends PageEnv>(
   rememberConsent: boolean,
   status: 302 | 303,
 ) => {
-  const issued = await grantsOf(c.env, user.id).issueCode({
+  const issued = await userObject(c.env, user.id).issueCode({
     userId: user.id,
     clientId: r.client.clientId,
     redirectUri: r.redirectUri,
@@ -81,7 +81,7 @@ export const authorizeRoutes = new Hono<PageEnv>()
     const session = c.var.session;
     if (!session) return signInFirst(c, r);
     // A remembered consent answers at once, with no page: this is how the extension signs in again.
-    if (await grantsOf(c.env, session.user.id).hasConsent(r.client.clientId, r.scopes)) return issueCodeAndRedirect(c, session.user, r, false, 302);
+    if (await userObject(c.env, session.user.id).hasConsent(r.client.clientId, r.scopes)) return issueCodeAndRedirect(c, session.user, r, false, 302);
     return consentPage(c, {
       applicationName: r.client.name,
       redirectHost: hostOf(r.redirectUri),

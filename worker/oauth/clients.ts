@@ -1,7 +1,7 @@
 import { EXTENSION_CLIENT_ID } from '../../shared/knock-app';
 import { clock } from '../clock';
 import { config } from '../config';
-import { clientHoldersOf } from '../durable/client-holders';
+import { clientHoldersOf } from '../durable/client-holders/client-holders';
 import type { Env } from '../env';
 import type { OAuthClient } from './oauth-client';
 
@@ -39,7 +39,7 @@ export const findClient = async (env: Env, clientId: string): Promise<OAuthClien
  * live. Deleting an application marks it deleted in its `ClientHolders` object (which from then on
  * refuses to list a new holder, and a user's first code for an application needs that), then ends,
  * in each listed holder's grant authority, every grant, token and unredeemed code it had and
- * records the deletion there, so no code is issued for it again (Grants.issueCode). So with a cached
+ * records the deletion there, so no code is issued for it again (User.issueCode). So with a cached
  * record of a deleted application: an authorization issues no code, a code exchange finds none,
  * a refresh finds its grant ended. Introspection and revocation, which reach no grant authority
  * first, always read the application afresh. The isolate that deletes forgets at once; others

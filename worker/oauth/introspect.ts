@@ -1,7 +1,7 @@
 import type { Context } from 'hono';
 import { publicOrigin } from '../config';
-import { directory } from '../durable/directory';
-import { grantsOf } from '../durable/grants';
+import { directory } from '../durable/directory/directory';
+import { userObject } from '../durable/user/user';
 import type { BaseEnv } from '../env';
 import { json, problems, raise } from '../errors';
 import { lookupAccessToken, REFRESH_TOKEN_PREFIX, routeOf } from '../store/tokens';
@@ -23,7 +23,7 @@ export const introspectionEndpoint = async (c: Context<BaseEnv>) => {
 
   const userId = routeOf(REFRESH_TOKEN_PREFIX, token);
   if (userId !== null) {
-    const info = await grantsOf(c.env, userId).describeRefreshToken(token);
+    const info = await userObject(c.env, userId).describeRefreshToken(token);
     const user = info && info.clientId === client.clientId ? await directory(c.env).getUser(info.userId) : null;
     if (!info || !user) return json(INACTIVE, 200, NO_STORE);
     return json(

@@ -1,5 +1,5 @@
 import type { Context } from 'hono';
-import { grantsOf } from '../durable/grants';
+import { userObject } from '../durable/user/user';
 import type { BaseEnv } from '../env';
 import { problems, raise } from '../errors';
 import { lookupAccessToken, REFRESH_TOKEN_PREFIX, routeOf } from '../store/tokens';
@@ -19,11 +19,11 @@ export const revocationEndpoint = async (c: Context<BaseEnv>) => {
   // token_type_hint is only a hint (§2.1): the prefix says what the token is.
   const userId = routeOf(REFRESH_TOKEN_PREFIX, token);
   if (userId !== null) {
-    await grantsOf(c.env, userId).revokeRefreshToken(token, client.clientId);
+    await userObject(c.env, userId).revokeRefreshToken(token, client.clientId);
   } else {
     const found = await lookupAccessToken(c.env, token);
     if (found.status === 'active' && found.record.grantId && found.record.clientId === client.clientId) {
-      await grantsOf(c.env, found.record.userId).revokeGrant(found.record.grantId, client.clientId);
+      await userObject(c.env, found.record.userId).revokeGrant(found.record.grantId, client.clientId);
     }
   }
   return c.body(null, 200, NO_STORE);

@@ -1,5 +1,5 @@
 import type { Context } from 'hono';
-import { grantsOf } from '../durable/grants';
+import { userObject } from '../durable/user/user';
 import { unwrap, type Result } from '../durable/result';
 import type { BaseEnv } from '../env';
 import { json, problems, raise } from '../errors';
@@ -35,7 +35,7 @@ export const tokenEndpoint = async (c: Context<BaseEnv>) => {
     const code = required(params, 'code');
     const userId = routeOf(AUTHORIZATION_CODE_PREFIX, code);
     if (userId === null) return raise(problems.oauth('invalid_grant', 'The authorization code is invalid, expired or already used.'));
-    result = (await grantsOf(c.env, userId).redeemCode({
+    result = (await userObject(c.env, userId).redeemCode({
       userId,
       code,
       clientId: client.clientId,
@@ -52,7 +52,7 @@ export const tokenEndpoint = async (c: Context<BaseEnv>) => {
       scope = parseScopes(params.scope);
       if (scope.length === 0 || !scope.every(isKnownScope)) return raise(problems.oauth('invalid_scope', 'The requested scope is unknown.'));
     }
-    result = (await grantsOf(c.env, userId).refresh({ userId, refreshToken, clientId: client.clientId, scope }));
+    result = (await userObject(c.env, userId).refresh({ userId, refreshToken, clientId: client.clientId, scope }));
   }
   return json(unwrap(result), 200, NO_STORE);
 };

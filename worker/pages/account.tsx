@@ -1,7 +1,7 @@
 import { Hono, type Context } from 'hono';
 import type { FC } from 'hono/jsx';
 import { endAllSessions, endSession } from '../auth/session';
-import { grantsOf } from '../durable/grants';
+import { userObject } from '../durable/user/user';
 import * as tokens from '../services/access-tokens';
 import { act } from './actions';
 import { issueFromForm, IssuedTokenBox, RevokeTokenConfirm, TokenForm, TokenTable, type IssuedToken } from './access-tokens';
@@ -51,7 +51,7 @@ const Profile = (p: { view: AccountView }) => {
 /** The applications the user let act for them, on their own page (where each is revoked). */
 const Applications = async (p: { view: AccountView }) => {
   const { c } = p.view;
-  const count = (await grantsOf(c.env, c.var.viewer.user.id).listAuthorizations()).length;
+  const count = (await userObject(c.env, c.var.viewer.user.id).listAuthorizations()).length;
   return (
     <Section id="applications" title="Authorized applications">
       <p>

@@ -1,7 +1,7 @@
 import { Hono, type MiddlewareHandler } from 'hono';
 import { csrfTokenFor, type Session } from '../auth/session';
-import { grantsOf, type Authorization } from '../durable/grants';
-import type { UserRow } from '../durable/directory';
+import { userObject, type Authorization } from '../durable/user/user';
+import type { UserRow } from '../durable/directory/directory';
 import type { PageEnv } from '../env';
 import { findClient } from '../oauth/clients';
 import { errorPage } from './error-page';
@@ -71,7 +71,7 @@ const signedIn =
 export const authorizedApplicationsPages = new Hono<PageEnv>()
   .get(PATH, signedIn(302), async (c) => {
     const session = c.var.session;
-    const authorizations = await grantsOf(c.env, session.user.id).listAuthorizations();
+    const authorizations = await userObject(c.env, session.user.id).listAuthorizations();
     const applications: Listed[] = [];
     for (const a of authorizations) {
       const client = await findClient(c.env, a.clientId);
@@ -83,6 +83,6 @@ export const authorizedApplicationsPages = new Hono<PageEnv>()
   .post(`${PATH}/revoke`, signedIn(303), formCsrf(), async (c) => {
     const clientId = c.var.form.client_id;
     if (typeof clientId !== 'string' || !clientId) return errorPage(c, 400, 'Invalid request', 'No application was chosen.');
-    await grantsOf(c.env, c.var.session.user.id).revokeClient(clientId);
+    await userObject(c.env, c.var.session.user.id).revokeClient(clientId);
     return c.redirect(PATH, 303);
   });

@@ -13,14 +13,14 @@ import { Layout } from './layout';
 import { approveForm, RequestRow } from './namespace/access-requests';
 import { actionsOf, pagePathOf } from './namespace/view';
 import type { ConsoleEnv, PageContext } from './viewer';
-import { userIndexPartitions, type IndexPartitionStub } from '../durable/index-partition';
+import { userIndexPartitions, type IndexPartitionStub } from '../durable/index-partition/index-partition';
 
 /** What every dashboard section reads. */
 interface DashboardView {
   c: PageContext;
   flash: Flash;
   url: string;
-  /** The viewer's index partitions, asked of their `Grants` once for all four sections. */
+  /** The viewer's index partitions, asked of their `User` once for all four sections. */
   partitions: Promise<IndexPartitionStub[]>;
 }
 

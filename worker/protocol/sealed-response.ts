@@ -4,7 +4,7 @@ import { tokenHashKey } from '../store/tokens';
 import type { TokenResponse } from './token-response';
 
 /**
- * The answer a refresh was given, kept for the identical-retry window (see Grants.retryOrRevoke).
+ * The answer a refresh was given, kept for the identical-retry window (see User.retryOrRevoke).
  * It holds a live token pair, so it is encrypted with AES-GCM (NIST SP 800-38D, as WebCrypto
  * implements it) under a key derived from the refresh token that was presented: storage holds only
  * that token's keyed hash, so storage alone can never open it.

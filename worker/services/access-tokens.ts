@@ -1,5 +1,5 @@
 import { clock, epochSeconds } from '../clock';
-import { directory, type AccessTokenFilter, type AccessTokenRow, type UserRow } from '../durable/directory';
+import { directory, type AccessTokenFilter, type AccessTokenRow, type UserRow } from '../durable/directory/directory';
 import { unwrap } from '../durable/result';
 import type { Env } from '../env';
 import { problems, raise } from '../errors';

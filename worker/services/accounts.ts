@@ -1,8 +1,8 @@
 import type { z } from '@hono/zod-openapi';
 import type { NewUserSchema } from '../api/users';
 import { DUMMY_PASSWORD_HASH, hashPassword, verifyPassword } from '../auth/crypto';
-import { directory, type UserRow } from '../durable/directory';
-import { addressPartition, namePartition } from '../durable/logins';
+import { directory, type UserRow } from '../durable/directory/directory';
+import { addressPartition, namePartition } from '../durable/sign-in/sign-in';
 import type { Result } from '../durable/result';
 import type { Env } from '../env';
 

@@ -1,8 +1,8 @@
 import type { z } from '@hono/zod-openapi';
 import { CLIENT_SECRET_PREFIX, type NewApplicationSchema } from '../api/applications';
 import { hex, randomBytes, randomToken } from '../auth/crypto';
-import { clientHoldersOf } from '../durable/client-holders';
-import { directory } from '../durable/directory';
+import { clientHoldersOf } from '../durable/client-holders/client-holders';
+import { directory } from '../durable/directory/directory';
 import type { Env } from '../env';
 import { problems, raise } from '../errors';
 import { endApplicationGrants } from '../oauth/application-grants';

@@ -1,8 +1,8 @@
 import { config } from '../config';
-import { getInstanceEvent, listInstanceEvents } from '../durable/audit-log';
+import { getInstanceEvent, listInstanceEvents } from '../durable/audit-log/audit-log';
 import type { AuditFilter, LoggedEvent } from '../durable/event-log';
-import type { PageOf } from '../durable/namespace';
-import type { HookLogRow, HookRow, HookSettings, StatusFilter } from '../durable/webhooks';
+import type { PageOf } from '../durable/namespace/namespace';
+import type { HookLogRow, HookRow, HookSettings, StatusFilter } from '../durable/namespace/webhooks';
 import type { Caller, Env } from '../env';
 import { problems, raise } from '../errors';
 import type { HookTrigger } from '../events/event';

@@ -1,12 +1,12 @@
-import { allIndexPartitions, userIndexPartitions, type IndexPartitionStub } from '../durable/index-partition';
-import type { InboxFilter, InboxItem, InboxPage, OwnRequestRow } from '../durable/inbox-index';
+import { allIndexPartitions, userIndexPartitions, type IndexPartitionStub } from '../durable/index-partition/index-partition';
+import type { InboxFilter, InboxItem, InboxPage, OwnRequestRow } from '../durable/index-partition/inbox-index';
 import type { Caller, Env } from '../env';
 import type { Window } from './namespaces';
 
 /**
  * The owners' inbox and the requesters' view, answered by the index partitions (see
  * worker/durable/index-partition.ts and inbox-index.ts): no group's or project's object is called.
- * A user's rows are in the partitions of the trees they belong to or asked in, which their `Grants`
+ * A user's rows are in the partitions of the trees they belong to or asked in, which their `User`
  * object lists; a read asks those and merges. Administrators' inbox (every pending request) asks
  * every partition.
  */
@@ -22,7 +22,7 @@ const byRequest = (a: InboxItem, b: InboxItem) =>
  * The caller's inbox version and, unless the client already holds that version, a page of it.
  * The version is the sum of the caller's versions in their partitions: each only rises, and the set
  * only grows, so the sum changes exactly when one of them does. An unchanged poll costs the
- * `Grants` call and one row per partition; otherwise
+ * `User` call and one row per partition; otherwise
  * each partition gives its first `offset + limit` rows with the version they were read at.
  */
 export const readInbox = async (

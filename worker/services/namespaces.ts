@@ -1,5 +1,5 @@
 import { directStanding, mayDelete, mayEditSettings, maySee, type Kind, type Standing } from '../auth/policy';
-import { directory } from '../durable/directory';
+import { directory } from '../durable/directory/directory';
 import {
   namespaceObject,
   type AccessRequestRow,
@@ -7,9 +7,9 @@ import {
   type MemberRow,
   type NamespaceResult,
   type PageOf,
-} from '../durable/namespace';
+} from '../durable/namespace/namespace';
 import { listsOnlyReached, snapshotOf, type EffectiveMember, type ListFilter, type NamespaceChanges, type NamespaceRow, type NewNamespace } from '../durable/namespace-registry';
-import { treeIndex, userIndexPartitions, type EffectiveMembership, type IndexPartitionStub, type UserNames } from '../durable/index-partition';
+import { treeIndex, userIndexPartitions, type EffectiveMembership, type IndexPartitionStub, type UserNames } from '../durable/index-partition/index-partition';
 import { unwrap } from '../durable/result';
 import type { Caller, Env } from '../env';
 import { problems, raise } from '../errors';
@@ -81,7 +81,7 @@ export const personalNamespace = async (env: Env, caller: Caller): Promise<Names
 /**
  * Groups or projects the user may see. What only their memberships can reach (`membership`, a
  * minimum level: the dashboard, most clients' first call) is read from the index partitions the
- * user's `Grants` lists, each holding whole trees with copies of their registry rows, merged by
+ * user's `User` lists, each holding whole trees with copies of their registry rows, merged by
  * id; everything else (public and internal ones too) from the Directory's registry, with the
  * user's memberships from those partitions.
  */

@@ -1,5 +1,5 @@
 import { hashPassword } from '../auth/crypto';
-import { directory, type UserRow } from '../durable/directory';
+import { directory, type UserRow } from '../durable/directory/directory';
 import { unwrap } from '../durable/result';
 import type { StateAction } from '../durable/user-lifecycle';
 import type { Caller, Env } from '../env';

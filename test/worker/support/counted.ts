@@ -14,11 +14,11 @@ export interface ObjectCall {
 /** The Durable Object bindings, by the class each one reaches. */
 const BINDINGS = {
   DIRECTORY: 'Directory',
-  GRANTS: 'Grants',
+  USERS: 'User',
   NAMESPACES: 'Namespace',
   AUDIT_LOG: 'AuditLog',
   CLIENT_HOLDERS: 'ClientHolders',
-  LOGINS: 'Logins',
+  SIGN_IN: 'SignIn',
   INDEX_PARTITIONS: 'IndexPartition',
 } as const;
 

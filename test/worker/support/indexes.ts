@@ -1,5 +1,5 @@
 import { env } from 'cloudflare:workers';
-import { allIndexPartitions } from '../../../worker/durable/index-partition';
+import { allIndexPartitions } from '../../../worker/durable/index-partition/index-partition';
 
 /**
  * What the membership and requester indexes say, wherever they keep it: a test does not need to

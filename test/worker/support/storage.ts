@@ -6,7 +6,7 @@ import { clock } from '../../../worker/clock';
 type Stub = DurableObjectStub;
 
 export const directoryStub = (): Stub => env.DIRECTORY.getByName('directory') as unknown as Stub;
-export const grantsStub = (userId: number): Stub => env.GRANTS.getByName(String(userId)) as unknown as Stub;
+export const grantsStub = (userId: number): Stub => env.USERS.getByName(String(userId)) as unknown as Stub;
 export const namespaceStub = (namespaceId: number): Stub => env.NAMESPACES.getByName(String(namespaceId)) as unknown as Stub;
 
 /** Every row of every table of a Durable Object's SQLite database, by table name. */

@@ -1,6 +1,6 @@
 import type { GroupHook, HookEvent, ProjectHook } from '../../../shared/api-types';
 import { clock } from '../../clock';
-import type { HookLogRow, HookRow } from '../../durable/webhooks';
+import type { HookLogRow, HookRow } from '../../durable/namespace/webhooks';
 import { alertStatus } from '../../events/auto-disable';
 
 export { GroupHookSchema, HookEventSchema, NewGroupHookSchema, NewProjectHookSchema, ProjectHookSchema } from '../../../shared/schemas';

@@ -1,6 +1,6 @@
 import { levelsAllowedToApprove, type NamespaceKind } from '../../../shared/access-levels';
 import type { InboxAccessRequest, OwnAccessRequest, SourceType } from '../../../shared/api-types';
-import type { InboxItem, OwnRequestRow } from '../../durable/inbox-index';
+import type { InboxItem, OwnRequestRow } from '../../durable/index-partition/inbox-index';
 import { presentAccessRequest } from './member';
 
 export { InboxAccessRequestSchema, OwnAccessRequestSchema } from '../../../shared/schemas';

@@ -1,5 +1,5 @@
 import type { User, UserBasic } from '../../../shared/api-types';
-import type { UserRow } from '../../durable/directory';
+import type { UserRow } from '../../durable/directory/directory';
 
 export { UserBasicSchema, UserSchema } from '../../../shared/schemas';
 

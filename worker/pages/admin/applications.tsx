@@ -1,6 +1,6 @@
 import { Hono } from 'hono';
 import { NewApplicationSchema } from '../../api/applications';
-import { directory } from '../../durable/directory';
+import { directory } from '../../durable/directory/directory';
 import { ApiError, problems, raise } from '../../errors';
 import { SCOPES } from '../../oauth/scopes';
 import { deleteApplication, registerApplication } from '../../services/applications';

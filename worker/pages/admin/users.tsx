@@ -1,7 +1,7 @@
 import { Hono, type Context } from 'hono';
 import type { FC } from 'hono/jsx';
 import { NewUserSchema, UserEditSchema } from '../../api/users';
-import { directory, type UserRow } from '../../durable/directory';
+import { directory, type UserRow } from '../../durable/directory/directory';
 import { unwrap } from '../../durable/result';
 import { deletionProblem, transition, type StateAction } from '../../durable/user-lifecycle';
 import { problems, raise } from '../../errors';

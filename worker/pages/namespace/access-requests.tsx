@@ -4,8 +4,8 @@ import { DEFAULT_APPROVAL_LEVEL, accessLevelName } from '../../../shared/access-
 import { accessLevelParam, expiresAtParam, futureDate } from '../../api/access-requests';
 import { withNamespace } from '../../api/finder';
 import { hasAccess, mayManageRequests, type Kind } from '../../auth/policy';
-import { directory } from '../../durable/directory';
-import type { AccessRequestRow } from '../../durable/namespace';
+import { directory } from '../../durable/directory/directory';
+import type { AccessRequestRow } from '../../durable/namespace/namespace';
 import { problems, raise } from '../../errors';
 import * as service from '../../services/namespaces';
 import { formText, parseForm, returnTo } from '../actions';

@@ -5,7 +5,7 @@ import { withNamespace, type Target } from '../../api/finder';
 import { presentGroupHook, presentHookEvent, presentProjectHook } from '../../api/presenters/hook';
 import { mayManageEvents, type Kind } from '../../auth/policy';
 import { publicOrigin } from '../../config';
-import type { HookRow } from '../../durable/webhooks';
+import type { HookRow } from '../../durable/namespace/webhooks';
 import type { HookTrigger } from '../../events/event';
 import { ApiError } from '../../errors';
 import * as events from '../../services/events';

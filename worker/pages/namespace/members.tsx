@@ -4,7 +4,7 @@ import { DEFAULT_APPROVAL_LEVEL, accessLevelName } from '../../../shared/access-
 import { accessLevelParam, expiresAtParam, futureDate } from '../../api/access-requests';
 import { withNamespace } from '../../api/finder';
 import { mayManageMemberAt, mayManageMembers, type Kind } from '../../auth/policy';
-import { directory } from '../../durable/directory';
+import { directory } from '../../durable/directory/directory';
 import { problems, raise } from '../../errors';
 import * as service from '../../services/namespaces';
 import { formText, invalidField, parseForm } from '../actions';

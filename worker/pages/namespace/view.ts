@@ -1,7 +1,7 @@
 import { ACCESS_LEVELS, type AccessLevel } from '../../../shared/access-levels';
 import { mayGrantLevel, type Kind, type Standing } from '../../auth/policy';
 import { clock } from '../../clock';
-import { treeIndex } from '../../durable/index-partition';
+import { treeIndex } from '../../durable/index-partition/index-partition';
 import type { NamespaceRow } from '../../durable/namespace-registry';
 import type { Target } from '../../api/finder';
 import * as service from '../../services/namespaces';

@@ -1,12 +1,12 @@
 import { DurableObject } from 'cloudflare:workers';
-import { randomToken } from '../auth/crypto';
-import { clock, epochSeconds, isoNow } from '../clock';
-import { config } from '../config';
-import type { Env } from '../env';
-import { problems, type Problem } from '../errors';
-import { verifierMatches, s256 } from '../protocol/pkce';
-import { openResponse, retryKey, sealResponse } from '../protocol/sealed-response';
-import { tokenResponse, type TokenResponse } from '../protocol/token-response';
+import { randomToken } from '../../auth/crypto';
+import { clock, epochSeconds, isoNow } from '../../clock';
+import { config } from '../../config';
+import type { Env } from '../../env';
+import { problems, type Problem } from '../../errors';
+import { verifierMatches, s256 } from '../../protocol/pkce';
+import { openResponse, retryKey, sealResponse } from '../../protocol/sealed-response';
+import { tokenResponse, type TokenResponse } from '../../protocol/token-response';
 import {
   AUTHORIZATION_CODE_PREFIX,
   REFRESH_TOKEN_PREFIX,
@@ -18,12 +18,12 @@ import {
   revokeAccessTokens,
   type AccessTokenRecord,
   type TokenFacts,
-} from '../store/tokens';
-import { clientHoldersOf } from './client-holders';
-import { directory, type SessionLookup, type UserRow, type UserSnapshot } from './directory';
-import { grantsMigrations } from './grants-schema';
-import { migrate } from './migrations';
-import { fail, ok, type Result } from './result';
+} from '../../store/tokens';
+import { clientHoldersOf } from '../client-holders/client-holders';
+import { directory, type SessionLookup, type UserRow, type UserSnapshot } from '../directory/directory';
+import { grantsMigrations } from './schema';
+import { migrate } from '../migrations';
+import { fail, ok, type Result } from '../result';
 
 /** An identical retry of a rotated refresh token within this window gets the same answer (see retryOrRevoke). */
 export const RETRY_GRACE_SECONDS = 30;
@@ -142,7 +142,7 @@ const isActive = (u: UserSnapshot): u is UserRow => u.state === 'active';
  * concurrent requests are serialised: a code yields one pair, a refresh token one successor.
  * Secrets are prepared and hashed before the transaction; KV is written after it.
  */
-export class Grants extends DurableObject<Env> {
+export class User extends DurableObject<Env> {
   private readonly sql: SqlStorage;
   /** KV writes of new access tokens still in flight (see `syncTokens`). */
   private readonly writes = new Set<Promise<unknown>>();
@@ -749,5 +749,5 @@ export class Grants extends DurableObject<Env> {
 }
 
 /** The grant authority of one user. */
-export const grantsOf = (env: Env, userId: number) => env.GRANTS.getByName(String(userId));
+export const userObject = (env: Env, userId: number) => env.USERS.getByName(String(userId));
 

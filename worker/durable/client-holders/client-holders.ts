@@ -1,9 +1,9 @@
 import { DurableObject } from 'cloudflare:workers';
-import type { Env } from '../env';
-import { clock } from '../clock';
-import { directory, type ApplicationRow } from './directory';
-import { grantsOf } from './grants';
-import { migrate } from './migrations';
+import type { Env } from '../../env';
+import { clock } from '../../clock';
+import { directory, type ApplicationRow } from '../directory/directory';
+import { userObject } from '../user/user';
+import { migrate } from '../migrations';
 
 /** How soon a deletion's unfinished ending of grants is tried again (after a crash or an unreachable holder). */
 const END_RETRY_MS = 30_000;
@@ -75,7 +75,7 @@ export class ClientHolders extends DurableObject<Env> {
     const clientId = this.ending();
     if (clientId === null) return;
     const holders = this.list();
-    await Promise.all(holders.map((userId) => grantsOf(this.env, userId).revokeClient(clientId, true)));
+    await Promise.all(holders.map((userId) => userObject(this.env, userId).revokeClient(clientId, true)));
     this.remove(holders);
     // add() lists no one once the application is deleted, so the list can only have shrunk.
     if (this.list().length === 0) {

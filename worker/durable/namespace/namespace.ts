@@ -1,5 +1,5 @@
 import { DurableObject } from 'cloudflare:workers';
-import { DEVELOPER, OWNER, type NamespaceKind } from '../../shared/access-levels';
+import { DEVELOPER, OWNER, type NamespaceKind } from '../../../shared/access-levels';
 import {
   directStanding,
   hasAccess,
@@ -12,21 +12,21 @@ import {
   maySee,
   type Kind,
   type Standing,
-} from '../auth/policy';
-import { clock, isoNow, todayUtc } from '../clock';
-import type { Visibility } from '../../shared/api-types';
-import type { Env } from '../env';
-import { problems } from '../errors';
-import { newEvent, redactedUrl, type EventEntity, type EventRecord, type HookTrigger, type NewEvent, type UserRef } from '../events/event';
-import { hookPayload } from '../events/payload';
-import { auditLog } from './audit-log';
-import { directory, type IndexReply } from './directory';
-import { allIndexPartitions, treeIndex, type RequesterCopy, type SourceCopy } from './index-partition';
-import { EventLog, type AuditFilter, type LoggedEvent, type UserLookup } from './event-log';
-import { migrate } from './migrations';
-import type { MembershipChange, NamespaceSnapshot, RequestChange, RequestOutcome } from './namespace-registry';
-import { namespaceMigrations } from './namespace-schema';
-import { fail, ok, type Result } from './result';
+} from '../../auth/policy';
+import { clock, isoNow, todayUtc } from '../../clock';
+import type { Visibility } from '../../../shared/api-types';
+import type { Env } from '../../env';
+import { problems } from '../../errors';
+import { newEvent, redactedUrl, type EventEntity, type EventRecord, type HookTrigger, type NewEvent, type UserRef } from '../../events/event';
+import { hookPayload } from '../../events/payload';
+import { auditLog } from '../audit-log/audit-log';
+import { directory, type IndexReply } from '../directory/directory';
+import { allIndexPartitions, treeIndex, type RequesterCopy, type SourceCopy } from '../index-partition/index-partition';
+import { EventLog, type AuditFilter, type LoggedEvent, type UserLookup } from '../event-log';
+import { migrate } from '../migrations';
+import type { MembershipChange, NamespaceSnapshot, RequestChange, RequestOutcome } from '../namespace-registry';
+import { namespaceMigrations } from './schema';
+import { fail, ok, type Result } from '../result';
 import { MAX_HOOKS, Webhooks, type HookLogRow, type HookRow, type HookSettings, type StatusFilter } from './webhooks';
 
 /** Which group or project an object is, as the caller found it (passed on every call). */

@@ -1,12 +1,12 @@
 import { DurableObject } from 'cloudflare:workers';
-import { clock, todayUtc } from '../clock';
-import type { Env } from '../env';
-import { OWNER } from '../../shared/access-levels';
-import type { IndexReply, UserRow, UserSnapshot } from './directory';
-import { grantsOf } from './grants';
+import { clock, todayUtc } from '../../clock';
+import type { Env } from '../../env';
+import { OWNER } from '../../../shared/access-levels';
+import type { IndexReply, UserRow, UserSnapshot } from '../directory/directory';
+import { userObject } from '../user/user';
 import { readInbox, requesterChanged, sourcesRenamed, requestsDeletedWith, type InboxFilter, type InboxPage, type InboxReader, type OwnRequestRow } from './inbox-index';
-import { indexPartitionMigrations } from './index-partition-schema';
-import { migrate } from './migrations';
+import { indexPartitionMigrations } from './schema';
+import { migrate } from '../migrations';
 import {
   applyMembershipChanges,
   listNamespaces,
@@ -19,8 +19,8 @@ import {
   type RegistryCopy,
   type RequestChange,
   type ResolvedNamespace,
-} from './namespace-registry';
-import { partitionCount, partitionName, partitionOfId, partitionOfName } from './partitions';
+} from '../namespace-registry';
+import { partitionCount, partitionName, partitionOfId, partitionOfName } from '../partitions';
 
 /**
  * One partition of the membership, requester and inbox indexes (issue 16: no global object on
@@ -118,11 +118,11 @@ export const allIndexPartitions = (env: Env) => Array.from({ length: partitionCo
 export type IndexPartitionStub = ReturnType<typeof indexPartition>;
 
 /**
- * The index partitions holding rows of a user, as their `Grants` object lists them. A page that
+ * The index partitions holding rows of a user, as their `User` object lists them. A page that
  * reads several views of the user (the dashboard) asks once and hands the answer to each.
  */
 export const userIndexPartitions = async (env: Env, userId: number): Promise<IndexPartitionStub[]> =>
-  (await grantsOf(env, userId).indexPartitions()).map((p) => indexPartition(env, p));
+  (await userObject(env, userId).indexPartitions()).map((p) => indexPartition(env, p));
 
 export class IndexPartition extends DurableObject<Env> {
   private readonly sql: SqlStorage;
@@ -284,7 +284,7 @@ export class IndexPartition extends DurableObject<Env> {
   }
 
   /**
-   * Users who got their first row here are told, in their `Grants` object, that this partition
+   * Users who got their first row here are told, in their `User` object, that this partition
    * holds rows of theirs (their inbox and own requests are read from those partitions alone). Done
    * before the change that brought them answers; a failure fails the push, whose retry does it.
    */
@@ -292,9 +292,9 @@ export class IndexPartition extends DurableObject<Env> {
     const waiting = this.sql.exec<{ user_id: number }>('SELECT user_id FROM known_users WHERE registered = 0').toArray().map((r) => r.user_id);
     if (waiting.length === 0) return;
     const partition = this.partition();
-    const users = await Promise.all(waiting.map((id) => grantsOf(this.env, id).addIndexPartitions([partition])));
+    const users = await Promise.all(waiting.map((id) => userObject(this.env, id).addIndexPartitions([partition])));
     this.ctx.storage.transactionSync(() => {
-      // The user as their `Grants` knows them: a change fanned out before this partition was
+      // The user as their `User` knows them: a change fanned out before this partition was
       // theirs reached only the partitions listed then (forward-only, so an older one is a no-op).
       for (const user of users) if (user) this.applyUser(user);
       this.sql.exec('UPDATE known_users SET registered = 1 WHERE user_id IN (SELECT value FROM json_each(?))', JSON.stringify(waiting));
@@ -345,7 +345,7 @@ export class IndexPartition extends DurableObject<Env> {
 
   /**
    * The names and states this partition keeps of users with rows here (the members lists show
-   * them): only of users whose `Grants` lists this partition, so that every later change of
+   * them): only of users whose `User` lists this partition, so that every later change of
    * theirs reaches the copy. A deleted user is left out, as the Directory leaves them out.
    */
   usersNamed(ids: number[]): UserNames[] {
@@ -360,7 +360,7 @@ export class IndexPartition extends DurableObject<Env> {
 
   /**
    * Users as the Directory answered them for a members list, kept for the next one: only those
-   * with rows here whose `Grants` lists this partition (the fan-out keeps them current), newer
+   * with rows here whose `User` lists this partition (the fan-out keeps them current), newer
    * versions only.
    */
   takeUsers(users: UserNames[]): void {

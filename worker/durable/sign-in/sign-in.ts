@@ -1,9 +1,9 @@
 import { DurableObject } from 'cloudflare:workers';
-import { clock } from '../clock';
-import type { Env } from '../env';
-import { directory, type UserRow } from './directory';
-import { migrate } from './migrations';
-import { partitionCount, partitionName, partitionOfName } from './partitions';
+import { clock } from '../../clock';
+import type { Env } from '../../env';
+import { directory, type UserRow } from '../directory/directory';
+import { migrate } from '../migrations';
+import { partitionCount, partitionName, partitionOfName } from '../partitions';
 
 /** Failed sign-ins allowed per username and per client address within the window. */
 export const LOGIN_FAILURE_LIMIT = 10;
@@ -57,9 +57,9 @@ export interface LoginChange {
 export type SignInAttempt = { retryAfter: number } | { attempt: number; login: Login | null };
 
 /** The `name:` partition object of a username. */
-export const namePartition = (env: Env, username: string) => env.LOGINS.getByName(partitionName('name', partitionOfName(username, partitionCount(env))));
+export const namePartition = (env: Env, username: string) => env.SIGN_IN.getByName(partitionName('name', partitionOfName(username, partitionCount(env))));
 /** The `address:` partition object of a client address. */
-export const addressPartition = (env: Env, address: string) => env.LOGINS.getByName(partitionName('address', partitionOfName(address, partitionCount(env))));
+export const addressPartition = (env: Env, address: string) => env.SIGN_IN.getByName(partitionName('address', partitionOfName(address, partitionCount(env))));
 
 /**
  * Sign-in state, partitioned so that no single object takes every sign-in (docs/architecture.md,
@@ -74,7 +74,7 @@ export const addressPartition = (env: Env, address: string) => env.LOGINS.getByN
  * of earlier users is complete (`markComplete`), a username it does not know is asked of the
  * Directory once, and a record found is kept.
  */
-export class Logins extends DurableObject<Env> {
+export class SignIn extends DurableObject<Env> {
   private readonly sql: SqlStorage;
 
   constructor(ctx: DurableObjectState, env: Env) {

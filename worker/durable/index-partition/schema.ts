@@ -10,7 +10,7 @@ import { INBOX_TABLES_V1 } from './inbox-schema';
  * only the columns the indexes read. An ancestor known only by id is a placeholder (version 0)
  * until its own object pushes its copy. `deleted_namespaces` remembers groups and projects deleted
 so that a late push cannot bring their rows back. `known_users`: users with rows here, and whether
-their `Grants` object has recorded this partition (`registered`). Append new
+their `User` object has recorded this partition (`registered`). Append new
  * migrations; never edit one that has shipped.
  */
 export const indexPartitionMigrations = [

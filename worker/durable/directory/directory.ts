@@ -1,15 +1,15 @@
 import { DurableObject } from 'cloudflare:workers';
-import { clock, epochSeconds, isoNow, todayUtc } from '../clock';
-import type { Env } from '../env';
-import { OWNER } from '../../shared/access-levels';
-import { problems } from '../errors';
-import { accessTokenRecord, epochOf, putAccessToken, putRootRecord, revokeAccessTokens, rootRecord } from '../store/tokens';
-import type { EventRecord, UserRef } from '../events/event';
-import { settingsEvents } from '../events/settings-events';
-import { directoryMigrations } from './directory-schema';
-import { indexPartition, userIndexPartitions, type IndexFill, type RegistryLocators } from './index-partition';
-import { partitionCount, partitionName, partitionOfId, partitionOfName } from './partitions';
-import { migrate } from './migrations';
+import { clock, epochSeconds, isoNow, todayUtc } from '../../clock';
+import type { Env } from '../../env';
+import { OWNER } from '../../../shared/access-levels';
+import { problems } from '../../errors';
+import { accessTokenRecord, epochOf, putAccessToken, putRootRecord, revokeAccessTokens, rootRecord } from '../../store/tokens';
+import type { EventRecord, UserRef } from '../../events/event';
+import { settingsEvents } from '../../events/settings-events';
+import { directoryMigrations } from './schema';
+import { indexPartition, userIndexPartitions, type IndexFill, type RegistryLocators } from '../index-partition/index-partition';
+import { partitionCount, partitionName, partitionOfId, partitionOfName } from '../partitions';
+import { migrate } from '../migrations';
 import {
   ancestorIdsOf,
   createNamespace,
@@ -31,11 +31,11 @@ import {
   type NewNamespace,
   type RegistryCopy,
   type RequestOutcome,
-} from './namespace-registry';
-import { fail, ok, type Result } from './result';
-import type { Login, LoginChange } from './logins';
+} from '../namespace-registry';
+import { fail, ok, type Result } from '../result';
+import type { Login, LoginChange } from '../sign-in/sign-in';
 import { fanOut, isActive, type FanOut, type LiveToken } from './user-fanout';
-import { deletionProblem, editProblem, transition, type StateAction, type UserState } from './user-lifecycle';
+import { deletionProblem, editProblem, transition, type StateAction, type UserState } from '../user-lifecycle';
 
 export interface UserRow {
   id: number;
@@ -692,7 +692,7 @@ export class Directory extends DurableObject<Env> {
     try {
       const rows = this.sql.exec<RawLogin>(`SELECT ${LOGIN_COLUMNS} FROM users WHERE id > ? ORDER BY id LIMIT ?`, Number(state ?? 0), LOGIN_BACKFILL_BATCH).toArray();
       if (rows.length === 0) {
-        await Promise.all(Array.from({ length: count }, (_, p) => this.env.LOGINS.getByName(partitionName('name', p)).markComplete()));
+        await Promise.all(Array.from({ length: count }, (_, p) => this.env.SIGN_IN.getByName(partitionName('name', p)).markComplete()));
         this.setSetting(LOGIN_BACKFILL, 'done');
         return null;
       }
@@ -701,7 +701,7 @@ export class Directory extends DurableObject<Env> {
         const p = partitionOfName(login.user.username, count);
         byPartition.set(p, [...(byPartition.get(p) ?? []), { userId: login.user.id, version: login.user.version, login }]);
       }
-      await Promise.all([...byPartition].map(([p, changes]) => this.env.LOGINS.getByName(partitionName('name', p)).applyLogins(changes)));
+      await Promise.all([...byPartition].map(([p, changes]) => this.env.SIGN_IN.getByName(partitionName('name', p)).applyLogins(changes)));
       this.setSetting(LOGIN_BACKFILL, String(rows[rows.length - 1].id));
       return 0;
     } catch (e) {

@@ -1,12 +1,12 @@
-import { open, seal } from '../auth/secret-box';
-import { clock, isoNow } from '../clock';
-import { config } from '../config';
-import type { Env } from '../env';
-import { afterFailure, ENABLED, isExecutable, PERMANENTLY_DISABLED_FAILURE_THRESHOLD, type FailureState } from '../events/auto-disable';
-import { attempt, newSigningSecret, notSent, type AttemptResult, type Message } from '../events/delivery';
-import { redactedUrl, triggersOf, type EventRecord, type HookTrigger } from '../events/event';
-import { hookPayload } from '../events/payload';
-import type { EventLog, UserLookup } from './event-log';
+import { open, seal } from '../../auth/secret-box';
+import { clock, isoNow } from '../../clock';
+import { config } from '../../config';
+import type { Env } from '../../env';
+import { afterFailure, ENABLED, isExecutable, PERMANENTLY_DISABLED_FAILURE_THRESHOLD, type FailureState } from '../../events/auto-disable';
+import { attempt, newSigningSecret, notSent, type AttemptResult, type Message } from '../../events/delivery';
+import { redactedUrl, triggersOf, type EventRecord, type HookTrigger } from '../../events/event';
+import { hookPayload } from '../../events/payload';
+import type { EventLog, UserLookup } from '../event-log';
 
 /**
  * The webhooks of one group or project (hooks, deliveries and hook_logs in namespace-schema.ts):

@@ -1,4 +1,4 @@
-import { EVENTS_TABLE_V1 } from './event-log-schema';
+import { EVENTS_TABLE_V1 } from '../event-log-schema';
 
 /**
  * The tables of one group's or project's Durable Object. Append new migrations; never edit one

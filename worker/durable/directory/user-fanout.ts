@@ -1,12 +1,12 @@
-import type { Env } from '../env';
-import { accessTokenRecord, epochOf, putAccessToken, putRootRecord, revokeAccessTokens, rootRecord } from '../store/tokens';
+import type { Env } from '../../env';
+import { accessTokenRecord, epochOf, putAccessToken, putRootRecord, revokeAccessTokens, rootRecord } from '../../store/tokens';
 import type { UserRow, UserSnapshot } from './directory';
-import { grantsOf } from './grants';
-import type { LoginChange } from './logins';
-import { indexPartition } from './index-partition';
-import { namespaceObject } from './namespace';
-import type { NamespaceSnapshot } from './namespace-registry';
-import { partitionName } from './partitions';
+import { userObject } from '../user/user';
+import type { LoginChange } from '../sign-in/sign-in';
+import { indexPartition } from '../index-partition/index-partition';
+import { namespaceObject } from '../namespace/namespace';
+import type { NamespaceSnapshot } from '../namespace-registry';
+import { partitionName } from '../partitions';
 
 /**
  * What a change to a user must reach besides the Directory's users row, and how. The Directory
@@ -57,12 +57,12 @@ export const fanOut = async (env: Env, plan: FanOut): Promise<void> => {
   const user = plan.snapshot;
   await Promise.all([
     isActive(user) ? rewriteTokens(env, user, plan.tokens) : revokeAccessTokens(env, plan.tokens.map((t) => ({ hash: t.token_hash, expiresAt: t.expires_at }))),
-    ...plan.logins.map((l) => env.LOGINS.getByName(partitionName('name', l.partition)).applyLogins([l.change])),
+    ...plan.logins.map((l) => env.SIGN_IN.getByName(partitionName('name', l.partition)).applyLogins([l.change])),
   ]);
-  // The user's `Grants` takes the change and answers the index partitions holding rows of theirs,
-  // in one step: a partition that becomes theirs later is told the change by `Grants` when it
+  // The user's `User` takes the change and answers the index partitions holding rows of theirs,
+  // in one step: a partition that becomes theirs later is told the change by `User` when it
   // registers, before the push that brought the user there answers.
-  const partitions = await grantsOf(env, user.id).applyUser(user, plan.endSessions);
+  const partitions = await userObject(env, user.id).applyUser(user, plan.endSessions);
   // Those partitions take the new names or state first (a push racing this change is then told to
   // correct it), and say where the user has pending requests and memberships.
   const found = await Promise.all(partitions.map((p) => indexPartition(env, p).applyUser(user)));

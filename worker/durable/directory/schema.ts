@@ -1,4 +1,4 @@
-import { INBOX_TABLES_V1 } from './inbox-schema';
+import { INBOX_TABLES_V1 } from '../index-partition/inbox-schema';
 
 /** The Directory's tables. Append new migrations; never edit one that has shipped. */
 export const directoryMigrations = [

@@ -1,10 +1,10 @@
 import { DurableObject } from 'cloudflare:workers';
-import type { Env } from '../env';
-import type { EventRecord } from '../events/event';
-import { directory } from './directory';
-import { EventLog, type AuditFilter, type LoggedEvent } from './event-log';
-import { auditLogMigrations } from './event-log-schema';
-import { migrate } from './migrations';
+import type { Env } from '../../env';
+import type { EventRecord } from '../../events/event';
+import { directory } from '../directory/directory';
+import { EventLog, type AuditFilter, type LoggedEvent } from '../event-log';
+import { auditLogMigrations } from '../event-log-schema';
+import { migrate } from '../migrations';
 
 /**
  * One part of the instance-wide audit log (GitLab's instance audit events, `GET /audit_events`):

@@ -1,6 +1,6 @@
-import { OWNER, type NamespaceKind } from '../../shared/access-levels';
-import { KINDS } from '../auth/policy';
-import type { UserState } from './user-lifecycle';
+import { OWNER, type NamespaceKind } from '../../../shared/access-levels';
+import { KINDS } from '../../auth/policy';
+import type { UserState } from '../user-lifecycle';
 
 /**
  * The owners' inbox: for each user, every pending access request they may act on, across all
