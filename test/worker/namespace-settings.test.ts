@@ -1,6 +1,6 @@
 import { env } from 'cloudflare:workers';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { cachedRecord, forgetRecord, rememberRecord } from '../../worker/api/registry-cache';
+import { cachedRecord, forgetRecord, rememberRecord } from '../../worker/services/registry-cache';
 import { expectError } from './support/contract';
 import { indexedPendingRequests } from './support/indexes';
 import { unique } from './support/http';

@@ -1,7 +1,7 @@
 import { runInDurableObject } from 'cloudflare:test';
 import { env } from 'cloudflare:workers';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { forgetPath, forgetRecord } from '../../worker/api/registry-cache';
+import { forgetPath, forgetRecord } from '../../worker/services/registry-cache';
 import { indexPartition, type IndexPartition } from '../../worker/durable/index-partition/index-partition';
 import { partitionCount, partitionOfId } from '../../worker/durable/partitions';
 import { recordedFetch } from './support/counted';

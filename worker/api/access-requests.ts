@@ -3,7 +3,7 @@ import { DEFAULT_APPROVAL_LEVEL, ACCESS_LEVELS } from '../../shared/access-level
 import { isGrantableLevel, type Kind } from '../auth/policy';
 import { publicOrigin } from '../config';
 import * as service from '../services/namespaces';
-import { namespaceIdParam, withNamespace } from './finder';
+import { namespaceIdParam, withNamespace } from '../services/finder';
 import { pageOf, paginationHeaders, paginationQuery, windowOf } from './pagination';
 import { bodyContent, bodyOf, intParam } from './params';
 import { AccessRequestSchema, ApprovedAccessRequestSchema, presentAccessRequest, presentApprovedMember } from './presenters/member';

@@ -9,8 +9,6 @@ import { deleteApplication, registerApplication } from '../services/applications
 import { bodyContent, bodyOf, boolParam, intParam } from './params';
 import { createApiRouter } from './router';
 
-export const CLIENT_SECRET_PREFIX = 'knock_cs_';
-
 export const NewApplicationSchema = z
   .object({
     name: z.string().trim().min(1).max(255),

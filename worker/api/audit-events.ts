@@ -2,7 +2,7 @@ import { createRoute, z } from '@hono/zod-openapi';
 import type { Kind } from '../auth/policy';
 import type { AuditFilter } from '../durable/event-log';
 import * as service from '../services/events';
-import { namespaceIdParam, withNamespace } from './finder';
+import { namespaceIdParam, withNamespace } from '../services/finder';
 import { pageOf, paginationHeaders, paginationQuery, windowOf } from './pagination';
 import { instantParam, intParam } from './params';
 import { AuditEventSchema, presentAuditEvent } from './presenters/audit-event';

@@ -4,7 +4,7 @@ import type { Kind } from '../auth/policy';
 import { publicOrigin } from '../config';
 import type { HookRow, HookSettings, StatusFilter } from '../durable/namespace/webhooks';
 import * as service from '../services/events';
-import { namespaceIdParam, withNamespace } from './finder';
+import { namespaceIdParam, withNamespace } from '../services/finder';
 import { pageOf, paginationHeaders, paginationQuery, windowOf } from './pagination';
 import { bodyContent, bodyOf, boolParam, intParam } from './params';
 import {

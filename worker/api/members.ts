@@ -4,7 +4,7 @@ import { publicOrigin } from '../config';
 import type { EffectiveMember } from '../durable/namespace-registry';
 import * as service from '../services/namespaces';
 import { accessLevelParam, expiresAtParam, futureDate } from './access-requests';
-import { namespaceIdParam, withNamespace } from './finder';
+import { namespaceIdParam, withNamespace } from '../services/finder';
 import { pageOf, paginationHeaders, paginationQuery, windowOf } from './pagination';
 import { bodyContent, bodyOf, intParam } from './params';
 import { MemberSchema, presentMember } from './presenters/member';

@@ -9,7 +9,7 @@ import type { ListFilter, NamespaceRow } from '../durable/namespace-registry';
 import type { ApiEnv } from '../env';
 import { ApiError, problems, raise, type Problem } from '../errors';
 import * as service from '../services/namespaces';
-import { namespaceIdParam, parseNamespaceId, withNamespace } from './finder';
+import { namespaceIdParam, parseNamespaceId, withNamespace } from '../services/finder';
 import { pageOf, paginationHeaders, paginationQuery, windowOf } from './pagination';
 import { bodyContent, bodyOf, boolParam, intParam } from './params';
 import { presentGroup, presentProject } from './presenters/namespace';

@@ -1,5 +1,3 @@
-import type { z } from '@hono/zod-openapi';
-import type { NewUserSchema } from '../api/users';
 import { DUMMY_PASSWORD_HASH, hashPassword, verifyPassword } from '../auth/crypto';
 import { directory, type UserRow } from '../durable/directory/directory';
 import { addressPartition, namePartition } from '../durable/sign-in/sign-in';
@@ -10,7 +8,16 @@ import type { Env } from '../env';
  * A new user with a password, as the sign-up page and the administrators' console make one: the
  * password stored with PBKDF2, then the Directory's rules (a username or email taken is a 409).
  */
-export const createAccount = async (env: Env, input: z.output<typeof NewUserSchema>): Promise<Result<UserRow>> =>
+/** What a new account is made of (the API's `POST /users` and the sign-up form validate it). */
+export interface NewAccount {
+  username: string;
+  name: string;
+  password: string;
+  email?: string;
+  admin?: boolean;
+}
+
+export const createAccount = async (env: Env, input: NewAccount): Promise<Result<UserRow>> =>
   directory(env).createUser({
     username: input.username,
     name: input.name,

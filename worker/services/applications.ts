@@ -1,5 +1,3 @@
-import type { z } from '@hono/zod-openapi';
-import { CLIENT_SECRET_PREFIX, type NewApplicationSchema } from '../api/applications';
 import { hex, randomBytes, randomToken } from '../auth/crypto';
 import { clientHoldersOf } from '../durable/client-holders/client-holders';
 import { directory } from '../durable/directory/directory';
@@ -10,8 +8,19 @@ import { hashSecret } from '../store/tokens';
 
 /** OAuth applications (GitLab's applications API): what the API's routes and the administrators' pages do. */
 
+/** The prefix of client secrets (so a leaked one is recognisable, as GitLab's `gloas-`). */
+export const CLIENT_SECRET_PREFIX = 'knock_cs_';
+
+/** An application to register, as the API's `POST /applications` and the administrators' page validate it. */
+export interface NewApplication {
+  name: string;
+  redirect_uri: string[];
+  scopes: string[];
+  confidential: boolean;
+}
+
 /** Registers an OAuth application; its secret (none for a public client) is returned this once. */
-export const registerApplication = async (env: Env, input: z.output<typeof NewApplicationSchema>, ownerId: number) => {
+export const registerApplication = async (env: Env, input: NewApplication, ownerId: number) => {
   const secret = input.confidential ? randomToken(CLIENT_SECRET_PREFIX) : null;
   const application = await directory(env).createApplication({
     clientId: hex(randomBytes(32)),

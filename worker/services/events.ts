@@ -7,7 +7,7 @@ import type { Caller, Env } from '../env';
 import { problems, raise } from '../errors';
 import type { HookTrigger } from '../events/event';
 import { blockedReason } from '../events/url-guard';
-import type { Target } from '../api/finder';
+import type { Target } from './finder';
 import { objectOf, settle, type Window } from './namespaces';
 
 /**

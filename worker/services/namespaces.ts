@@ -13,9 +13,9 @@ import { treeIndex, userIndexPartitions, type EffectiveMembership, type IndexPar
 import { unwrap } from '../durable/result';
 import type { Caller, Env } from '../env';
 import { problems, raise } from '../errors';
-import { StaleTarget, type Target } from '../api/finder';
-import { forgetRecord, rememberRecord } from '../api/registry-cache';
-import { recordOf } from '../api/finder';
+import { StaleTarget, type Target } from './finder';
+import { forgetRecord, rememberRecord } from './registry-cache';
+import { recordOf } from './finder';
 
 /**
  * What happens to groups and projects (GitLab's services): each function applies one rule

@@ -2,7 +2,7 @@ import { Hono } from 'hono';
 import { z } from '@hono/zod-openapi';
 import { DEFAULT_APPROVAL_LEVEL, accessLevelName } from '../../../shared/access-levels';
 import { accessLevelParam, expiresAtParam, futureDate } from '../../api/access-requests';
-import { withNamespace } from '../../api/finder';
+import { withNamespace } from '../../services/finder';
 import { hasAccess, mayManageRequests, type Kind } from '../../auth/policy';
 import { directory } from '../../durable/directory/directory';
 import type { AccessRequestRow } from '../../durable/namespace/namespace';

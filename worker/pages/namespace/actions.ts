@@ -1,5 +1,5 @@
 import type { Context } from 'hono';
-import { withNamespace, type Target } from '../../api/finder';
+import { withNamespace, type Target } from '../../services/finder';
 import type { Kind } from '../../auth/policy';
 import { act, returnTo, type ActionOptions } from '../actions';
 import type { FormFields } from '../form-csrf';

@@ -1,7 +1,7 @@
 import { Hono, type Context } from 'hono';
 import type { GroupHook, HookEvent, ProjectHook } from '../../../shared/api-types';
 import { hookChange, HookChangeFields, newHookSettings, NewHookFields } from '../../api/hooks';
-import { withNamespace, type Target } from '../../api/finder';
+import { withNamespace, type Target } from '../../services/finder';
 import { presentGroupHook, presentHookEvent, presentProjectHook } from '../../api/presenters/hook';
 import { mayManageEvents, type Kind } from '../../auth/policy';
 import { publicOrigin } from '../../config';

@@ -1,7 +1,7 @@
 import { Hono } from 'hono';
 import type { FC } from 'hono/jsx';
 import { accessLevelName } from '../../../shared/access-levels';
-import { parseNamespaceId, withNamespace } from '../../api/finder';
+import { parseNamespaceId, withNamespace } from '../../services/finder';
 import { effectiveLevel, KINDS, type Kind, type Standing } from '../../auth/policy';
 import * as service from '../../services/namespaces';
 import { FlashNotice } from '../components';

@@ -3,7 +3,7 @@ import { mayGrantLevel, type Kind, type Standing } from '../../auth/policy';
 import { clock } from '../../clock';
 import { treeIndex } from '../../durable/index-partition/index-partition';
 import type { NamespaceRow } from '../../durable/namespace-registry';
-import type { Target } from '../../api/finder';
+import type { Target } from '../../services/finder';
 import * as service from '../../services/namespaces';
 import { tomorrowUtc } from '../components';
 import type { Flash } from '../flash';
