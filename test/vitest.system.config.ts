@@ -1,11 +1,13 @@
 import { defineConfig } from 'vitest/config';
 
-// Tests that start the real server (`npm start`'s wrangler dev) or a real browser.
+// Tests that start the real server (`npm start`'s wrangler dev) or a real browser. One server is
+// shared by the files that do not need their own (e2e/support/shared-knock.ts).
 export default defineConfig({
   test: {
     name: 'system',
     root: import.meta.dirname,
     include: ['scripts/**/*.test.ts', 'e2e/**/*.test.ts'],
+    globalSetup: ['e2e/support/shared-knock.ts'],
     environment: 'node',
     testTimeout: 120_000,
     hookTimeout: 180_000,

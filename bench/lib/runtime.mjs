@@ -1,15 +1,38 @@
 // One Miniflare (one workerd process) running Knock, the baselines, the peer, and two bench-only
 // Workers that share Knock's state (the seeder, and the round-trip counter), each on its own
-// socket on 127.0.0.1, with fresh state that is thrown away afterwards.
+// socket on 127.0.0.1, with fresh state that is thrown away afterwards. Knock's Worker (its
+// compatibility date and flags, variables, Durable Objects and KV namespace) is what wrangler's own
+// config reader makes of wrangler.toml: there is no second list of its bindings here.
 import { randomBytes } from 'node:crypto';
-import { existsSync, mkdtempSync, readFileSync } from 'node:fs';
+import { existsSync, mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { Miniflare, convertV4MiniflareOptions, Log, LogLevel } from 'miniflare';
+import { unstable_getMiniflareWorkerOptions } from 'wrangler';
 import { ROOT } from './paths.mjs';
 
-export const COMPATIBILITY_DATE = '2026-08-01';
-const compat = { compatibilityDate: COMPATIBILITY_DATE, compatibilityFlags: ['nodejs_compat'] };
+/**
+ * Knock's Worker as `wrangler dev` would run it, from wrangler.toml (and `.dev.vars`, whose
+ * secrets the callers replace): `compat`, `vars`, `durableObjects`, `kvNamespaces`.
+ */
+export const knockConfig = () => {
+  const level = process.env.WRANGLER_LOG;
+  // The secrets wrangler.toml requires are given to Miniflare below, not read from the environment.
+  process.env.WRANGLER_LOG = 'error';
+  try {
+    const { workerOptions: w } = unstable_getMiniflareWorkerOptions(join(ROOT, 'wrangler.toml'));
+    return {
+      compat: { compatibilityDate: w.compatibilityDate, compatibilityFlags: w.compatibilityFlags ?? [] },
+      vars: w.bindings ?? {},
+      durableObjects: w.durableObjects ?? {},
+      kvNamespaces: w.kvNamespaces ?? {},
+    };
+  } finally {
+    if (level === undefined) delete process.env.WRANGLER_LOG;
+    else process.env.WRANGLER_LOG = level;
+  }
+};
+
 const socket = (name) => ({ unsafeDirectSockets: [{ host: '127.0.0.1', port: 0 }], name });
 const script = (path) => ({ modules: true, scriptPath: path, modulesRoot: dirname(path) });
 
@@ -17,41 +40,26 @@ const script = (path) => ({ modules: true, scriptPath: path, modulesRoot: dirnam
 export const freshStateDir = () => mkdtempSync(join(existsSync('/dev/shm') ? '/dev/shm' : tmpdir(), 'knock-bench-state-'));
 
 /** Knock's Durable Object bindings as wrangler.toml declares them: `{ DIRECTORY: 'Directory', … }`. */
-export const durableObjectClasses = () => {
-  const toml = readFileSync(join(ROOT, 'wrangler.toml'), 'utf8');
-  const classes = {};
-  for (const block of toml.split(/^\[\[durable_objects\.bindings\]\]\s*$/m).slice(1)) {
-    const name = /^name\s*=\s*"([^"]+)"/m.exec(block)?.[1];
-    const cls = /^class_name\s*=\s*"([^"]+)"/m.exec(block)?.[1];
-    if (name && cls) classes[name] = cls;
-  }
-  return classes;
-};
+export const durableObjectClasses = (config = knockConfig()) =>
+  Object.fromEntries(Object.entries(config.durableObjects).map(([binding, { className }]) => [binding, className]));
 
-const durableObjectsOf = (classes) => Object.fromEntries(Object.entries(classes).map(([binding, className]) => [binding, { className, useSQLite: true }]));
-
-/** Knock's variables and secrets in the bench (wrangler.toml's `[vars]`, fresh secrets). */
-const knockVars = (adminToken, tokenHashKey) => ({
+/** Knock's variables (wrangler.toml's `[vars]`) with fresh secrets; webhooks may go to the bench process on 127.0.0.1. */
+const knockVars = (config, { adminToken, tokenHashKey }) => ({
+  ...config.vars,
   ADMIN_TOKEN: adminToken,
   TOKEN_HASH_KEY: tokenHashKey,
-  ACCESS_TOKEN_TTL_SECONDS: '28800',
-  CODE_TTL_SECONDS: '600',
-  REFRESH_TOKEN_TTL_SECONDS: '2592000',
-  SIGNUP_ENABLED: 'true',
-  EXTENSION_REDIRECT_URIS: 'https://odhclnlgfnipbpcdeojbgcidnleblgjk.chromiumapp.org/',
-  // The webhook receiver is the bench process, on 127.0.0.1.
   ALLOW_LOCAL_WEBHOOKS: 'true',
 });
 
-const newSecrets = () => ({ adminToken: `bench_admin_${randomBytes(18).toString('base64url')}`, tokenHashKey: randomBytes(32).toString('base64url') });
+export const newSecrets = () => ({ adminToken: `bench_admin_${randomBytes(18).toString('base64url')}`, tokenHashKey: randomBytes(32).toString('base64url') });
 
 /** Knock's Worker: its bundle, its Durable Objects, its KV namespace. */
-const knockWorker = (knock, durableObjects, bindings) => ({
+const knockWorker = (knock, config, bindings) => ({
   ...socket('knock'),
-  ...compat,
+  ...config.compat,
   ...script(knock),
-  durableObjects,
-  kvNamespaces: { TOKENS: 'knock-tokens' },
+  durableObjects: config.durableObjects,
+  kvNamespaces: config.kvNamespaces,
   bindings,
 });
 
@@ -78,51 +86,55 @@ const start = async (workers, { persistTo, inspectorPort }) => {
 };
 
 export async function startRuntime({ knock, baseline, peer, seeder, counter, persistTo, inspectorPort }) {
-  const { adminToken, tokenHashKey } = newSecrets();
-  const durableObjects = durableObjectsOf(durableObjectClasses());
-  const knockBindings = knockVars(adminToken, tokenHashKey);
+  const config = knockConfig();
+  const secrets = newSecrets();
+  const knockBindings = knockVars(config, secrets);
   // Workers that share Knock's state: its Durable Objects (by script name) and KV namespace.
-  const sharedDurableObjects = sharedWith(durableObjects);
+  const shared = { kvNamespaces: config.kvNamespaces, durableObjects: sharedWith(config.durableObjects) };
   const { mf, urls } = await start(
     [
-      knockWorker(knock, durableObjects, knockBindings),
-      { ...socket('baseline'), ...compat, ...script(baseline), kvNamespaces: { BASELINE_KV: 'baseline-kv' } },
+      knockWorker(knock, config, knockBindings),
+      { ...socket('baseline'), ...config.compat, ...script(baseline), kvNamespaces: { BASELINE_KV: 'baseline-kv' } },
       {
         ...socket('peer'),
-        ...compat,
+        ...config.compat,
         // The library warns at start-up unless outbound fetches are strictly public.
-        compatibilityFlags: [...compat.compatibilityFlags, 'global_fetch_strictly_public'],
+        compatibilityFlags: [...config.compat.compatibilityFlags, 'global_fetch_strictly_public'],
         ...script(peer),
         kvNamespaces: { OAUTH_KV: 'peer-oauth-kv' },
       },
-      { ...socket('seeder'), ...compat, ...script(seeder), kvNamespaces: { TOKENS: 'knock-tokens' }, durableObjects: sharedDurableObjects, bindings: { TOKEN_HASH_KEY: tokenHashKey } },
-      { ...socket('counter'), ...compat, ...script(counter), kvNamespaces: { TOKENS: 'knock-tokens' }, durableObjects: sharedDurableObjects, bindings: knockBindings },
+      { ...socket('seeder'), ...config.compat, ...script(seeder), ...shared, bindings: { TOKEN_HASH_KEY: secrets.tokenHashKey } },
+      { ...socket('counter'), ...config.compat, ...script(counter), ...shared, bindings: { ...knockBindings, BENCH_CLASSES: JSON.stringify(durableObjectClasses(config)) } },
     ],
     { persistTo, inspectorPort },
   );
-  return { mf, urls, adminToken, dispose: () => mf.dispose() };
+  return { mf, urls, adminToken: secrets.adminToken, dispose: () => mf.dispose() };
 }
 
 /**
  * Knock alone (`knock`: the production bundle, or bench/counted's build counting every object
- * call) with the seeder bound to its objects and KV (and to a BenchEcho object of its own), for the
- * partitions scenarios. `secrets` keeps the admin token and hash key of a state across restarts.
+ * call), with the seeder bound to its objects and KV (and to a BenchEcho object of its own) when
+ * `seeder` is given, as the partitions scenarios use it. `secrets` keeps the admin token and hash
+ * key of a state across restarts.
  */
 export async function startKnockRuntime({ knock, seeder, persistTo, counted = false, secrets = newSecrets() }) {
-  const classes = durableObjectClasses();
-  const durableObjects = durableObjectsOf(classes);
-  const vars = knockVars(secrets.adminToken, secrets.tokenHashKey);
+  const config = knockConfig();
+  const vars = knockVars(config, secrets);
   const { mf, urls } = await start(
     [
-      knockWorker(knock, durableObjects, counted ? { ...vars, BENCH_CLASSES: JSON.stringify(classes) } : vars),
-      {
-        ...socket('seeder'),
-        ...compat,
-        ...script(seeder),
-        kvNamespaces: { TOKENS: 'knock-tokens' },
-        durableObjects: { ...sharedWith(durableObjects), ECHO: { className: 'BenchEcho', useSQLite: true } },
-        bindings: { TOKEN_HASH_KEY: secrets.tokenHashKey },
-      },
+      knockWorker(knock, config, counted ? { ...vars, BENCH_CLASSES: JSON.stringify(durableObjectClasses(config)) } : vars),
+      ...(seeder
+        ? [
+            {
+              ...socket('seeder'),
+              ...config.compat,
+              ...script(seeder),
+              kvNamespaces: config.kvNamespaces,
+              durableObjects: { ...sharedWith(config.durableObjects), ECHO: { className: 'BenchEcho', useSQLite: true } },
+              bindings: { TOKEN_HASH_KEY: secrets.tokenHashKey },
+            },
+          ]
+        : []),
     ],
     { persistTo },
   );

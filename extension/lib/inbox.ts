@@ -139,19 +139,19 @@ const targetKey = (target: RequestTarget) => requestKey(target.serverUrl, { kind
 /** Decisions sent to a server and not answered yet: a refresh meanwhile must not bring them back. */
 const settling = new Map<string, Settling>();
 
-/** Decisions the server confirmed, and when: a refresh already under way may predate them. */
-let confirmed: { target: RequestTarget; at: number }[] = [];
-const DECISION_MEMORY_MS = 10 * 60_000;
+/**
+ * For each refresh under way, the decisions the server confirmed since it started: its answer may
+ * predate them. Kept by the order things happened in, not by the clock, which reads the same for
+ * many events in a millisecond and may be set back.
+ */
+const confirmedDuring = new Set<RequestTarget[]>();
 
 const without = (sources: PendingSource[], target: RequestTarget) =>
   withoutRequest(sources, target.kind, target.sourceId, target.userId);
 
-/** A server's fetched list without requests being decided, or decided while it was being fetched. */
-function withoutDecisions(serverUrl: ServerUrl, sources: PendingSource[], startedAt: number): PendingSource[] {
-  const targets = [
-    ...[...settling.values()].map((entry) => entry.target),
-    ...confirmed.filter((decision) => decision.at >= startedAt).map((decision) => decision.target),
-  ].filter((target) => target.serverUrl === serverUrl);
+/** A server's fetched list without requests being decided, or confirmed while it was being fetched. */
+function withoutDecisions(serverUrl: ServerUrl, sources: PendingSource[], confirmed: RequestTarget[]): PendingSource[] {
+  const targets = [...[...settling.values()].map((entry) => entry.target), ...confirmed].filter((target) => target.serverUrl === serverUrl);
   return targets.reduce(without, sources);
 }
 
@@ -194,8 +194,7 @@ export function decide(target: RequestTarget, send: () => Promise<unknown>): Pro
         await updateServerInbox(target.serverUrl, (inbox) => ({ ...inbox, sources: withRequestBack(inbox.sources, entry) }));
         throw error;
       }
-      const now = Date.now();
-      confirmed = [...confirmed.filter((d) => now - d.at < DECISION_MEMORY_MS), { target, at: now }];
+      for (const confirmed of confirmedDuring) confirmed.push(target);
     } finally {
       settling.delete(key);
     }
@@ -209,7 +208,12 @@ const refreshing = new Map<ServerUrl, Promise<ServerInbox | undefined>>();
 export function refreshServer(serverUrl: ServerUrl): Promise<ServerInbox | undefined> {
   let refresh = refreshing.get(serverUrl);
   if (!refresh) {
-    refresh = fetchServer(serverUrl).finally(() => refreshing.delete(serverUrl));
+    const confirmed: RequestTarget[] = [];
+    confirmedDuring.add(confirmed);
+    refresh = fetchServer(serverUrl, confirmed).finally(() => {
+      refreshing.delete(serverUrl);
+      confirmedDuring.delete(confirmed);
+    });
     refreshing.set(serverUrl, refresh);
   }
   return refresh;
@@ -273,8 +277,11 @@ async function poll(client: KnockClient, stored: ServerInbox, account: Account, 
   };
 }
 
-/** The stored inbox of `serverUrl` after asking it, or after recording why that failed. */
-async function fetchServer(serverUrl: ServerUrl): Promise<ServerInbox | undefined> {
+/**
+ * The stored inbox of `serverUrl` after asking it, or after recording why that failed; `confirmed`
+ * fills with the decisions confirmed meanwhile.
+ */
+async function fetchServer(serverUrl: ServerUrl, confirmed: RequestTarget[]): Promise<ServerInbox | undefined> {
   const startedAt = Date.now();
   let fetched: Fetched;
   try {
@@ -295,7 +302,7 @@ async function fetchServer(serverUrl: ServerUrl): Promise<ServerInbox | undefine
   if (!(await accountsItem.getValue())[serverUrl]) return undefined;
   await updateServerInbox(serverUrl, (inbox) => ({
     fetchedAt: startedAt,
-    sources: fetched.sources ? withoutDecisions(serverUrl, fetched.sources, startedAt) : inbox.sources,
+    sources: fetched.sources ? withoutDecisions(serverUrl, fetched.sources, confirmed) : inbox.sources,
     problem: null,
     api: fetched.api,
     own: fetched.own,

@@ -1,5 +1,5 @@
-// End to end: the web console in Debian's Chromium on a fresh Knock Worker with `npm start`'s
-// demo data. Alice approves Bob with an expiry from her dashboard, finds him among
+// End to end: the web console in Debian's Chromium on the system run's shared Knock, the only
+// file that seeds `npm start`'s demo data there. Alice approves Bob with an expiry from her dashboard, finds him among
 // acme/website's members and in its audit log, and removes him; she adds a webhook to a local
 // receiver, sees a delivery in its log and resends it; an administrator creates a user, who asks
 // for access to acme and withdraws. axe finds no serious or critical violation on any page on
@@ -21,7 +21,7 @@ const admin = { username: 'ada', password: 'ada-password-1', name: 'Ada Admin' }
 const dave = { username: 'dave', password: 'dave-password-1', name: 'Dave Newcomer' };
 
 describe('the web console, against a real Knock with the demo data', () => {
-  const world = useConsoleWorld(admin);
+  const world = useConsoleWorld(admin, { demo: true });
 
   const expectAccessible = (page: Page) => world.visits.expectAccessible(page);
   const signIn = (who: { username: string; password: string }) => world.visits.signIn(who);
@@ -46,7 +46,8 @@ describe('the web console, against a real Knock with the demo data', () => {
     await page.getByRole('status').getByText(`Approved @bob as Maintainer on acme/website until ${expiry}.`).waitFor();
     await page.getByRole('heading', { name: 'Needs you (3)' }).waitFor();
 
-    const member = await callApi<{ access_level: number; expires_at: string }>(world.server, world.server.adminToken, 'GET', '/projects/acme%2Fwebsite/members/all/3', 200);
+    const [bob] = await callApi<{ id: number }[]>(world.server, world.server.adminToken, 'GET', '/users?username=bob', 200);
+    const member = await callApi<{ access_level: number; expires_at: string }>(world.server, world.server.adminToken, 'GET', `/projects/acme%2Fwebsite/members/all/${bob?.id}`, 200);
     expect(member).toMatchObject({ access_level: 40, expires_at: expiry });
     await page.context().close();
   });
@@ -155,6 +156,9 @@ describe('the web console, against a real Knock with the demo data', () => {
     await form.getByLabel('Password (at least 8 characters)').fill(dave.password);
     await form.getByRole('button', { name: 'Create user' }).click();
     await page.getByRole('status').getByText('Created @dave. They can sign in now.').waitFor();
+    // The list is oldest first, and the shared server has the run's other people: find dave.
+    await page.getByLabel('Search by username, name or email').fill(dave.username);
+    await page.getByRole('button', { name: 'Search' }).click();
     await page.getByRole('link', { name: dave.name }).click();
     await page.getByRole('heading', { name: /Dave Newcomer/ }).waitFor();
     await expectAccessible(page);

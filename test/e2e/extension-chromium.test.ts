@@ -4,4 +4,4 @@ import { describe } from 'vitest';
 import { extensionJourney } from './extension-journey';
 import { launchChromium } from './support/extension-browser';
 
-describe('the extension in Chromium, against two Knock servers', () => extensionJourney(launchChromium));
+describe('the extension in Chromium, against two Knock servers', () => extensionJourney('chromium', launchChromium));

@@ -4,4 +4,4 @@ import { describe } from 'vitest';
 import { extensionJourney } from './extension-journey';
 import { launchFirefox } from './support/extension-browser';
 
-describe('the extension in Firefox, against two Knock servers', () => extensionJourney(launchFirefox));
+describe('the extension in Firefox, against two Knock servers', () => extensionJourney('firefox', launchFirefox));

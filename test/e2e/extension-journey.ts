@@ -1,15 +1,18 @@
 // The extension's journey end to end, written once and run in each browser
 // (extension-chromium.test.ts, extension-firefox.test.ts): the built extension against two real
-// Knock servers at once (two `wrangler dev` on two ports, each with its own state).
+// Knock servers at once, on two addresses: a `wrangler dev` of the journey's own, and the system
+// run's shared one behind a proxy (so that it can stop answering without stopping for the other
+// files).
 //
 // The first server has `npm start`'s demo data (alice owns acme and acme/website; bob and carol
-// asked for access to both); the second, alice's group beta, where dave asked.
+// asked for access to both); on the second, alice (another account, named for the browser) owns
+// the group beta, where dave asked.
 //
 // Alice adds both servers (no permission prompt: 127.0.0.1 was granted at install), signs in to
 // the first through its real sign-in and consent pages, and to the second with a personal access
 // token (a wrong one is refused with a clear error). The popup groups the pending requests by
 // server; she approves Bob at a level and the API agrees; the badge counts every server. The
-// second server is stopped: the popup says it is not answering and the first keeps working (she
+// second server's address stops answering: the popup says so and the first keeps working (she
 // denies Carol). She signs out of the first and signs in again without seeing a page, and asks for
 // access to a group by its path; once approved, "Your requests" says so.
 //
@@ -24,16 +27,9 @@ import type { Page } from 'puppeteer-core';
 import { afterAll, beforeAll, expect, it, vi } from 'vitest';
 import type { ExtensionBrowser } from './support/extension-browser';
 import { seedDemo, type DemoUser } from './support/demo';
-import { callApi, ROOT, startKnock, startRecordedKnock, type RunningServer } from './support/knock-server';
+import { callApi, createUser, ROOT, sharedKnockBehindProxy, startRecordedKnock, type Person, type RunningServer } from './support/knock-server';
 import type { RecordedRequest } from './support/request-log';
 
-interface Person {
-  username: string;
-  password: string;
-  name: string;
-}
-const alice: Person = { username: 'alice', password: 'alice-password-1', name: 'Alice Owner' };
-const dave: Person = { username: 'dave', password: 'dave-password-1', name: 'Dave Dev' };
 /** The names of the demo data (worker/dev/demo-data.mjs) on the first server. */
 const DEMO_NAMES = { alice: 'Alice Liddell', bob: 'Bob Builder', carol: 'Carol Danvers' };
 
@@ -41,31 +37,6 @@ const DEMO_NAMES = { alice: 'Alice Liddell', bob: 'Bob Builder', carol: 'Carol D
 const SCREENSHOTS = process.env.KNOCK_SCREENSHOTS === '1';
 
 const WAIT = { timeout: 30_000 };
-
-/** A Knock server with people in it, and a token for each (GitLab's impersonation tokens, made by the administrator). */
-async function serverWith(stateDir: string, people: Person[]) {
-  const server = await startKnock(stateDir);
-  const tokens = new Map<Person, string>();
-  for (const person of people) {
-    const user = await callApi<{ id: number }>(server, server.adminToken, 'POST', '/users', 201, {
-      username: person.username,
-      name: person.name,
-      password: person.password,
-      email: `${person.username}@example.test`,
-    });
-    const issued = await callApi<{ token: string }>(server, server.adminToken, 'POST', `/users/${user.id}/impersonation_tokens`, 201, {
-      name: 'e2e',
-      scopes: ['api'],
-    });
-    tokens.set(person, issued.token);
-  }
-  const tokenOf = (person: Person) => {
-    const token = tokens.get(person);
-    if (!token) throw new Error(`${person.username} has no account on ${server.url}`);
-    return token;
-  };
-  return { server, tokenOf };
-}
 
 const host = (server: RunningServer) => new URL(server.url).host;
 
@@ -84,7 +55,11 @@ async function waitForText(page: Page, text: string, within = 'body'): Promise<v
 const inServer = (server: RunningServer, selector: string) => `[aria-label="${host(server)}"] ${selector}`;
 const yourRequests = (server: RunningServer) => inServer(server, `[aria-label="Your requests on ${host(server)}"]`);
 
-export function extensionJourney(launch: () => Promise<ExtensionBrowser>) {
+/** `browser` names the second server's people and group, which share that server with the run's other files. */
+export function extensionJourney(browser: string, launch: () => Promise<ExtensionBrowser>) {
+  const alice: Person = { username: `alice-${browser}`, password: 'alice-password-1', name: 'Alice Owner' };
+  const dave: Person = { username: `dave-${browser}`, password: 'dave-password-1', name: 'Dave Dev' };
+  const beta = `beta-${browser}`;
   const tmp = mkdtempSync(join(tmpdir(), 'knock-e2e-'));
   let first: RunningServer & { requests: RecordedRequest[] };
   let second: RunningServer;
@@ -96,14 +71,14 @@ export function extensionJourney(launch: () => Promise<ExtensionBrowser>) {
   let acme: { id: number };
 
   beforeAll(async () => {
-    const [recorded, b] = await Promise.all([startRecordedKnock(join(tmp, 'first')), serverWith(join(tmp, 'second'), [alice, dave])]);
-    [first, second] = [recorded, b.server];
+    [first, second] = await Promise.all([startRecordedKnock(join(tmp, 'first')), sharedKnockBehindProxy()]);
     demo = await seedDemo(first);
-    [aliceOnFirst, aliceOnSecond] = [demo.alice.token, b.tokenOf(alice)];
+    const daveOnSecond = (await createUser(second, dave)).token;
+    [aliceOnFirst, aliceOnSecond] = [demo.alice.token, (await createUser(second, alice)).token];
     acme = await callApi(first, aliceOnFirst, 'GET', '/groups/acme', 200);
     website = await callApi(first, aliceOnFirst, 'GET', '/projects/acme%2Fwebsite', 200);
-    await callApi(second, aliceOnSecond, 'POST', '/groups', 201, { name: 'Beta', path: 'beta', visibility: 'public' });
-    await callApi(second, b.tokenOf(dave), 'POST', '/groups/beta/access_requests', 201);
+    await callApi(second, aliceOnSecond, 'POST', '/groups', 201, { name: 'Beta', path: beta, visibility: 'public' });
+    await callApi(second, daveOnSecond, 'POST', `/groups/${beta}/access_requests`, 201);
 
     extension = await launch();
   });
@@ -171,7 +146,7 @@ export function extensionJourney(launch: () => Promise<ExtensionBrowser>) {
 
     await field.fill(aliceOnSecond);
     await useToken.click();
-    await waitForText(options, `Signed in as ${alice.name} (@alice) with a personal access token.`, `[aria-label="${host(second)}"]`);
+    await waitForText(options, `Signed in as ${alice.name} (@${alice.username}) with a personal access token.`, `[aria-label="${host(second)}"]`);
     await vi.waitFor(async () => expect(await badgeText()).toBe('5'), { timeout: 15_000, interval: 100 });
     await options.close();
   });
@@ -183,10 +158,10 @@ export function extensionJourney(launch: () => Promise<ExtensionBrowser>) {
       await waitForText(popup, `${DEMO_NAMES.bob} @bob`, inServer(first, `[aria-labelledby*="${section}"]`));
       await waitForText(popup, `${DEMO_NAMES.carol} @carol`, inServer(first, `[aria-labelledby*="${section}"]`));
     }
-    await waitForText(popup, `${dave.name} @dave`, inServer(second, '[aria-labelledby*="group"]'));
+    await waitForText(popup, `${dave.name} @${dave.username}`, inServer(second, '[aria-labelledby*="group"]'));
     expect(await popup.$$eval(inServer(first, 'section.source li'), (rows) => rows.length)).toBe(4);
     expect(await regionText(popup, first)).toMatch(/@alice[\s\S]*Acme[\s\S]*Website[\s\S]*acme\/website/);
-    expect(await regionText(popup, first)).not.toContain('@dave');
+    expect(await regionText(popup, first)).not.toContain(`@${dave.username}`);
     const levels = await popup.$$eval(`${bobOnWebsite} select option`, (options) => options.map((o) => o.textContent));
     expect(levels).toEqual(['Guest', 'Planner', 'Reporter', 'Developer', 'Maintainer', 'Owner']);
     expect(await popup.$eval(`${bobOnWebsite} select`, (select) => (select as HTMLSelectElement).value)).toBe('30');

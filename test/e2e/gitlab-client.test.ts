@@ -1,28 +1,14 @@
 import { Gitlab } from '@gitbeaker/rest';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-// @ts-expect-error: plain ESM module without types
-import { startServer } from '../../worker/dev/server.mjs';
+import { describe, expect, it } from 'vitest';
+import { sharedKnock } from './support/knock-server';
 
 // An unmodified GitLab client library (gitbeaker, as used by many GitLab integrations) pointed
-// at Knock: everything below is gitbeaker's own API, nothing Knock-specific.
-const ADMIN_TOKEN = 'gitbeaker-admin-token';
+// at Knock (the system run's shared server): everything below is gitbeaker's own API, nothing
+// Knock-specific.
 
 describe('a GitLab client library against Knock', () => {
-  const state = mkdtempSync(join(tmpdir(), 'knock-gitbeaker-'));
-  let server: { url: string; stop: () => Promise<void> };
-  let admin: InstanceType<typeof Gitlab>;
-
-  beforeAll(async () => {
-    server = await startServer({ persistTo: state, vars: { ADMIN_TOKEN, TOKEN_HASH_KEY: 'gitbeaker-hash-key' } });
-    admin = new Gitlab({ host: server.url, token: ADMIN_TOKEN });
-  });
-  afterAll(async () => {
-    await server?.stop();
-    rmSync(state, { recursive: true, force: true });
-  });
+  const server = sharedKnock();
+  const admin = new Gitlab({ host: server.url, token: server.adminToken });
 
   const userWithToken = async (username: string) => {
     const user = await admin.Users.create({ username, name: username.toUpperCase(), password: `${username}-password-1`, email: `${username}@example.com` });

@@ -1,10 +1,8 @@
 import { execFile } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ROOT, startKnock, type RunningServer } from './support/knock-server';
+import { describe, expect, it } from 'vitest';
+import { ROOT, sharedKnock } from './support/knock-server';
 
 // Debian's python3-gitlab, as a Python user would run it: the system interpreter, not a pyenv one
 // (or PYTHON).
@@ -12,16 +10,7 @@ const PYTHON = process.env.PYTHON ?? '/usr/bin/python3';
 const SCRIPT = join(ROOT, 'test', 'e2e', 'support', 'python_gitlab_flow.py');
 
 describe('python-gitlab against Knock', () => {
-  const state = mkdtempSync(join(tmpdir(), 'knock-python-gitlab-'));
-  let server: RunningServer;
-
-  beforeAll(async () => {
-    server = await startKnock(state);
-  });
-  afterAll(async () => {
-    await server?.stop();
-    rmSync(state, { recursive: true, force: true });
-  });
+  const server = sharedKnock();
 
   it('adds, edits and removes members; makes and uses a personal access token; edits, blocks, unblocks, deactivates, activates and deletes a user', async () => {
     const { stdout } = await promisify(execFile)(PYTHON, [SCRIPT], {
@@ -33,12 +22,12 @@ describe('python-gitlab against Knock', () => {
     const [in30, in60] = seen.dates;
 
     for (const kind of ['group_members', 'project_members']) {
-      expect(seen[kind], kind).toEqual({ added: ['bob', 30, in30], edited: [40, in60], after_removal: ['alice'] });
+      expect(seen[kind], kind).toEqual({ added: ['py-bob', 30, in30], edited: [40, in60], after_removal: ['py-alice'] });
     }
     expect(seen.personal_access_token).toEqual({
       created: { name: 'py-ci', scopes: ['api', 'read_user'], active: true, revoked: false, expires_at: in30, user_id: seen.bob_id },
-      private_token_user: 'bob',
-      bearer_user: 'bob',
+      private_token_user: 'py-bob',
+      bearer_user: 'py-bob',
       listed_by_admin: ['py-ci'],
       listed_by_bob: expect.arrayContaining([true]),
       own: { scopes: ['read_api'], user_id: seen.bob_id },
@@ -53,7 +42,7 @@ describe('python-gitlab against Knock', () => {
       state: 'blocked',
       block_again: null,
       after_block: [401, 401],
-      listed_blocked: ['carol'],
+      listed_blocked: { carol: true, states: ['blocked'] },
       pat_after_block: [{ revoked: true, active: false }],
       unblock: true,
       after_unblock: [401, 401],

@@ -1,35 +1,22 @@
-// Webhooks end to end: the real local server (`npm start`'s wrangler dev) delivers to a real HTTP
-// receiver on 127.0.0.1. Every delivery is verified as a receiver would (the `standardwebhooks`
-// package and GitLab's secret token). The receiver then goes down for a while: Knock retries,
-// rests the hook after four failures in a row, and delivers everything once the hook is edited.
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+// Webhooks end to end: the real local server (`npm start`'s wrangler dev, the system run's shared
+// one, whose retries are a second apart) delivers to a real HTTP receiver on 127.0.0.1. Every
+// delivery is verified as a receiver would (the `standardwebhooks` package and GitLab's secret
+// token). The receiver then goes down for a while: Knock retries, rests the hook after four
+// failures in a row, and delivers everything once the hook is edited.
 import { afterAll, describe, expect, it } from 'vitest';
 // @ts-expect-error: plain ESM module without types
-import { freePort, startServer } from '../../worker/dev/server.mjs';
+import { freePort } from '../../worker/dev/server.mjs';
+import { sharedKnock } from './support/knock-server';
 import { eventually, WebhookReceiver } from './support/webhook-receiver';
 
-const ADMIN_TOKEN = 'webhooks-e2e-admin-token';
-
 describe('webhooks against a real receiver', () => {
-  const state = mkdtempSync(join(tmpdir(), 'knock-webhooks-'));
-  let server: { url: string; stop: () => Promise<void> } | null = null;
+  const { url, adminToken: ADMIN_TOKEN } = sharedKnock();
   let receiver: WebhookReceiver | null = null;
   afterAll(async () => {
     await receiver?.stop();
-    await server?.stop();
-    rmSync(state, { recursive: true, force: true });
   });
 
   it('delivers signed events, retries while the receiver is down, rests the hook, and catches up once it is edited', async () => {
-    // Retries a second apart, so the schedule runs in seconds.
-    const running: { url: string; stop: () => Promise<void> } = await startServer({
-      persistTo: state,
-      vars: { ADMIN_TOKEN, TOKEN_HASH_KEY: 'webhooks-e2e-hash-key', WEBHOOK_RETRY_SCHEDULE: '1,1,1,1,1,1,1' },
-    });
-    server = running;
-    const url = running.url;
     const api = async <T>(token: string, method: string, path: string, expected: number, body?: unknown): Promise<T> => {
       const res = await fetch(`${url}/api/v4${path}`, {
         method,
@@ -45,9 +32,10 @@ describe('webhooks against a real receiver', () => {
       const { token } = await api<{ token: string }>(ADMIN_TOKEN, 'POST', `/users/${created.id}/impersonation_tokens`, 201, { name: 'e2e', scopes: ['api'] });
       return { id: created.id, username, token };
     };
-    const [alice, bob, carol] = [await user('alice'), await user('bob'), await user('carol')];
-    await api(alice.token, 'POST', '/groups', 201, { name: 'Acme', path: 'acme', visibility: 'public' });
-    const project = await api<{ id: number }>(alice.token, 'POST', '/projects', 201, { name: 'Website', path: 'website', namespace_id: 'acme', visibility: 'public' });
+    // Names of their own: the server is shared with the run's other files.
+    const [alice, bob, carol] = [await user('hook-alice'), await user('hook-bob'), await user('hook-carol')];
+    await api(alice.token, 'POST', '/groups', 201, { name: 'Hooked', path: 'hooked', visibility: 'public' });
+    const project = await api<{ id: number }>(alice.token, 'POST', '/projects', 201, { name: 'Website', path: 'website', namespace_id: 'hooked', visibility: 'public' });
     const website = `/projects/${project.id}`;
 
     const rx = new WebhookReceiver(await freePort());
@@ -57,12 +45,12 @@ describe('webhooks against a real receiver', () => {
     const hookState = () => api<{ alert_status: string }>(alice.token, 'GET', `${website}/hooks/${hook.id}`, 200);
     const names = () => rx.unique().map((d) => `${d.json.event_name} ${d.json.action} ${d.json.user_id}`);
 
-    // bob asks to join acme/website and alice approves him.
+    // bob asks to join hooked/website and alice approves him.
     await api(bob.token, 'POST', `${website}/access_requests`, 201);
     await api(alice.token, 'PUT', `${website}/access_requests/${bob.id}/approve?access_level=30`, 201);
     await eventually('the request and the approval', () => (rx.unique().length >= 2 ? true : undefined));
     expect(names()).toEqual([`user_access_request_to_project requested ${bob.id}`, `user_add_to_team approved ${bob.id}`]);
-    expect(rx.received[1]?.json).toMatchObject({ project_path_with_namespace: 'acme/website', access_level: 'Developer', actor: { username: 'alice' } });
+    expect(rx.received[1]?.json).toMatchObject({ project_path_with_namespace: 'hooked/website', access_level: 'Developer', actor: { username: alice.username } });
 
     // The receiver goes down; carol asks and alice denies her.
     await rx.stop();

@@ -297,3 +297,24 @@ describe('a refresh that was under way during a decision', () => {
     expect(await badgeText()).toBe('1');
   });
 });
+
+describe('a decision confirmed before a refresh started', () => {
+  // The order of a decision and a refresh is the order they happened in, not the clock's reading:
+  // a millisecond holds many of both, and the clock may be set back.
+  it.each([
+    ['in the same millisecond', 0],
+    ['after the clock was set back', -3_600_000],
+  ])('does not hide the same user asking again, %s', async (_when, clockStep) => {
+    vi.useFakeTimers({ toFake: ['Date'] });
+    const server = await aliceWithTwoPendingRequests();
+    await refreshInbox();
+
+    await deny({ kind: 'group', sourceId: 10, userId: 2 });
+    vi.setSystemTime(Date.now() + clockStep);
+    server.sources[0]!.requests.push(accessRequest(2, 'bob', 'Bob Builder', HOURS_AGO(0)));
+    await refreshInbox();
+
+    expect(await storedPaths()).toEqual(['acme', 'acme/website']);
+    expect(await badgeText()).toBe('2');
+  });
+});

@@ -1,16 +1,13 @@
-// The web console's journeys in Chromium: a fresh Knock with the demo data and an
-// administrator, signing in as someone, and axe's check of each page on the way (no serious or
-// critical violation), remembering which pages it checked.
+// The web console's journeys in Chromium: the system run's shared Knock with the journey's own
+// people (and, for one journey, `npm start`'s demo data), signing in as someone, and axe's check
+// of each page on the way (no serious or critical violation), remembering which pages it checked.
 
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import AxeBuilder from '@axe-core/playwright';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, expect } from 'vitest';
 import { launchPlain } from './chromium';
 import { seedDemo, type DemoUser } from './demo';
-import { callApi, startKnock, type RunningServer } from './knock-server';
+import { createUser, sharedKnock, type KnockAddress, type Person } from './knock-server';
 
 export class ConsoleVisits {
   /** Every page axe checked, by its path. */
@@ -50,64 +47,54 @@ export class ConsoleVisits {
 
 /** What a console journey runs against. */
 export interface ConsoleWorld {
-  server: RunningServer;
+  server: KnockAddress;
+  /** `npm start`'s demo people (alice, bob, carol), when the journey asked for them. */
   demo: Record<'alice' | 'bob' | 'carol', DemoUser>;
+  /** An impersonation token of each of the journey's own people, by username. */
+  tokens: Map<string, string>;
   visits: ConsoleVisits;
-  /** Prints the pages axe checked, closes Chromium, stops the server and removes its state. */
-  close(): Promise<void>;
-}
-
-/** A fresh Knock (state in a temporary directory) with `npm start`'s demo data and the administrator `admin`, and Chromium. */
-export async function openConsoleWorld(admin: { username: string; password: string; name: string }): Promise<ConsoleWorld> {
-  const tmp = mkdtempSync(join(tmpdir(), 'knock-console-'));
-  let server: RunningServer | undefined;
-  let browser: Browser | undefined;
-  const stop = async () => {
-    await browser?.close();
-    await server?.stop();
-    rmSync(tmp, { recursive: true, force: true });
-  };
-  try {
-    server = await startKnock(join(tmp, 'state'));
-    const demo = await seedDemo(server);
-    await callApi(server, server.adminToken, 'POST', '/users', 201, { ...admin, email: `${admin.username}@example.test`, admin: true });
-    browser = await launchPlain();
-    const visits = new ConsoleVisits(browser, server.url);
-    return {
-      server,
-      demo,
-      visits,
-      close: async () => {
-        console.log(visits.report());
-        await stop();
-      },
-    };
-  } catch (e) {
-    await stop();
-    throw e;
-  }
 }
 
 /**
- * Opens a console world before the file's tests and closes it after them; its parts are read
- * through the answer (`world.server`, `world.demo`, `world.visits`) once the tests run.
+ * Before the file's tests: the shared Knock with the administrator `admin` and `people` created
+ * (and the demo data seeded, when `demo`), and Chromium; after them, Chromium closed and the pages
+ * axe checked printed. Its parts are read through the answer (`world.server`, `world.visits`…)
+ * once the tests run.
  */
-export function useConsoleWorld(admin: { username: string; password: string; name: string }): Omit<ConsoleWorld, 'close'> {
-  let opened: ConsoleWorld | undefined;
+export function useConsoleWorld(admin: Person, { people = [], demo = false }: { people?: Person[]; demo?: boolean } = {}): ConsoleWorld {
+  const server = sharedKnock();
+  let opened: Omit<ConsoleWorld, 'server'> | undefined;
+  let browser: Browser | undefined;
   beforeAll(async () => {
-    opened = await openConsoleWorld(admin);
+    const seeded = demo ? await seedDemo(server) : undefined;
+    const tokens = new Map<string, string>();
+    await createUser(server, admin, { admin: true });
+    for (const person of people) tokens.set(person.username, (await createUser(server, person)).token);
+    browser = await launchPlain();
+    opened = {
+      get demo() {
+        if (!seeded) throw new Error('this journey did not ask for the demo data');
+        return seeded;
+      },
+      tokens,
+      visits: new ConsoleVisits(browser, server.url),
+    };
   });
-  afterAll(() => opened?.close());
-  const get = (): ConsoleWorld => {
+  afterAll(async () => {
+    if (opened) console.log(opened.visits.report());
+    await browser?.close();
+  });
+  const get = () => {
     if (!opened) throw new Error('the console world opens in beforeAll');
     return opened;
   };
   return {
-    get server() {
-      return get().server;
-    },
+    server,
     get demo() {
       return get().demo;
+    },
+    get tokens() {
+      return get().tokens;
     },
     get visits() {
       return get().visits;

@@ -3,7 +3,7 @@
 
 // @ts-expect-error: plain ESM module without types
 import { seedDemo as seed } from '../../../worker/dev/demo-data.mjs';
-import type { RunningServer } from './knock-server';
+import type { KnockAddress } from './knock-server';
 
 export interface DemoUser {
   username: string;
@@ -11,7 +11,7 @@ export interface DemoUser {
   token: string;
 }
 
-export async function seedDemo(server: RunningServer): Promise<Record<'alice' | 'bob' | 'carol', DemoUser>> {
+export async function seedDemo(server: KnockAddress): Promise<Record<'alice' | 'bob' | 'carol', DemoUser>> {
   const demo = (await seed(server.url, server.adminToken)) as { users: DemoUser[] };
   const user = (username: string): DemoUser => {
     const found = demo.users.find((u) => u.username === username);

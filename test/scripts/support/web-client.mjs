@@ -1,6 +1,7 @@
-// A small client of a running Knock server, shared by the state fixture's maker
-// (test/fixtures/state-before-partitions/make.mjs) and the test that starts from it: the API with
-// a token, and a browser that keeps cookies and submits the pages' forms with their CSRF token.
+// A small client of a running Knock server: the API with a token, and a browser that keeps
+// cookies and submits the pages' forms with their CSRF token. Its page helpers (cookies, a form's
+// CSRF token, the consent form's fields) are shared with the soak's workload (soak-workload.mjs)
+// and the worker project's `Browser` (test/worker/support/http.ts).
 
 /** `/api/v4` with `PRIVATE-TOKEN` (or none); throws unless the status is the expected one. */
 export const api = (baseUrl, token) => async (method, path, body, expected) => {
