@@ -14,7 +14,7 @@ import { accountPages } from './pages/accounts';
 import { authorizedApplicationsPages } from './pages/authorized-applications';
 import { CONSOLE_PATHS, consolePages } from './pages/console';
 import { homePages } from './pages/home';
-import { requirePartitionCount } from './durable/partitions';
+import { requirePartitionCount } from './middleware/partition-count';
 import { requireSecrets } from './secrets';
 
 export const MAX_BODY_BYTES = 1024 * 1024;

@@ -93,12 +93,9 @@ export const SEEDS = [
           ],
         );
       }
-      // The indexes were moved to the index partitions, and the registry rows copied there (the
-      // seeds write both there): nothing is left queued for them.
-      rows.push([`INSERT OR IGNORE INTO settings (name, value) VALUES ('indexes_moved', 'done')`]);
+      // The registry rows' copies are written straight into the index partitions (below): the
+      // triggers queued these rows for a push that is not needed.
       rows.push([`DELETE FROM registry_outbox`]);
-      // The copy of login records to the name partitions is complete (the seeds write them there).
-      rows.push([`INSERT OR IGNORE INTO settings (name, value) VALUES ('logins_backfill', 'done')`]);
       return rows;
     },
   },
@@ -109,11 +106,7 @@ export const SEEDS = [
     rows: (u) => {
       const at = '2026-01-01T00:00:00.000Z';
       const user = { id: u.id, username: u.username, name: `Synthetic User ${u.n}`, email: `${u.username}@bench.invalid`, admin: false, state: 'active', created_at: at, version: 1, builtin: false };
-      const rows = [
-        [`INSERT INTO logins (user_id, username, user, password_hash, version) VALUES (?, ?, ?, 'pbkdf2-sha256$1$x$y', 1)`, u.id, u.username, JSON.stringify(user)],
-        // Every name of the partition is here: a miss is answered without the Directory.
-        [`INSERT OR IGNORE INTO settings (name, value) VALUES ('complete', '1')`],
-      ];
+      const rows = [[`INSERT INTO logins (user_id, username, user, password_hash, version) VALUES (?, ?, ?, 'pbkdf2-sha256$1$x$y', 1)`, u.id, u.username, JSON.stringify(user)]];
       // One in a hundred failed to sign in recently.
       if (u.n % 100 === 0) rows.push([`INSERT INTO failures (key, at) VALUES (?, ?)`, u.username.toLowerCase(), Date.now()]);
       return rows;

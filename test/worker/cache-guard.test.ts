@@ -13,17 +13,17 @@ const CACHES = {
     'Registry records (worker/api/registry-cache.ts, per isolate) and the settings and full path copied into each Namespace object: path, visibility, request_access_enabled, deletion, a user\'s rename (their personal projects)',
   clients: "Applications (worker/oauth/clients.ts, per isolate; the copy in each application's ClientHolders object): deletion",
   tokens: 'Token records in KV (worker/store/tokens.ts), read on every API call: revocation of OAuth, personal and impersonation tokens, and of every token of a blocked, deactivated or deleted user',
-  memberships: "The membership index (the Directory's memberships), fed by each Namespace object's outbox: member changes, a user's deletion",
-  requesters: "The requester index (the Directory's pending_requests) and requesters' names copied into requests: requests made and gone, a user's rename, block or deletion",
+  memberships: "The membership index (memberships in each IndexPartition index:<p>), fed by each Namespace object's outbox: member changes, a user's deletion",
+  requesters: "The requester index (pending_requests in each IndexPartition index:<p>) and requesters' names copied into requests: requests made and gone, a user's rename, block or deletion",
   users:
     'The user in the grant authority (user_state in each User object) and the profile copied into each token record and root\'s caller record: user edits, blocks, deactivation, deletion',
   logins:
     "Login records in each name partition (SignIn name:<p>, docs/architecture.md \"Taking the Directory apart\"), read by every sign-in: a user's creation, rename, new password, block, deactivation, activation and deletion",
   copies:
     "Copies of registry rows in the index partitions of their trees (IndexPartition index:<p>, pushed from the Directory's registry_outbox), read by the lists of what a user reaches and the finder's misses; and the names and states of users with rows there, read by the members lists: creations, settings and path changes, the paths below a renamed group, a user's rename or block, deletions",
-  sessions: "Browser sessions (each user's User object, and those the Directory kept before): a password change, a block, deactivation or deletion ends them",
+  sessions: "Browser sessions (each user's User object): a password change, a block, deactivation or deletion ends them",
   inbox:
-    "The owners' inbox (the Directory's inbox rows and each user's inbox version, its ETag), fed by each Namespace object's outbox: requests made, approved, denied or withdrawn; member changes; a source's rename, settings or deletion; a requester's rename, block, deactivation or deletion",
+    "The owners' inbox (the inbox rows of each IndexPartition index:<p> and each user's inbox version there, their sum the ETag), fed by each Namespace object's outbox: requests made, approved, denied or withdrawn; member changes; a source's rename, settings or deletion; a requester's rename, block, deactivation or deletion",
 } as const;
 type Cache = keyof typeof CACHES;
 

@@ -8,7 +8,7 @@ import type { MembershipChange, RequestChange } from '../../worker/durable/names
 
 /**
  * One partition of the membership, requester and inbox indexes, driven the way the namespaces'
- * objects, the user fan-out and the migration drive it: the inbox it keeps for a tree's managers,
+ * objects and the user fan-out drive it: the inbox it keeps for a tree's managers,
  * the copies of names and states it shows, and what it tells a pushing object to correct.
  */
 
@@ -130,15 +130,5 @@ describe('an index partition', () => {
     await p.applyUser({ id: 11, state: 'deleted', version: DELETED_VERSION });
     expect(await p.soleOwnedGroups(10)).toEqual([1]);
     expect((await p.applyChanges(g, [member(11, DEVELOPER, 3)], [], [])).departed).toEqual([11]);
-  });
-
-  it('takes the old index by fill, forward-only', async () => {
-    const p = partition();
-    const g = group(1);
-    await p.applyChanges(g, [member(10, OWNER, 5)], [], []);
-    await p.fill([{ source: g, members: [member(10, DEVELOPER, 3), member(12, MAINTAINER, 4)], requests: [request(20, true, 2)], requesters: [names(20)], users: [] }]);
-    expect(await p.membershipOf(1, 10)).toEqual({ access_level: OWNER, version: 5 });
-    expect(await p.membershipOf(1, 12)).toEqual({ access_level: MAINTAINER, version: 4 });
-    expect((await inboxOf(p, 10)).items).toEqual(['g1:u20:50']);
   });
 });

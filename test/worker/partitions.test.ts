@@ -1,6 +1,7 @@
 import { createExecutionContext, env, waitOnExecutionContext } from 'cloudflare:test';
 import { describe, expect, it } from 'vitest';
-import { checkPartitionCount, fnv1a, MAX_PARTITIONS, partitionCount, partitionOfId, partitionOfName } from '../../worker/durable/partitions';
+import { fnv1a, MAX_PARTITIONS, partitionCount, partitionOfId, partitionOfName } from '../../worker/durable/partitions';
+import { checkPartitionCount } from '../../worker/middleware/partition-count';
 import app from '../../worker';
 import { ApiError } from '../../worker/errors';
 import { directory } from '../../worker/durable/directory/directory';

@@ -1,7 +1,7 @@
 import type { Context, MiddlewareHandler } from 'hono';
 import { deleteCookie, getCookie, setCookie } from 'hono/cookie';
 import type { Env, PageEnv } from '../env';
-import { directory, type UserRow } from '../durable/directory/directory';
+import type { UserRow } from '../durable/directory/directory';
 import { userObject } from '../durable/user/user';
 import { hashSecret } from '../store/tokens';
 import { randomToken, safeEqual } from './crypto';
@@ -10,8 +10,6 @@ export interface Session {
   user: UserRow;
   csrfToken: string;
   idHash: string;
-  /** Started before sessions moved to the user's grant authority: kept by the Directory. */
-  legacy: boolean;
 }
 
 const SESSION_COOKIE = 'knock_session';
@@ -30,9 +28,9 @@ export const cookieOptions = (c: Context, maxAge?: number) => ({
 
 /**
  * A session cookie names its user, `<user id>.<random>`, so a page view reaches only that user's
- * grant authority, which keeps the session (under the cookie's keyed hash) and the user as the
- * Directory last pushed it. The random part is the secret. A cookie without a user id is a session
- * started before sessions moved there; the Directory keeps those until they expire.
+ * `User` object, which keeps the session (under the cookie's keyed hash) and the user as the
+ * Directory last pushed it. The random part is the secret. A cookie of any other shape is no
+ * session, and reaches no object.
  */
 const sessionOwner = (id: string): number | null => {
   const m = /^([1-9][0-9]{0,15})\./.exec(id);
@@ -44,18 +42,19 @@ export const loadSession: MiddlewareHandler<PageEnv> = async (c, next) => {
   const id = getCookie(c, SESSION_COOKIE);
   let session: Session | null = null;
   if (id) {
-    const idHash = await hashSecret(c.env, id);
     const owner = sessionOwner(id);
-    const found = owner === null ? await directory(c.env).getSession(idHash) : await userObject(c.env, owner).getSession(idHash);
-    if (found && 'user' in found) session = { ...found, idHash, legacy: owner === null };
-    else if (found) c.set('sessionEndedBecause', found.endedBecause);
+    if (owner !== null) {
+      const idHash = await hashSecret(c.env, id);
+      const found = await userObject(c.env, owner).getSession(idHash);
+      if (found && 'user' in found) session = { ...found, idHash };
+      else if (found) c.set('sessionEndedBecause', found.endedBecause);
+    }
   }
   c.set('session', session);
   await next();
 };
 
-const forget = (env: Env, session: Session) =>
-  session.legacy ? directory(env).deleteSession(session.idHash) : userObject(env, session.user.id).deleteSession(session.idHash);
+const forget = (env: Env, session: Session) => userObject(env, session.user.id).deleteSession(session.idHash);
 
 /** Signs `user` in; false when the user is no longer active (blocked while signing in). */
 export const startSession = async <E extends PageEnv>(c: Context<E>, user: UserRow): Promise<boolean> => {
@@ -72,9 +71,9 @@ export const endSession = async <E extends PageEnv>(c: Context<E>): Promise<void
   deleteCookie(c, SESSION_COOKIE, { path: '/' });
 };
 
-/** Ends every browser session of a user ("sign out everywhere"), also those the Directory still keeps. */
+/** Ends every browser session of a user ("sign out everywhere"). */
 export const endAllSessions = async (env: Env, userId: number): Promise<void> => {
-  await Promise.all([userObject(env, userId).deleteSessions(), directory(env).deleteSessionsOf(userId)]);
+  await userObject(env, userId).deleteSessions();
 };
 
 /** The CSRF token to embed in a form: the session's, or a fresh pre-sign-in one. */

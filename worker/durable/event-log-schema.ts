@@ -1,13 +1,12 @@
 /**
  * The audit events table, kept by every group's and project's object (its own events and those of
- * everything below it) and by the instance log. Both objects' migration lists include this text
- * once; it has shipped: append new migrations, never edit it.
+ * everything below it) and by each part of the instance log; both schemas include this text.
  *
  * `record` is the event as JSON (worker/events/event.ts); the columns beside it are what lists
  * filter and order by. `forward` marks an event this object still has to copy to its ancestor
  * groups and to the instance log.
  */
-export const EVENTS_TABLE_V1 = `
+export const EVENTS_TABLE = `
   CREATE TABLE events (
     seq INTEGER PRIMARY KEY AUTOINCREMENT,
     uuid TEXT NOT NULL UNIQUE,
@@ -20,9 +19,3 @@ export const EVENTS_TABLE_V1 = `
   );
   CREATE INDEX events_created ON events (created_at, seq);
   CREATE INDEX events_forward ON events (seq) WHERE forward = 1;`;
-
-/**
- * The instance log's tables (see worker/durable/audit-log.ts): the events, and the index by
- * group or project behind `GET /audit_events?entity_type&entity_id`. Append new migrations.
- */
-export const auditLogMigrations = [`${EVENTS_TABLE_V1}\n  CREATE INDEX events_entity ON events (entity_type, entity_id, created_at);`];

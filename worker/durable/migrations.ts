@@ -1,6 +1,8 @@
 /**
- * Schema migrations in code for a SQLite-backed Durable Object. Each entry runs once, in order,
- * inside one transaction with the bookkeeping row, so a crash never leaves half a schema.
+ * The schema of a SQLite-backed Durable Object, run on its first use. `migrations` is the class's
+ * list in its schema module: its baseline first, then any step a later release appends (never an
+ * edit of a step that shipped; docs/deploy.md, "Changing a schema"). Each step runs once, in order,
+ * inside one transaction with its bookkeeping row, so a crash never leaves half a schema.
  */
 export const migrate = (storage: DurableObjectStorage, migrations: readonly string[]): void => {
   storage.transactionSync(() => {

@@ -1,7 +1,5 @@
-import type { MiddlewareHandler } from 'hono';
-import type { BaseEnv, Env } from '../env';
+import type { Env } from '../env';
 import { problems, raise } from '../errors';
-import { directory } from './directory/directory';
 
 /**
  * Partitioned objects: state whose load grows with users is spread over `DIRECTORY_PARTITIONS`
@@ -13,7 +11,7 @@ import { directory } from './directory/directory';
  * The count is fixed for a deployment: a key's partition depends on it, and moving rows between
  * partitions is not built. A deployment records the count it first served with (in the
  * Directory); a Worker started with a different count answers every request with 503 naming both
- * (`requirePartitionCount`) rather than looking for keys where they are not.
+ * (worker/middleware/partition-count.ts) rather than looking for keys where they are not.
  */
 
 /** The count when `DIRECTORY_PARTITIONS` is unset. */
@@ -57,36 +55,3 @@ export const partitionOfName = (name: string, count: number): number => fnv1a(na
 
 /** The object name of a role's partition, e.g. `name:17`. */
 export const partitionName = (role: string, partition: number): string => `${role}:${partition}`;
-
-/** This isolate has checked the recorded count (it cannot change under a running isolate: a new count is a new deployment). */
-let checked: Promise<void> | null = null;
-
-/** Compares the configured count with the one the deployment recorded (recording it the first time). */
-export const checkPartitionCount = async (env: Env): Promise<void> => {
-  const configured = partitionCount(env);
-  const recorded = await directory(env).recordPartitionCount(configured);
-  if (recorded === configured) {
-    // Indexes kept by the version before partitions are copied out before anyone reads them here.
-    await directory(env).moveIndexes();
-    return;
-  }
-  raise(
-    problems.unavailable(
-      `DIRECTORY_PARTITIONS is ${configured} but this deployment's data is in ${recorded} partitions; moving data between partitions is not supported, so set it back to ${recorded}`,
-    ),
-  );
-};
-
-/**
- * Middleware: before the first request an isolate serves, the partition count is checked against
- * the recorded one; a mismatch answers 503 (and is checked again on the next request, so fixing the
- * setting needs no restart of anything but the deployment that changed it).
- */
-export const requirePartitionCount: MiddlewareHandler<BaseEnv> = async (c, next) => {
-  checked ??= checkPartitionCount(c.env).catch((error: unknown) => {
-    checked = null;
-    throw error;
-  });
-  await checked;
-  await next();
-};

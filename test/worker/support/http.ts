@@ -1,5 +1,4 @@
 import { env, exports } from 'cloudflare:workers';
-import { rememberCookies } from '../../scripts/support/web-client.mjs';
 
 export const ORIGIN = 'http://knock.test';
 export const ADMIN = { 'PRIVATE-TOKEN': 'test-admin-token' };
@@ -91,7 +90,16 @@ export class Browser {
     return [...this.cookies].map(([k, v]) => `${k}=${v}`).join('; ');
   }
 
+  /** Keeps the cookies a response sets (a cookie cleared by Max-Age=0 or an empty value is removed); answers the response. */
   private record(res: Response) {
-    return rememberCookies(this.cookies, res);
+    for (const line of res.headers.getSetCookie()) {
+      const [pair] = line.split(';');
+      const eq = pair.indexOf('=');
+      const name = pair.slice(0, eq).trim();
+      const value = pair.slice(eq + 1);
+      if (/max-age=0/i.test(line) || value === '') this.cookies.delete(name);
+      else this.cookies.set(name, value);
+    }
+    return res;
   }
 }

@@ -3,8 +3,8 @@ import type { Env } from '../../env';
 import type { EventRecord } from '../../events/event';
 import { directory } from '../directory/directory';
 import { EventLog, type AuditFilter, type LoggedEvent } from '../event-log';
-import { auditLogMigrations } from '../event-log-schema';
 import { migrate } from '../migrations';
+import { AUDIT_LOG_SCHEMA } from './schema';
 
 /**
  * One part of the instance-wide audit log (GitLab's instance audit events, `GET /audit_events`):
@@ -17,7 +17,7 @@ export class AuditLog extends DurableObject<Env> {
 
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
-    migrate(ctx.storage, auditLogMigrations);
+    migrate(ctx.storage, AUDIT_LOG_SCHEMA);
     this.log = new EventLog(ctx.storage.sql);
   }
 
@@ -43,29 +43,25 @@ export class AuditLog extends DurableObject<Env> {
 /**
  * How many parts the instance log has. Each group's or project's events go to the part of its id,
  * so no one object takes every event of a large instance. Reads merge every part, so the number
- * may only grow (a part left out of reads would hide its events), and at most to SLOTS - 1.
+ * may only grow (a part left out of reads would hide its events), and at most to SLOTS.
  */
 export const AUDIT_LOG_PARTS = 16;
-/** An event's id in the instance log: its place in its part times SLOTS, plus the part's slot. */
+/** An event's id in the instance log: its place in its part times SLOTS, plus the part's number. */
 const SLOTS = 64;
 
-/**
- * The parts, in slot order. Slot 0 is the single log of earlier versions ("instance"), which takes
- * no new events but is still read, so events logged before the split keep showing.
- */
-const parts = (env: Env) => [env.AUDIT_LOG.getByName('instance'), ...Array.from({ length: AUDIT_LOG_PARTS }, (_, p) => env.AUDIT_LOG.getByName(`instance:${p}`))];
+/** Part p of the instance log, named `instance:<p>`. */
+const part = (env: Env, p: number) => env.AUDIT_LOG.getByName(`instance:${p}`);
 
 /** One event of the instance log by its id there (see SLOTS), or null. */
 export const getInstanceEvent = async (env: Env, id: number): Promise<LoggedEvent | null> => {
-  const slot = id % SLOTS;
-  const part = parts(env)[slot];
-  if (!part) return null;
-  const found = await part.getEvent(Math.floor(id / SLOTS));
+  const p = id % SLOTS;
+  if (!Number.isSafeInteger(id) || p < 0 || p >= AUDIT_LOG_PARTS) return null;
+  const found = await part(env, p).getEvent(Math.floor(id / SLOTS));
   return found && { seq: id, record: found.record };
 };
 
 /** The part of the instance log that keeps the events of group or project `namespaceId`. */
-export const auditLog = (env: Env, namespaceId: number) => env.AUDIT_LOG.getByName(`instance:${namespaceId % AUDIT_LOG_PARTS}`);
+export const auditLog = (env: Env, namespaceId: number) => part(env, namespaceId % AUDIT_LOG_PARTS);
 
 /**
  * A page of the instance log, newest first: the first `offset + limit` events of each part that
@@ -73,9 +69,9 @@ export const auditLog = (env: Env, namespaceId: number) => env.AUDIT_LOG.getByNa
  * not with the number of events; for administrators only.
  */
 export const listInstanceEvents = async (env: Env, filter: AuditFilter, offset: number, limit: number): Promise<{ total: number; items: LoggedEvent[] }> => {
-  const pages = await Promise.all(parts(env).map((part) => part.listEvents(filter, 0, offset + limit)));
+  const pages = await Promise.all(Array.from({ length: AUDIT_LOG_PARTS }, (_, p) => part(env, p).listEvents(filter, 0, offset + limit)));
   const items = pages
-    .flatMap((page, slot) => page.items.map((e) => ({ seq: e.seq * SLOTS + slot, record: e.record })))
+    .flatMap((page, p) => page.items.map((e) => ({ seq: e.seq * SLOTS + p, record: e.record })))
     .sort((a, b) => (a.record.created_at === b.record.created_at ? b.seq - a.seq : a.record.created_at < b.record.created_at ? 1 : -1));
   return { total: pages.reduce((n, page) => n + page.total, 0), items: items.slice(offset, offset + limit) };
 };

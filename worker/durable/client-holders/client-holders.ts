@@ -4,25 +4,10 @@ import { clock } from '../../clock';
 import { directory, type ApplicationRow } from '../directory/directory';
 import { userObject } from '../user/user';
 import { migrate } from '../migrations';
+import { CLIENT_HOLDERS_SCHEMA } from './schema';
 
 /** How soon a deletion's unfinished ending of grants is tried again (after a crash or an unreachable holder). */
 const END_RETRY_MS = 30_000;
-
-/** The index's table. Append new migrations; never edit one that has shipped. */
-const clientHoldersMigrations = [
-  `CREATE TABLE holders (
-     user_id INTEGER PRIMARY KEY
-   );`,
-  // The application itself, copied from the Directory the first time it is looked up (applications
-  // are never edited), so resolving a client id reaches only this object; `deleted` is final.
-  `CREATE TABLE application (
-     singleton INTEGER PRIMARY KEY CHECK (singleton = 1),
-     row TEXT,
-     deleted INTEGER NOT NULL DEFAULT 0
-   );`,
-  // A deleted application whose holders' grants are still to be ended (its client id, until done).
-  `ALTER TABLE application ADD COLUMN ending TEXT;`,
-];
 
 /**
  * One application, by its client id: its registration as the Directory holds it (copied on the
@@ -37,7 +22,7 @@ export class ClientHolders extends DurableObject<Env> {
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
     this.sql = ctx.storage.sql;
-    migrate(ctx.storage, clientHoldersMigrations);
+    migrate(ctx.storage, CLIENT_HOLDERS_SCHEMA);
   }
 
   /**

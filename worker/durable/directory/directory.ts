@@ -1,17 +1,15 @@
 import { DurableObject } from 'cloudflare:workers';
-import { clock, epochSeconds, isoNow, todayUtc } from '../../clock';
+import { clock, epochSeconds, isoNow } from '../../clock';
 import type { Env } from '../../env';
-import { OWNER } from '../../../shared/access-levels';
 import { problems } from '../../errors';
 import { accessTokenRecord, epochOf, putAccessToken, putRootRecord, revokeAccessTokens, rootRecord } from '../../store/tokens';
 import type { EventRecord, UserRef } from '../../events/event';
 import { settingsEvents } from '../../events/settings-events';
-import { directoryMigrations } from './schema';
-import { indexPartition, userIndexPartitions, type IndexFill, type RegistryLocators } from '../index-partition/index-partition';
-import { partitionCount, partitionName, partitionOfId, partitionOfName } from '../partitions';
+import { DIRECTORY_SCHEMA } from './schema';
+import { indexPartition, userIndexPartitions, type RegistryLocators } from '../index-partition/index-partition';
+import { partitionCount, partitionOfId, partitionOfName } from '../partitions';
 import { migrate } from '../migrations';
 import {
-  ancestorIdsOf,
   createNamespace,
   deleteNamespace,
   ensureUserNamespace,
@@ -26,11 +24,9 @@ import {
   topLevelGroupExists,
   updateNamespace,
   type ListFilter,
-  type MembershipChange,
   type NamespaceChanges,
   type NewNamespace,
   type RegistryCopy,
-  type RequestOutcome,
 } from '../namespace-registry';
 import { fail, ok, type Result } from '../result';
 import type { Login, LoginChange } from '../sign-in/sign-in';
@@ -51,7 +47,7 @@ export interface UserRow {
   builtin: boolean;
 }
 
-/** A browser session as the pages find it: live, ended by a block or deactivation of its user, or none. */
+/** A browser session as the pages find it in the user's `User` object: live, ended by a block or deactivation of its user, or none. */
 export type SessionLookup = { user: UserRow; csrfToken: string } | { endedBecause: Exclude<UserState, 'active'> } | null;
 
 /** A user who was deleted: final, so it outranks every version a live row could have had. */
@@ -187,11 +183,6 @@ const toLogin = ({ password_hash, ...user }: RawLogin): Login => ({ user: toUser
 /** How long before an unfinished fan-out of a user change is retried by the alarm. */
 const FAN_OUT_RETRY_MS = 10_000;
 
-/** Users whose login records one pass of the backfill copies to their `name:` partitions. */
-const LOGIN_BACKFILL_BATCH = 200;
-/** `settings` row of the backfill: the last user id copied, or `done`. */
-const LOGIN_BACKFILL = 'logins_backfill';
-
 type RawApplication = Omit<ApplicationRow, 'redirect_uris' | 'scopes' | 'confidential'> & {
   redirect_uris: string;
   scopes: string;
@@ -217,9 +208,6 @@ const toAccessToken = (r: RawAccessToken): AccessTokenRow => ({
   revoked: r.revoked === 1,
 });
 
-/** Groups and projects whose old index rows are copied to their partitions in one step of the walk. */
-const INDEX_MOVE_BATCH = 100;
-
 /** Registry rows per push to the index partitions, and how long before a failed push is retried. */
 const REGISTRY_PUSH_BATCH = 200;
 const REGISTRY_RETRY_MS = 10_000;
@@ -230,8 +218,9 @@ const isUniqueViolation = (e: unknown): boolean => e instanceof Error && /UNIQUE
 const EVENT_RELAY_RETRY_MS = 10_000;
 
 /**
- * The directory: users, OAuth applications, browser sessions and sign-in throttling. One
- * instance (named "directory"); SQLite makes every method here atomic.
+ * The directory: users (and the fan-out of their changes), OAuth applications, personal and
+ * impersonation tokens, and the path registry of groups and projects. One instance (named
+ * "directory"); SQLite makes every method here atomic.
  */
 export class Directory extends DurableObject<Env> {
   private readonly sql: SqlStorage;
@@ -239,23 +228,13 @@ export class Directory extends DurableObject<Env> {
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
     this.sql = ctx.storage.sql;
-    migrate(ctx.storage, directoryMigrations);
-    // Users from before sign-in moved to the `name:` partitions have no login records there yet:
-    // the alarm copies them, a batch per pass, until it marks the copy done (see `backfillLogins`).
-    // Registry rows still queued (a crash before their push) are pushed by the alarm too.
-    if (this.setting(LOGIN_BACKFILL) !== 'done' || this.registryQueued()) {
+    migrate(ctx.storage, DIRECTORY_SCHEMA);
+    // Registry rows still queued (a crash before their push) are pushed by the alarm.
+    if (this.registryQueued()) {
       void ctx.blockConcurrencyWhile(async () => {
         if ((await ctx.storage.getAlarm()) === null) await ctx.storage.setAlarm(clock.now());
       });
     }
-  }
-
-  private setting(name: string): string | null {
-    return this.sql.exec<{ value: string }>('SELECT value FROM settings WHERE name = ?', name).toArray()[0]?.value ?? null;
-  }
-
-  private setSetting(name: string, value: string): void {
-    this.sql.exec('INSERT INTO settings (name, value) VALUES (?, ?) ON CONFLICT (name) DO UPDATE SET value = excluded.value', name, value);
   }
 
   // ---- settings ----
@@ -269,106 +248,6 @@ export class Directory extends DurableObject<Env> {
       )
       .one();
     return Number(row.value);
-  }
-
-  // ---- the indexes' move to the index partitions (issue 16) ----
-
-  /** The walk over the old index under way in this object, shared by every caller. */
-  private moving: Promise<void> | null = null;
-
-  /**
-   * Copies the membership, requester and inbox indexes this object kept before they moved to the
-   * index partitions (index-partition.ts) into the partition of each tree, once: a walk over the
-   * registry by id with a cursor (resumable after a crash), each batch applied forward-only by
-   * version (idempotent, and a newer push that reached a partition first wins), then marked done
-   * for good. Every isolate awaits it before serving its first request (`checkPartitionCount`), so
-   * no one reads a partition before it holds what the old index did.
-   */
-  async moveIndexes(): Promise<void> {
-    if (this.setting('indexes_moved') === null) {
-      this.moving ??= this.walkIndexes().finally(() => {
-        this.moving = null;
-      });
-      await this.moving;
-    }
-    // The registry rows from before the partitions kept them (queued once by the migration), or
-    // left queued by a crash: pushed before this isolate lists what a user reaches from them.
-    await this.publishRegistry();
-  }
-
-  private async walkIndexes(): Promise<void> {
-    for (;;) {
-      const cursor = Number(this.setting('indexes_cursor') ?? 0);
-      const batch = this.sql
-        .exec<{ id: number; kind: 'group' | 'project' }>("SELECT id, kind FROM namespaces WHERE id > ? AND kind != 'user' ORDER BY id LIMIT ?", cursor, INDEX_MOVE_BATCH)
-        .toArray();
-      if (batch.length === 0) {
-        this.setSetting('indexes_moved', isoNow());
-        return;
-      }
-      const byPartition = new Map<number, IndexFill[]>();
-      for (const n of batch) {
-        const fill = this.oldIndexOf(n.id, n.kind);
-        if (!fill) continue;
-        const p = partitionOfId(fill.source.ancestorIds.at(-1) ?? n.id, partitionCount(this.env));
-        byPartition.set(p, [...(byPartition.get(p) ?? []), fill]);
-      }
-      await Promise.all([...byPartition].map(([p, fills]) => this.env.INDEX_PARTITIONS.getByName(partitionName('index', p)).fill(fills)));
-      this.setSetting('indexes_cursor', String(batch[batch.length - 1].id));
-    }
-  }
-
-  /** One group's or project's rows in the old index, as a partition takes them. */
-  private oldIndexOf(id: number, kind: 'group' | 'project'): IndexFill | null {
-    const row = namespaceById(this.sql, kind, id);
-    if (!row) return null;
-    const members = this.sql
-      .exec<{ user_id: number; access_level: number; created_at: string; created_by: number | null; expires_at: string | null; version: number }>(
-        'SELECT user_id, access_level, created_at, created_by, expires_at, version FROM memberships WHERE namespace_id = ?',
-        id,
-      )
-      .toArray()
-      .map((m) => ({ userId: m.user_id, accessLevel: m.access_level, createdAt: m.created_at, createdBy: m.created_by, expiresAt: m.expires_at, version: m.version }));
-    const requests = this.sql
-      .exec<{
-        user_id: number;
-        pending: number;
-        version: number;
-        requested_at: string | null;
-        outcome: RequestOutcome | null;
-        access_level: number | null;
-        expires_at: string | null;
-        decided_by: number | null;
-        decided_at: string | null;
-      }>('SELECT user_id, pending, version, requested_at, outcome, access_level, expires_at, decided_by, decided_at FROM pending_requests WHERE namespace_id = ?', id)
-      .toArray()
-      // A request from before the index kept when it was made is queued again by its object.
-      .flatMap((r) =>
-        r.requested_at === null
-          ? []
-          : [
-              {
-                userId: r.user_id,
-                pending: r.pending === 1,
-                version: r.version,
-                requestedAt: r.requested_at,
-                outcome: r.outcome,
-                grantedLevel: r.access_level,
-                expiresAt: r.expires_at,
-                decidedBy: r.decided_by,
-                decidedAt: r.decided_at,
-              },
-            ],
-      );
-    const users = this.getUsers([...new Set([...members.map((m) => m.userId), ...requests.map((r) => r.userId)])]);
-    const pending = new Set(requests.filter((r) => r.pending).map((r) => r.userId));
-    return {
-      source: { id, kind, name: row.name, full_path: row.full_path, visibility: row.visibility, version: row.version, ancestorIds: ancestorIdsOf(this.sql, id) },
-      members,
-      requests,
-      requesters: users.filter((u) => pending.has(u.id)).map((u) => ({ userId: u.id, username: u.username, name: u.name, version: u.version })),
-      users,
-    };
   }
 
   // ---- the registry's copies in the index partitions ----
@@ -517,8 +396,8 @@ export class Directory extends DurableObject<Env> {
     return row ? toUser(row) : null;
   }
 
-  /** A user's login record (the row and its password hash), for a `name:` partition that has no copy yet. */
-  loginOf(username: string): Login | null {
+  /** A user's login record (the row and its password hash), as the fan-out copies it to the name's partition. */
+  private loginOf(username: string): Login | null {
     const row = this.sql.exec<RawLogin>(`SELECT ${LOGIN_COLUMNS} FROM users WHERE username = ?`, username).toArray()[0];
     return row ? toLogin(row) : null;
   }
@@ -583,9 +462,7 @@ export class Directory extends DurableObject<Env> {
       }
       // The personal namespace is the username: its path, and its projects' full paths, follow.
       renameUserNamespace(this.sql, user.username, updated.username, updated.name);
-      // A new password ends the user's browser sessions: those kept here before sessions moved to
-      // the user's grant authority now, the others by the fan-out before this answers.
-      if (changes.passwordHash) this.sql.exec('DELETE FROM sessions WHERE user_id = ?', id);
+      // A new password ends the user's browser sessions (in their `User` object) through the fan-out.
       const formerNames = updated.username.toLowerCase() === user.username.toLowerCase() ? [] : [user.username];
       this.queueFanOut(id, updated.version, [], changes.passwordHash !== undefined, formerNames);
       return ok(updated);
@@ -599,8 +476,8 @@ export class Directory extends DurableObject<Env> {
 
   /**
    * `POST /users/:id/block`, `/unblock`, `/deactivate`, `/activate`, by GitLab's rules
-   * (user-lifecycle.ts). A user who may no longer act loses their browser sessions in the same
-   * transaction; tokens, grants and pending requests follow in the fan-out before this returns.
+   * (user-lifecycle.ts). The user's browser sessions, tokens, grants and pending requests follow
+   * in the fan-out before this returns.
    */
   async changeUserState(id: number, action: StateAction, actorId: number): Promise<Result<{ user: UserRow; answer: boolean | null }>> {
     const result = this.commitStateChange(id, action, actorId);
@@ -609,7 +486,7 @@ export class Directory extends DurableObject<Env> {
     return done.ok ? result : done;
   }
 
-  /** The transaction of `changeUserState`: the row, the sessions, and the outbox row with its alarm. */
+  /** The transaction of `changeUserState`: the row, and the outbox row with its alarm. */
   private commitStateChange(id: number, action: StateAction, actorId: number): Result<{ user: UserRow; answer: boolean | null }> {
     return this.ctx.storage.transactionSync((): Result<{ user: UserRow; answer: boolean | null }> => {
       const user = this.getUser(id);
@@ -618,19 +495,15 @@ export class Directory extends DurableObject<Env> {
       if ('problem' in t) return fail(t.problem);
       if (t.next === user.state) return ok({ user, answer: t.answer });
       const updated = toUser(this.sql.exec<RawUser>(`UPDATE users SET state = ?, version = version + 1 WHERE id = ? RETURNING ${USER_COLUMNS}`, t.next, id).one());
-      // A user who may no longer act keeps their sessions' rows, which getSession refuses while
-      // they cannot act (and says why, as GitLab signs a blocked user out with the reason).
-      // Becoming active again ends those sessions for good: what a block ended stays ended.
-      if (t.next === 'active') this.sql.exec('DELETE FROM sessions WHERE user_id = ?', id);
       this.queueFanOut(id, updated.version, []);
       return ok({ user: updated, answer: t.answer });
     });
   }
 
   /**
-   * `DELETE /users/:id`. In one transaction: the users row, its sessions, and the user's personal
-   * projects (registry rows and index rows), refused while the user is a group's only Owner. The
-   * fan-out then ends their tokens and grants and removes their memberships and pending requests.
+   * `DELETE /users/:id`. In one transaction: the users row and the user's personal projects
+   * (registry rows), refused while the user is a group's only Owner. The fan-out then ends their
+   * sessions, tokens and grants and removes their memberships and pending requests.
    */
   async deleteUser(id: number): Promise<Result<null>> {
     // Groups of which the user is the only direct Owner (GitLab's `solo_owned_groups`), by the index partitions.
@@ -644,7 +517,6 @@ export class Directory extends DurableObject<Env> {
       const gone = personal === null ? [] : namespacesBelow(this.sql, personal);
       for (const projectId of gone) deleteNamespace(this.sql, 'project', projectId);
       if (personal !== null) this.sql.exec('DELETE FROM namespaces WHERE id = ?', personal);
-      this.sql.exec('DELETE FROM sessions WHERE user_id = ?', id);
       this.sql.exec('DELETE FROM users WHERE id = ?', id);
       this.queueFanOut(id, user.version + 1, gone, false, [user.username]);
       return ok(null);
@@ -660,54 +532,16 @@ export class Directory extends DurableObject<Env> {
 
   /**
    * One alarm, three kinds of unfinished work: user fan-outs that did not finish (the Worker or an
-   * object they called went away), settings events not yet handed to their namespaces, and the
-   * one-time copy of login records. Each pass runs all three; the alarm is set again while any has
-   * work left.
+   * object they called went away), settings events not yet handed to their namespaces, and registry
+   * rows not yet copied to their index partitions. Each pass runs all three; the alarm is set again
+   * while any has work left.
    */
   async alarm(): Promise<void> {
-    const [fanOutsLeft, eventsLeft, backfill, registryPushed] = await Promise.all([
-      this.retryFanOuts(),
-      this.relayNamespaceEvents(),
-      this.backfillLogins(),
-      this.publishRegistry(),
-    ]);
-    const delays = [fanOutsLeft ? FAN_OUT_RETRY_MS : null, eventsLeft ? EVENT_RELAY_RETRY_MS : null, backfill, registryPushed ? null : REGISTRY_RETRY_MS].filter(
+    const [fanOutsLeft, eventsLeft, registryPushed] = await Promise.all([this.retryFanOuts(), this.relayNamespaceEvents(), this.publishRegistry()]);
+    const delays = [fanOutsLeft ? FAN_OUT_RETRY_MS : null, eventsLeft ? EVENT_RELAY_RETRY_MS : null, registryPushed ? null : REGISTRY_RETRY_MS].filter(
       (d): d is number => d !== null,
     );
     if (delays.length > 0) await this.ctx.storage.setAlarm(clock.now() + Math.min(...delays));
-  }
-
-  /**
-   * One pass of the one-time copy of every user's login record to its `name:` partition, for a
-   * deployment whose users were made before sign-in moved there: the next batch of users by id
-   * after the cursor (newer versions only, so a change fanned out meanwhile is never undone), the
-   * cursor stored after each batch (a crash resumes from it). Past the last user, every `name:`
-   * partition is told it is complete, and the copy is marked done. Returns the delay before the
-   * next pass, or null when done.
-   */
-  private async backfillLogins(): Promise<number | null> {
-    const state = this.setting(LOGIN_BACKFILL);
-    if (state === 'done') return null;
-    const count = partitionCount(this.env);
-    try {
-      const rows = this.sql.exec<RawLogin>(`SELECT ${LOGIN_COLUMNS} FROM users WHERE id > ? ORDER BY id LIMIT ?`, Number(state ?? 0), LOGIN_BACKFILL_BATCH).toArray();
-      if (rows.length === 0) {
-        await Promise.all(Array.from({ length: count }, (_, p) => this.env.SIGN_IN.getByName(partitionName('name', p)).markComplete()));
-        this.setSetting(LOGIN_BACKFILL, 'done');
-        return null;
-      }
-      const byPartition = new Map<number, LoginChange[]>();
-      for (const login of rows.map(toLogin)) {
-        const p = partitionOfName(login.user.username, count);
-        byPartition.set(p, [...(byPartition.get(p) ?? []), { userId: login.user.id, version: login.user.version, login }]);
-      }
-      await Promise.all([...byPartition].map(([p, changes]) => this.env.SIGN_IN.getByName(partitionName('name', p)).applyLogins(changes)));
-      this.setSetting(LOGIN_BACKFILL, String(rows[rows.length - 1].id));
-      return 0;
-    } catch (e) {
-      console.warn('copying login records failed; the alarm will retry', e);
-      return FAN_OUT_RETRY_MS;
-    }
   }
 
   /** Runs the fan-outs still waiting; true while some are left. */
@@ -835,38 +669,7 @@ export class Directory extends DurableObject<Env> {
     return run;
   }
 
-  // ---- browser sessions ----
-
-  /**
-   * Sessions started before they moved to each user's grant authority (worker/auth/session.ts):
-   * still honoured until they expire. The session's user and CSRF token; why it no longer works
-   * when its user was blocked or deactivated since (the row stays until they are active again);
-   * null for no (live) session.
-   */
-  getSession(idHash: string): SessionLookup {
-    const row = this.sql
-      .exec<{ user_id: number; csrf_token: string; expires_at: number }>(
-        'SELECT user_id, csrf_token, expires_at FROM sessions WHERE id_hash = ?',
-        idHash,
-      )
-      .toArray()[0];
-    if (!row || row.expires_at <= clock.now()) return null;
-    const user = this.getUser(row.user_id);
-    if (!user) return null;
-    if (user.state !== 'active') return { endedBecause: user.state };
-    return { user, csrfToken: row.csrf_token };
-  }
-
-  deleteSession(idHash: string): void {
-    this.sql.exec('DELETE FROM sessions WHERE id_hash = ?', idHash);
-  }
-
-  /** Ends every browser session of a user ("sign out everywhere"); returns how many there were. */
-  deleteSessionsOf(userId: number): number {
-    return this.sql.exec('DELETE FROM sessions WHERE user_id = ? RETURNING id_hash', userId).toArray().length;
-  }
-
-  // ---- groups and projects: path registry and membership index (see namespace-registry.ts) ----
+  // ---- groups and projects: the path registry (see namespace-registry.ts) ----
 
   async createNamespace(input: NewNamespace) {
     const created = this.ctx.storage.transactionSync(() => createNamespace(this.sql, input));

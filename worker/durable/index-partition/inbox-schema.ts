@@ -1,7 +1,4 @@
-/**
- * The owners' inbox tables (see inbox-index.ts), created by the Directory's migration 8 and by each
- * index partition's first migration. Shipped: never edit.
- */
+/** The owners' inbox tables (see inbox-index.ts), part of each index partition's schema (schema.ts). */
 export const INBOX_TABLES_V1 = `CREATE TABLE request_scopes (
      scope_id INTEGER NOT NULL,
      namespace_id INTEGER NOT NULL,

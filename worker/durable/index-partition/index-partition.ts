@@ -5,7 +5,7 @@ import { OWNER } from '../../../shared/access-levels';
 import type { IndexReply, UserRow, UserSnapshot } from '../directory/directory';
 import { userObject } from '../user/user';
 import { readInbox, requesterChanged, sourcesRenamed, requestsDeletedWith, type InboxFilter, type InboxPage, type InboxReader, type OwnRequestRow } from './inbox-index';
-import { indexPartitionMigrations } from './schema';
+import { INDEX_PARTITION_SCHEMA } from './schema';
 import { migrate } from '../migrations';
 import {
   applyMembershipChanges,
@@ -84,15 +84,6 @@ export const locateNamespace = async (env: Env, kind: 'group' | 'project', ref: 
   return found && 'namespace' in found ? found : null;
 };
 
-/** One group's or project's rows of the old Directory's index, with the users they name. */
-export interface IndexFill {
-  source: SourceCopy;
-  members: MembershipChange[];
-  requests: RequestChange[];
-  requesters: RequesterCopy[];
-  users: UserSnapshot[];
-}
-
 /** A user's highest membership of a group or project and its ancestors, without their names. */
 export type EffectiveMembership = {
   user_id: number;
@@ -130,16 +121,16 @@ export class IndexPartition extends DurableObject<Env> {
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
     this.sql = ctx.storage.sql;
-    migrate(ctx.storage, indexPartitionMigrations);
+    migrate(ctx.storage, INDEX_PARTITION_SCHEMA);
   }
 
-  // ---- writes: from the namespaces' objects, the user fan-out and the migration ----
+  // ---- writes: from the namespaces' objects, the Directory's registry outbox and the user fan-out ----
 
   /**
    * A namespace object's outbox (namespace-registry.ts `applyMembershipChanges`), with its copy of
    * the registry row and its pending requesters' names. The answer says what the object must still
-   * correct (as the Directory's did): members whose users were deleted, requesters no longer
-   * active, and requesters' newer names.
+   * correct: members whose users were deleted, requesters no longer active, and requesters' newer
+   * names.
    */
   async applyChanges(source: SourceCopy, members: MembershipChange[], requests: RequestChange[], requesters: RequesterCopy[]): Promise<IndexReply> {
     if (!this.applyLocally(source, members, requests, requesters)) return { departed: [], inactive: [], requesters: [] };
@@ -164,8 +155,8 @@ export class IndexPartition extends DurableObject<Env> {
   }
 
   /**
-   * What the pushing object must still correct (as the Directory's index answered): members whose
-   * users were deleted, requesters no longer active, and requesters' newer names.
+   * What the pushing object must still correct: members whose users were deleted, requesters no
+   * longer active, and requesters' newer names.
    */
   private replyTo(members: MembershipChange[], requests: RequestChange[]): IndexReply {
     return this.ctx.storage.transactionSync(() => {
@@ -264,23 +255,6 @@ export class IndexPartition extends DurableObject<Env> {
         memberOf: this.sql.exec<{ id: number }>('SELECT namespace_id AS id FROM memberships WHERE user_id = ? AND access_level > 0', snapshot.id).toArray().map((r) => r.id),
       };
     });
-  }
-
-  // ---- the migration from the Directory's index ----
-
-  /**
-   * Rows the old Directory's index held for groups and projects of this partition (written by the
-   * version before partitions), applied like pushes: forward-only by version, so a newer push that
-   * already arrived wins, and copying twice changes nothing.
-   */
-  async fill(items: IndexFill[]): Promise<void> {
-    this.ctx.storage.transactionSync(() => {
-      for (const item of items) {
-        for (const u of item.users) this.applyUser(u);
-        this.applyLocally(item.source, item.members, item.requests, item.requesters);
-      }
-    });
-    await this.registerUsers();
   }
 
   /**

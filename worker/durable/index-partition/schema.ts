@@ -1,19 +1,24 @@
 import { INBOX_TABLES_V1 } from './inbox-schema';
 
 /**
- * The tables of one index partition (`IndexPartition`, named `index:<p>`): the membership,
- * requester and inbox indexes of the trees whose root's id falls in partition p, with the same
- * columns as the Directory's, so namespace-registry.ts and inbox-index.ts run over them unchanged.
+ * The tables of one index partition (`IndexPartition`, named `index:<p>`), as one baseline:
+ * nothing has been released, so there is no earlier state to upgrade. A later release appends a
+ * step to this list and never edits one that shipped (docs/deploy.md, "Changing a schema").
+ *
+ * The membership, requester and inbox indexes of the trees whose root's id falls in partition p,
+ * which namespace-registry.ts and inbox-index.ts run over.
  *
  * `namespaces` and `users` are copies, not registries: no uniqueness (a rename swap may pass
- * through two rows with one name), each row kept with the registry's or users row's version, and
- * only the columns the indexes read. An ancestor known only by id is a placeholder (version 0)
- * until its own object pushes its copy. `deleted_namespaces` remembers groups and projects deleted
-so that a late push cannot bring their rows back. `known_users`: users with rows here, and whether
-their `User` object has recorded this partition (`registered`). Append new
- * migrations; never edit one that has shipped.
+ * through two rows with one name), each row kept with the registry's or users row's version. The
+ * registry rows of this partition's trees come whole from the Directory's registry outbox (every
+ * column the API shows); an ancestor known only by id is a placeholder (version 0) until its own
+ * copy comes. `deleted_namespaces` remembers groups and projects deleted so that a late push cannot
+ * bring their rows back. `known_users`: users with rows here, and whether their `User` object has
+ * recorded this partition (`registered`). Finding a group or project by id or full path:
+ * `registry_ids` names the tree of each id whose partition by id this is, `registry_tops` the tree
+ * of each top-level path whose partition by name this is; the tree's partition then finds the row.
  */
-export const indexPartitionMigrations = [
+export const INDEX_PARTITION_SCHEMA = [
   `CREATE TABLE namespaces (
      id INTEGER PRIMARY KEY,
      kind TEXT NOT NULL,
@@ -30,6 +35,7 @@ export const indexPartitionMigrations = [
      version INTEGER NOT NULL
    );
    CREATE INDEX namespaces_parent ON namespaces (parent_id);
+   CREATE INDEX namespaces_full_path ON namespaces (full_path COLLATE NOCASE);
    CREATE TABLE users (
      id INTEGER PRIMARY KEY,
      username TEXT NOT NULL,
@@ -69,18 +75,13 @@ export const indexPartitionMigrations = [
    );
    CREATE TABLE deleted_namespaces (
      id INTEGER PRIMARY KEY
-   );`,
-  // The registry rows of this partition's trees come whole from the Directory's registry outbox
-  // (every column the API shows). Finding a group or project by id or full path: `registry_ids`
-  // names the tree of each id whose partition by id this is, `registry_tops` the tree of each
-  // top-level path whose partition by name this is; the tree's partition then finds the row.
-  `CREATE TABLE registry_ids (
+   );
+   CREATE TABLE registry_ids (
      id INTEGER PRIMARY KEY,
      root_id INTEGER NOT NULL
    );
    CREATE TABLE registry_tops (
      path TEXT PRIMARY KEY COLLATE NOCASE,
      root_id INTEGER NOT NULL
-   );
-   CREATE INDEX namespaces_full_path ON namespaces (full_path COLLATE NOCASE);`,
+   );`,
 ];

@@ -25,7 +25,7 @@ import { allIndexPartitions, treeIndex, type RequesterCopy, type SourceCopy } fr
 import { EventLog, type AuditFilter, type LoggedEvent, type UserLookup } from '../event-log';
 import { migrate } from '../migrations';
 import type { MembershipChange, NamespaceSnapshot, RequestChange, RequestOutcome } from '../namespace-registry';
-import { namespaceMigrations } from './schema';
+import { NAMESPACE_SCHEMA } from './schema';
 import { fail, ok, type Result } from '../result';
 import { MAX_HOOKS, Webhooks, type HookLogRow, type HookRow, type HookSettings, type StatusFilter } from './webhooks';
 
@@ -144,7 +144,7 @@ type OutboxRow = {
   decided_at: string | null;
 };
 
-/** How a pending request ends, written on its row just before it is deleted (see namespace-schema.ts). */
+/** How a pending request ends, written on its row just before it is deleted (see schema.ts). */
 type Closing =
   | { outcome: 'approved'; by: number; level: number; expiresAt: string | null }
   | { outcome: 'denied' | 'withdrawn'; by: number }
@@ -191,11 +191,9 @@ export class Namespace extends DurableObject<Env> {
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
     this.sql = ctx.storage.sql;
-    migrate(ctx.storage, namespaceMigrations);
+    migrate(ctx.storage, NAMESPACE_SCHEMA);
     this.log = new EventLog(this.sql);
     this.hooks = new Webhooks(ctx.storage, env, () => this.namespaceId ?? 0);
-    // Rows a migration queued have no alarm yet: deliver them soon (the alarm sets the next one).
-    if (this.outboxSize() > 0) void ctx.storage.setAlarm(clock.now());
   }
 
   // ---- access requests ----
@@ -658,7 +656,7 @@ export class Namespace extends DurableObject<Env> {
 
   /**
    * The index partition drops this deleted group's or project's rows; the alarm retries until it
-   * has. An object that never learnt its tree (one of an earlier version, untouched since) tells
+   * has. An object that never learnt its tree (no push of it ever reached the Directory) tells
    * every partition: the registry row is gone, so there is no asking where it was.
    */
   private async pushDeletion(): Promise<void> {
@@ -827,8 +825,7 @@ export class Namespace extends DurableObject<Env> {
           pending: r.access_level > 0,
           version: r.version,
           requestedAt: r.created_at,
-          // Rows queued before outcomes were recorded say nothing of why the request went.
-          outcome: r.access_level > 0 ? null : (r.outcome ?? 'removed'),
+          outcome: r.access_level > 0 ? null : r.outcome,
           grantedLevel: r.granted_level,
           expiresAt: r.expires_at,
           decidedBy: r.created_by,
@@ -1074,13 +1071,11 @@ export class Namespace extends DurableObject<Env> {
         deleted: number;
       }>('SELECT visibility, request_access_enabled, full_path, name, registry_version, deleted FROM meta')
       .one();
-    const fullPath = m.full_path ?? '';
     return {
       visibility: m.visibility ?? 'private',
       requestAccessEnabled: m.request_access_enabled === 1,
-      fullPath,
-      // Objects from before names were kept know their path.
-      name: m.name ?? fullPath.split('/').pop() ?? '',
+      fullPath: m.full_path ?? '',
+      name: m.name ?? '',
       version: m.registry_version,
       deleted: m.deleted === 1,
     };

@@ -1,41 +1,14 @@
 import { DurableObject } from 'cloudflare:workers';
 import { clock } from '../../clock';
 import type { Env } from '../../env';
-import { directory, type UserRow } from '../directory/directory';
+import type { UserRow } from '../directory/directory';
 import { migrate } from '../migrations';
 import { partitionCount, partitionName, partitionOfName } from '../partitions';
+import { SIGN_IN_SCHEMA } from './schema';
 
 /** Failed sign-ins allowed per username and per client address within the window. */
 export const LOGIN_FAILURE_LIMIT = 10;
 export const LOGIN_WINDOW_MS = 15 * 60 * 1000;
-
-/**
- * Append new migrations; never edit one that has shipped. Both roles of the class have every table
- * and use their own: a `name:` partition `logins`, `failures` (by lower-case username) and
- * `settings`; an `address:` partition `failures` (by client address).
- */
-const loginsMigrations = [
-  // `logins`: the login record of each user whose username falls in this partition, one row per
-  // user id, with the users row's version (forward-only). A row whose `username` is NULL says the
-  // user's name is no longer here (renamed elsewhere, or deleted) as of that version.
-  `CREATE TABLE logins (
-     user_id INTEGER PRIMARY KEY,
-     username TEXT UNIQUE COLLATE NOCASE,
-     user TEXT,
-     password_hash TEXT,
-     version INTEGER NOT NULL
-   );
-   CREATE TABLE failures (
-     key TEXT NOT NULL,
-     at INTEGER NOT NULL
-   );
-   CREATE INDEX failures_key ON failures (key, at);
-   CREATE INDEX failures_at ON failures (at);
-   CREATE TABLE settings (
-     name TEXT PRIMARY KEY,
-     value TEXT NOT NULL
-   );`,
-];
 
 /** A user's login record as a `name:` partition keeps it: the user (as copies of it are told) and the password hash. */
 export interface Login {
@@ -67,12 +40,10 @@ export const addressPartition = (env: Env, address: string) => env.SIGN_IN.getBy
  *
  * - `name:<partition of the lower-case username>`: a copy of each user's login record, pushed by
  *   the Directory's user fan-out with every change (creation, rename, new password, state,
- *   deletion), newer versions only; and the per-username throttle.
+ *   deletion), newer versions only; and the per-username throttle. A creation's fan-out reaches
+ *   the partition before the creation answers 201 (else it answers 503 and the Directory's alarm
+ *   retries), so a username the partition does not hold is no user's: the Directory is not asked.
  * - `address:<partition of the client address>`: the per-address failures.
- *
- * Until a `name:` partition has been told that the Directory's one-time backfill of the records
- * of earlier users is complete (`markComplete`), a username it does not know is asked of the
- * Directory once, and a record found is kept.
  */
 export class SignIn extends DurableObject<Env> {
   private readonly sql: SqlStorage;
@@ -80,7 +51,7 @@ export class SignIn extends DurableObject<Env> {
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
     this.sql = ctx.storage.sql;
-    migrate(ctx.storage, loginsMigrations);
+    migrate(ctx.storage, SIGN_IN_SCHEMA);
   }
 
   // ---- a `name:` partition ----
@@ -90,12 +61,12 @@ export class SignIn extends DurableObject<Env> {
    * checked outside this object (so simultaneous guesses at one account cannot all pass the check
    * before a failure is recorded) and returns the login record to check it against.
    */
-  async beginSignIn(username: string): Promise<SignInAttempt> {
+  beginSignIn(username: string): SignInAttempt {
     const key = username.toLowerCase();
     const retryAfter = this.throttled(key);
     if (retryAfter > 0) return { retryAfter };
     const attempt = this.sql.exec<{ id: number }>('INSERT INTO failures (key, at) VALUES (?, ?) RETURNING rowid AS id', key, clock.now()).one().id;
-    return { attempt, login: this.login(username) ?? (await this.askDirectory(username)) };
+    return { attempt, login: this.login(username) };
   }
 
   /** The attempt was refused for another reason (its address was throttled): it does not count. */
@@ -115,27 +86,9 @@ export class SignIn extends DurableObject<Env> {
     });
   }
 
-  /** Every login record of this partition's names is here: a username not found is no user's. */
-  markComplete(): void {
-    this.sql.exec("INSERT INTO settings (name, value) VALUES ('complete', '1') ON CONFLICT (name) DO NOTHING");
-  }
-
-  private complete(): boolean {
-    return this.sql.exec("SELECT 1 FROM settings WHERE name = 'complete'").toArray().length > 0;
-  }
-
   private login(username: string): Login | null {
     const row = this.sql.exec<{ user: string; password_hash: string | null }>('SELECT user, password_hash FROM logins WHERE username = ?', username).toArray()[0];
     return row ? { user: JSON.parse(row.user) as UserRow, passwordHash: row.password_hash } : null;
-  }
-
-  /** Before the backfill is complete: the Directory's record, kept (unless a newer change arrived meanwhile). */
-  private async askDirectory(username: string): Promise<Login | null> {
-    if (this.complete()) return null;
-    const found = await directory(this.env).loginOf(username);
-    if (!found) return null;
-    this.applyLogins([{ userId: found.user.id, version: found.user.version, login: found }]);
-    return this.login(username);
   }
 
   private apply(change: LoginChange): void {

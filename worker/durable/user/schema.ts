@@ -1,22 +1,39 @@
 /**
- * Tables of one user's grant authority. Codes and refresh tokens are stored only as keyed hashes.
- * Append new migrations; never edit one that has shipped.
+ * The tables of one user's `User` object, as one baseline: nothing has been released, so there
+ * is no earlier state to upgrade. A later release appends a step to this list and never edits one
+ * that shipped (docs/deploy.md, "Changing a schema"). Codes, refresh tokens and sessions are
+ * stored only as keyed hashes.
+ *
+ * - `indexed_clients`: applications whose `ClientHolders` object already lists this user.
+ * - `token_pairs`: one row per issued access/refresh token pair (state: active | rotated |
+ *   revoked). A rotated row keeps, for 30 seconds, the answer it was rotated with, encrypted under
+ *   a key derived from its own refresh token (which storage never holds), for the identical-retry
+ *   rule.
+ * - `user_state`: the user as the Directory last told this object (pushed with every change to the
+ *   users row, forward-only by its version; asked once when never told): whether refreshes and
+ *   code exchanges may go on, and the profile that access tokens' KV records carry.
+ *   `synced_version`: the version whose profile (or, for an inactive user, tombstones) every live
+ *   access token in KV is known to carry.
+ * - `sessions`: the user's browser sessions, under the keyed hash of the session cookie, with the
+ *   version of the user they were started under, so a new password ends exactly the sessions begun
+ *   before it.
+ * - `deleted_clients`: applications deleted while this user held grants for them: no code is
+ *   issued for one again, so an isolate that still has the registration cached cannot start a new
+ *   grant for it.
+ * - `index_partitions`: the index partitions (index-partition.ts) holding rows of this user (a
+ *   membership, a request, so an inbox), added by a partition before the change that gave the user
+ *   their first row there answers; it only grows. A user's inbox and own requests are read from
+ *   these partitions alone.
  */
-export const grantsMigrations = [
+export const USER_SCHEMA = [
   `CREATE TABLE consents (
      client_id TEXT NOT NULL,
      scopes TEXT NOT NULL,
      created_at TEXT NOT NULL,
      PRIMARY KEY (client_id, scopes)
    );
-   -- Clients whose holder index (see below) already lists this user.
    CREATE TABLE indexed_clients (
      client_id TEXT PRIMARY KEY
-   );
-   -- Used only in an application's index instance ("client:<client_id>"): the users holding
-   -- grants for it, so deleting the application can end them.
-   CREATE TABLE holders (
-     user_id INTEGER PRIMARY KEY
    );
    CREATE TABLE codes (
      hash TEXT PRIMARY KEY,
@@ -38,9 +55,6 @@ export const grantsMigrations = [
      revoked_at TEXT
    );
    CREATE INDEX grants_client ON grants (client_id);
-   -- One row per issued access/refresh token pair. state: active | rotated | revoked.
-   -- A rotated row keeps, for 30 seconds, the answer it was rotated with, encrypted under a key
-   -- derived from its own refresh token (which storage never holds), for the identical-retry rule.
    CREATE TABLE token_pairs (
      refresh_hash TEXT PRIMARY KEY,
      grant_id TEXT NOT NULL,
@@ -57,42 +71,25 @@ export const grantsMigrations = [
      retry_until INTEGER
    );
    CREATE INDEX token_pairs_grant ON token_pairs (grant_id);
-   CREATE INDEX token_pairs_expiry ON token_pairs (refresh_expires_at);`,
-  // The holder index moved to its own Durable Object (ClientHolders), which starts empty: the
-  // user registers there again before the next code for each application.
-  `DROP TABLE holders;
-   DELETE FROM indexed_clients;`,
-  // The user as the Directory last told this object (pushed with every change to the users row,
-  // forward-only by its version; asked once when never told): whether refreshes and code exchanges
-  // may go on, and the profile that access tokens' KV records carry. `synced_version`: the version
-  // whose profile (or, for an inactive user, tombstones) every live access token in KV is known to
-  // carry.
-  `CREATE TABLE user_state (
+   CREATE INDEX token_pairs_expiry ON token_pairs (refresh_expires_at);
+   CREATE TABLE user_state (
      singleton INTEGER PRIMARY KEY CHECK (singleton = 1),
      snapshot TEXT NOT NULL,
      version INTEGER NOT NULL,
      synced_version INTEGER NOT NULL DEFAULT 0
-   );`,
-  // The user's browser sessions (moved here from the Directory, so a page view reaches only the
-  // user's own object): under the keyed hash of the session cookie, with the version of the user
-  // they were started under, so a new password ends exactly the sessions begun before it.
-  `CREATE TABLE sessions (
+   );
+   CREATE TABLE sessions (
      id_hash TEXT PRIMARY KEY,
      csrf_token TEXT NOT NULL,
      created_at TEXT NOT NULL,
      expires_at INTEGER NOT NULL,
      user_version INTEGER NOT NULL
    );
-   CREATE INDEX sessions_expiry ON sessions (expires_at);`,
-  // Applications deleted while this user held grants for them: no code is issued for one again,
-  // so an isolate that still has the registration cached cannot start a new grant for it.
-  `CREATE TABLE deleted_clients (
+   CREATE INDEX sessions_expiry ON sessions (expires_at);
+   CREATE TABLE deleted_clients (
      client_id TEXT PRIMARY KEY
-   );`,
-  // The index partitions (index-partition.ts) holding rows of this user (a membership, a request,
-  // so an inbox), added by a partition before the change that gave the user their first row there
-  // answers; it only grows. A user's inbox and own requests are read from these partitions alone.
-  `CREATE TABLE index_partitions (
+   );
+   CREATE TABLE index_partitions (
      partition INTEGER PRIMARY KEY
    );`,
 ];

@@ -21,7 +21,7 @@ import {
 } from '../../store/tokens';
 import { clientHoldersOf } from '../client-holders/client-holders';
 import { directory, type SessionLookup, type UserRow, type UserSnapshot } from '../directory/directory';
-import { grantsMigrations } from './schema';
+import { USER_SCHEMA } from './schema';
 import { migrate } from '../migrations';
 import { fail, ok, type Result } from '../result';
 
@@ -154,7 +154,7 @@ export class User extends DurableObject<Env> {
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
     this.sql = ctx.storage.sql;
-    migrate(ctx.storage, grantsMigrations);
+    migrate(ctx.storage, USER_SCHEMA);
   }
 
   // ---- consent and codes (authorize endpoint) ----
