@@ -10,7 +10,7 @@ import { call } from './support/http';
 /** Each cache or copy of something that can change, as docs/architecture.md names it. */
 const CACHES = {
   registry:
-    'Registry records (worker/api/registry-cache.ts, per isolate) and the settings and full path copied into each Namespace object: path, visibility, request_access_enabled, deletion, a user\'s rename (their personal projects)',
+    'Registry records (worker/services/registry-cache.ts, per isolate) and the settings and full path copied into each Namespace object: path, visibility, request_access_enabled, deletion, a user\'s rename (their personal projects)',
   clients: "Applications (worker/oauth/clients.ts, per isolate; the copy in each application's ClientHolders object): deletion",
   tokens: 'Token records in KV (worker/store/tokens.ts), read on every API call: revocation of OAuth, personal and impersonation tokens, and of every token of a blocked, deactivated or deleted user',
   memberships: "The membership index (memberships in each IndexPartition index:<p>), fed by each Namespace object's outbox: member changes, a user's deletion",
@@ -18,7 +18,7 @@ const CACHES = {
   users:
     'The user in the grant authority (user_state in each User object) and the profile copied into each token record and root\'s caller record: user edits, blocks, deactivation, deletion',
   logins:
-    "Login records in each name partition (SignIn name:<p>, docs/architecture.md \"Taking the Directory apart\"), read by every sign-in: a user's creation, rename, new password, block, deactivation, activation and deletion",
+    "Login records in each name partition (SignIn name:<p>, docs/architecture.md \"Who owns each fact\"), read by every sign-in: a user's creation, rename, new password, block, deactivation, activation and deletion",
   copies:
     "Copies of registry rows in the index partitions of their trees (IndexPartition index:<p>, pushed from the Directory's registry_outbox), read by the lists of what a user reaches and the finder's misses; and the names and states of users with rows there, read by the members lists: creations, settings and path changes, the paths below a renamed group, a user's rename or block, deletions",
   sessions: "Browser sessions (each user's User object): a password change, a block, deactivation or deletion ends them",

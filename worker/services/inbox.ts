@@ -5,7 +5,7 @@ import type { Window } from './namespaces';
 
 /**
  * The owners' inbox and the requesters' view, answered by the index partitions (see
- * worker/durable/index-partition.ts and inbox-index.ts): no group's or project's object is called.
+ * worker/durable/index-partition/index-partition.ts and inbox-index.ts): no group's or project's object is called.
  * A user's rows are in the partitions of the trees they belong to or asked in, which their `User`
  * object lists; a read asks those and merges. Administrators' inbox (every pending request) asks
  * every partition.

@@ -19,8 +19,9 @@ import { recordOf } from './finder';
 
 /**
  * What happens to groups and projects (GitLab's services): each function applies one rule
- * through the Directory (paths, the membership index) and the group's or project's own Durable
- * Object (members, access requests, atomically), and raises the error a client sees when a rule
+ * through the Directory (the path registry), the index partitions (what spans groups and
+ * projects) and the group's or project's own Durable Object (members, access requests,
+ * atomically), and raises the error a client sees when a rule
  * is broken. Routes map HTTP to these; presenters decide the JSON.
  */
 
@@ -131,9 +132,10 @@ export const updateNamespace = async (env: Env, kind: Kind, target: Target, chan
 };
 
 /**
- * `DELETE /groups/:id`, `DELETE /projects/:id` (Owner). The registry row goes first, with its
- * index rows, in one Directory transaction that refuses a group with subgroups or projects; then
- * the object drops its members and requests and answers every later call as gone.
+ * `DELETE /groups/:id`, `DELETE /projects/:id` (Owner). The registry row goes first, in one
+ * Directory transaction that refuses a group with subgroups or projects; then the object drops
+ * its members and requests, tells its tree's index partition, and answers every later call as
+ * gone.
  */
 export const deleteNamespace = async (env: Env, kind: Kind, target: Target): Promise<void> => {
   const standing = await standingOn(env, target);

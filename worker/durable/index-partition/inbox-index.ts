@@ -5,7 +5,7 @@ import type { UserState } from '../user-lifecycle';
 /**
  * The owners' inbox: for each user, every pending access request they may act on, across all
  * groups and projects (GitLab's access-request rules: Maintainer+ on a project, Owner on a group,
- * directly or through an ancestor group). Plain functions over the Directory's SQLite, called from
+ * directly or through an ancestor group). Plain functions over the index partition's SQLite, called from
  * the same transactions that apply a namespace object's outbox to the membership and requester
  * indexes (namespace-registry.ts), so the inbox moves with them and never drifts.
  *

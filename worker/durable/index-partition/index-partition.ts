@@ -23,13 +23,13 @@ import {
 import { partitionCount, partitionName, partitionOfId, partitionOfName } from '../partitions';
 
 /**
- * One partition of the membership, requester and inbox indexes (issue 16: no global object on
- * request, approve or deny). Every group and project belongs to one tree, named by its root (its
- * top-level group, or for a personal project its user's namespace); a tree's rows all live in the
- * partition of the root's id. Everything the inbox reasons about (the managers of a request's
+ * One partition of the membership, requester and inbox indexes, so that no object on the path of
+ * a request, an approval or a denial serves the whole instance. Every group and project belongs
+ * to one tree, named by its root (its top-level group, or for a personal project its user's
+ * namespace); a tree's rows all live in the partition of the root's id. Everything the inbox reasons about (the managers of a request's
  * chain, a group's requests judged again when its members change) stays within one tree, so it
- * stays one transaction in one object, with the same functions the Directory ran
- * (namespace-registry.ts, inbox-index.ts).
+ * stays one transaction in one object (the functions of namespace-registry.ts and
+ * inbox-index.ts).
  *
  * What the indexes show beside their rows is copied in: a group's or project's name, full path
  * and visibility come with each push of its object and with every newer registry version; a

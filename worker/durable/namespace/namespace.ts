@@ -635,9 +635,9 @@ export class Namespace extends DurableObject<Env> {
   }
 
   /**
-   * The group or project was deleted from the registry: its members, requests and outbox go (the
-   * Directory dropped its index rows in the same transaction as the registry row), and every
-   * later call is told `Stale`, so the caller looks it up again and finds nothing.
+   * The group or project was deleted from the registry: its members, requests and outbox go, its
+   * tree's index partition drops its rows (`pushDeletion`), and every later call is told `Stale`,
+   * so the caller looks it up again and finds nothing.
    */
   async markDeleted(): Promise<void> {
     if (!this.load()) return;
@@ -656,7 +656,7 @@ export class Namespace extends DurableObject<Env> {
 
   /**
    * The index partition drops this deleted group's or project's rows; the alarm retries until it
-   * has. An object that never learnt its tree (no push of it ever reached the Directory) tells
+   * has. An object that never learnt its tree (no push of it ever reached its partition) tells
    * every partition: the registry row is gone, so there is no asking where it was.
    */
   private async pushDeletion(): Promise<void> {
