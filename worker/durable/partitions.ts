@@ -5,8 +5,8 @@ import { problems, raise } from '../errors';
  * Partitioned objects: state whose load grows with users is spread over `DIRECTORY_PARTITIONS`
  * Durable Objects of one class, each reached by a name `<role>:<partition>`, where the partition
  * is computed from the key alone (an id modulo the count, or a hash of a name), so routing a call
- * costs nothing and no object is asked where another key lives. See docs/architecture.md
- * ("Taking the Directory apart").
+ * costs nothing and no object is asked where another key lives. See docs/decisions.md
+ * ("The Directory on no hot path").
  *
  * The count is fixed for a deployment: a key's partition depends on it, and moving rows between
  * partitions is not built. A deployment records the count it first served with (in the

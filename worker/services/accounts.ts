@@ -30,7 +30,7 @@ export const createAccount = async (env: Env, input: NewAccount): Promise<Result
 export type PasswordCheck = { retryAfter: number } | { user: UserRow | null };
 
 /**
- * Checks a username and password (docs/architecture.md, "Sign-in throttling"), reaching only the
+ * Checks a username and password (docs/decisions.md, "Sign-in throttling"), reaching only the
  * username's `name:` partition and the address's `address:` partition: the attempt is counted
  * against the username before the password is checked and taken back on success; a failure is
  * counted against the address once known. The password is verified here, in the Worker (PBKDF2 is

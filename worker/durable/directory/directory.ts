@@ -319,7 +319,7 @@ export class Directory extends DurableObject<Env> {
    * A new user: the row, and in the same transaction an outbox row whose fan-out copies the login
    * record to the name's partition before this answers (so the user can sign in at once).
    * Usernames are decided here, in one table shared with top-level groups' paths (see
-   * docs/architecture.md, "Taking the Directory apart").
+   * docs/decisions.md, "Usernames decided in one place").
    */
   async createUser(input: NewUser): Promise<Result<UserRow>> {
     const result = this.ctx.storage.transactionSync(() => this.insertUser(input));

@@ -35,8 +35,8 @@ export const namePartition = (env: Env, username: string) => env.SIGN_IN.getByNa
 export const addressPartition = (env: Env, address: string) => env.SIGN_IN.getByName(partitionName('address', partitionOfName(address, partitionCount(env))));
 
 /**
- * Sign-in state, partitioned so that no single object takes every sign-in (docs/architecture.md,
- * "Taking the Directory apart"). Two roles, each `DIRECTORY_PARTITIONS` objects:
+ * Sign-in state, partitioned so that no single object takes every sign-in (docs/decisions.md,
+ * "The Directory on no hot path"). Two roles, each `DIRECTORY_PARTITIONS` objects:
  *
  * - `name:<partition of the lower-case username>`: a copy of each user's login record, pushed by
  *   the Directory's user fan-out with every change (creation, rename, new password, state,
