@@ -270,7 +270,7 @@ const signIn = async (user) => {
   const tokens = await send(
     'token exchange',
     `${base}/login/oauth/access_token`,
-    { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify({ client_id: app.application_id, client_secret: app.secret, code: location.searchParams.get('code') }) },
+    { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify({ client_id: app.application_id, client_secret: app.secret, code: location.searchParams.get('code'), redirect_uri: REDIRECT_URI }) },
     [200],
   );
   return tokens ? tokens.json() : null;
