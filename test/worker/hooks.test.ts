@@ -403,6 +403,23 @@ describe('sending safely', () => {
     expect(big.response_body).toHaveLength(2048);
   });
 
+  it('reads at most 2 KB of an answer whatever its encoding: 2 kB of gzip that inflates to 2 MB', async () => {
+    const { owner, base, hook, test } = await setUp();
+    const inflated = 'y'.repeat(2 * 1024 * 1024);
+    const gzip = new Uint8Array(await new Response(new Blob([inflated]).stream().pipeThrough(new CompressionStream('gzip'))).arrayBuffer());
+    expect(gzip.byteLength).toBeLessThanOrEqual(2048 * 2);
+    // What the runtime's fetch hands back for `Content-Encoding: gzip`: the length the receiver
+    // declared is that of the compressed body, the body is the inflated one.
+    const receiver = new Receiver();
+    receiver.respond = () =>
+      new Response(new Blob([gzip]).stream().pipeThrough(new DecompressionStream('gzip')), {
+        headers: { 'Content-Type': 'text/plain', 'Content-Encoding': 'gzip', 'Content-Length': String(Math.min(gzip.byteLength, 2000)) },
+      });
+    for (let i = 0; i < 3; i++) expect((await test()).status).toBe(201);
+    const events = await hookEvents(owner, base, hook.id);
+    expect(events.map((e) => e.response_body)).toEqual(Array(3).fill('y'.repeat(2048)));
+  });
+
   it('gives up on a receiver that does not answer within 10 seconds', async () => {
     const { test } = await setUp();
     const receiver = new Receiver();

@@ -1,6 +1,7 @@
 import { KNOCK_VERSION } from '../../shared/version';
 import { base64, fromBase64, hmacSha256WithKey, randomBytes } from '../auth/crypto';
 import { clock } from '../clock';
+import { readCappedText } from './capped-body';
 import { blockedReason } from './url-guard';
 
 /**
@@ -60,33 +61,6 @@ export interface AttemptResult {
   error: string | null;
 }
 
-const readExcerpt = async (response: Response): Promise<string> => {
-  if (!response.body) return '';
-  // A short answer of known length is read whole; anything else only up to the bound.
-  const length = Number(response.headers.get('content-length') ?? NaN);
-  if (length <= RESPONSE_EXCERPT_BYTES) return response.text();
-  const reader = response.body.getReader();
-  const chunks: Uint8Array[] = [];
-  let size = 0;
-  try {
-    while (size < RESPONSE_EXCERPT_BYTES) {
-      const { done, value } = await reader.read();
-      if (done) break;
-      chunks.push(value);
-      size += value.byteLength;
-    }
-  } finally {
-    reader.cancel().catch(() => {});
-  }
-  const bytes = new Uint8Array(size);
-  let at = 0;
-  for (const c of chunks) {
-    bytes.set(c, at);
-    at += c.byteLength;
-  }
-  return new TextDecoder().decode(bytes.subarray(0, RESPONSE_EXCERPT_BYTES));
-};
-
 /** An attempt that sent nothing (it could not be made). */
 export const notSent = (error: string, requestHeaders: Record<string, string> = {}, durationMs = 0): AttemptResult => ({
   ok: false,
@@ -122,7 +96,7 @@ export const attempt = async (to: Destination, message: Message, allowLocal: boo
     const response = await outbound.fetch(
       new Request(to.url, { method: 'POST', headers, body: message.body, redirect: 'manual', signal: AbortSignal.timeout(DELIVERY_TIMEOUT_MS) }),
     );
-    const responseBody = await readExcerpt(response);
+    const responseBody = await readCappedText(response, RESPONSE_EXCERPT_BYTES);
     const ok = response.status >= 200 && response.status < 300;
     return {
       ok,
