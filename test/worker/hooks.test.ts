@@ -119,6 +119,20 @@ describe.each(KIND_ROUTES)('webhooks of %s', (kind) => {
     expect((await (await as(owner).get(`${base}/hooks`)).json()) as Hook[]).toHaveLength(1);
   });
 
+  it('refuses a secret token that cannot be sent as a header: CR, LF, NUL, other controls, edge spaces (400)', async () => {
+    const owner = await person('own');
+    const source = await createSource(kind, owner);
+    const base = `/${kind}/${source.id}`;
+    for (const token of ['a\r\nX-Injected: 1', 'line\nbreak', 'nul\u0000byte', 'bell\u0007', 'del\u007f', ' padded', 'padded\t', 'euro€']) {
+      await expectError(await as(owner).post(`${base}/hooks`, { url: 'https://hooks.example.com/t', token }), 400, { error: 'token is invalid' });
+    }
+    const hook = await addHook(owner, base, { url: 'https://hooks.example.com/t', token: 'a secret with spaces\tand ~!@#$%^&*()' });
+    await expectError(await as(owner).put(`${base}/hooks/${hook.id}`, { token: 'x\ny' }), 400, { error: 'token is invalid' });
+    const receiver = new Receiver();
+    expect((await as(owner).post(`${base}/hooks/${hook.id}/test`)).status).toBe(201);
+    expect(receiver.received[0].headers['x-gitlab-token']).toBe('a secret with spaces\tand ~!@#$%^&*()');
+  });
+
   it(`is for ${kind === 'groups' ? 'Owners' : 'Maintainers and Owners'} and administrators`, async () => {
     const [owner, manager, below, stranger] = await Promise.all([person('own'), person('mgr'), person('blw'), person('str')]);
     const source = await createSource(kind, owner, { visibility: 'private' });
