@@ -41,6 +41,8 @@ const knockVars = (adminToken, tokenHashKey) => ({
   EXTENSION_REDIRECT_URIS: 'https://odhclnlgfnipbpcdeojbgcidnleblgjk.chromiumapp.org/',
   // The webhook receiver is the bench process, on 127.0.0.1.
   ALLOW_LOCAL_WEBHOOKS: 'true',
+  // The bench's sign-ins come from their own addresses, as the edge would say (partitions.mjs).
+  CLIENT_ADDRESS_HEADER: 'CF-Connecting-IP',
 });
 
 const newSecrets = () => ({ adminToken: `bench_admin_${randomBytes(18).toString('base64url')}`, tokenHashKey: randomBytes(32).toString('base64url') });

@@ -1,15 +1,14 @@
-import { Hono, type Context, type MiddlewareHandler } from 'hono';
+import { Hono, type MiddlewareHandler } from 'hono';
 import { csrfTokenFor, endSession, safeReturnTo, startSession } from '../auth/session';
 import { config } from '../config';
 import type { PageEnv } from '../env';
 import { NewUserSchema } from '../api/users';
 import { describeIssue } from '../api/router';
+import { clientAddress } from '../edge/client-address';
 import { checkPassword, createAccount } from '../services/accounts';
 import { errorPage } from './error-page';
 import { formCsrf } from './form-csrf';
 import { CsrfField, ErrorNotice, Layout } from './layout';
-
-const clientAddress = (c: Context) => c.req.header('cf-connecting-ip') ?? c.req.header('x-real-ip') ?? 'local';
 
 const SignInPage = (p: { csrf: string; returnTo: string; username?: string; error?: string | null; signupEnabled: boolean }) => (
   <Layout title="Sign in">
