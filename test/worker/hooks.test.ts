@@ -111,10 +111,21 @@ describe.each(KIND_ROUTES)('webhooks of %s', (kind) => {
       ['http://169.254.169.254/latest/meta-data', 'Requests to the link local network are not allowed'],
       ['http://[::ffff:169.254.169.254]/', 'Requests to the link local network are not allowed'],
       ['http://0.0.0.0/', 'Requests to localhost are not allowed'],
+      // IPv4 written inside IPv6, special-purpose ranges, names that are not public.
+      ['http://[::127.0.0.1]/', 'Requests to loopback addresses are not allowed'],
+      ['http://[::ffff:0:7f00:1]/', 'Requests to loopback addresses are not allowed'],
+      ['http://[64:ff9b::a9fe:a9fe]/', 'Requests to the link local network are not allowed'],
+      ['http://[2002:7f00:1::]/', 'Requests to loopback addresses are not allowed'],
+      ['http://[2001::7f00:1]/', 'Requests to special-purpose addresses are not allowed'],
+      ['http://198.18.0.1/', 'Requests to special-purpose addresses are not allowed'],
+      ['http://192.0.0.1/', 'Requests to special-purpose addresses are not allowed'],
+      ['http://192.0.2.1/', 'Requests to special-purpose addresses are not allowed'],
+      ['http://localhost.localdomain/', 'Requests to localhost are not allowed'],
+      ['http://metadata.google.internal/', 'Requests to the local network are not allowed'],
     ];
     for (const [url, why] of blocked) await expectError(await as(owner).post(`${base}/hooks`, { url }), 400, { message: `Url is blocked: ${why}` });
     await expectError(await as(owner).post(`${base}/hooks`, { url: 'not a url' }), 400, { error: 'url is invalid' });
-    const hook = await addHook(owner, base, { url: 'http://203.0.113.7/hook' });
+    const hook = await addHook(owner, base, { url: 'http://93.184.215.14/hook' });
     await expectError(await as(owner).put(`${base}/hooks/${hook.id}`, { url: 'http://172.16.0.1/' }), 400, { message: 'Url is blocked: Requests to the local network are not allowed' });
     expect((await (await as(owner).get(`${base}/hooks`)).json()) as Hook[]).toHaveLength(1);
   });

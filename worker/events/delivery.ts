@@ -2,7 +2,7 @@ import { KNOCK_VERSION } from '../../shared/version';
 import { base64, fromBase64, hmacSha256WithKey, randomBytes } from '../auth/crypto';
 import { clock } from '../clock';
 import { readCappedText } from './capped-body';
-import { blockedReason } from './url-guard';
+import { checkDestination, type DestinationPolicy } from './url-guard';
 
 /**
  * One HTTP attempt to deliver a webhook, with the headers of both worlds: GitLab's
@@ -73,7 +73,7 @@ export const notSent = (error: string, requestHeaders: Record<string, string> = 
 });
 
 /** Sends `message` to `to` once. A 2xx answer is a success; anything else, or none, a failure. */
-export const attempt = async (to: Destination, message: Message, allowLocal: boolean): Promise<AttemptResult> => {
+export const attempt = async (to: Destination, message: Message, policy: DestinationPolicy): Promise<AttemptResult> => {
   const timestamp = Math.floor(clock.now() / 1000);
   const headers: Record<string, string> = {
     'Content-Type': 'application/json',
@@ -88,7 +88,7 @@ export const attempt = async (to: Destination, message: Message, allowLocal: boo
     'webhook-signature': await sign(to.signingSecret, message.id, timestamp, message.body),
   };
   const requestHeaders = to.token === null ? { ...headers } : { ...headers, 'X-Gitlab-Token': '[REDACTED]' };
-  const blocked = blockedReason(to.url, allowLocal);
+  const blocked = await checkDestination(to.url, policy);
   if (blocked) return notSent(`Url is blocked: ${blocked}`, requestHeaders);
   if (to.token !== null) headers['X-Gitlab-Token'] = to.token;
   const started = performance.now();

@@ -6,7 +6,7 @@ import type { HookLogRow, HookRow, HookSettings, StatusFilter } from '../durable
 import type { Caller, Env } from '../env';
 import { problems, raise } from '../errors';
 import type { HookTrigger } from '../events/event';
-import { blockedReason } from '../events/url-guard';
+import { checkDestination } from '../events/url-guard';
 import type { Target } from '../api/finder';
 import { objectOf, settle, type Window } from './namespaces';
 
@@ -37,8 +37,8 @@ export const listInstanceAuditEvents = async (env: Env, caller: Caller, filter: 
 };
 
 /** GitLab's refusal of a hook URL that leads somewhere it may not (400, "Url is blocked: …"). */
-const assertAllowedUrl = (env: Env, url: string): void => {
-  const reason = blockedReason(url, config(env).allowLocalWebhooks);
+const assertAllowedUrl = async (env: Env, url: string): Promise<void> => {
+  const reason = await checkDestination(url, config(env));
   if (reason) raise(problems.badRequest(`Url is blocked: ${reason}`));
 };
 
@@ -50,12 +50,12 @@ export const getHook = async (env: Env, target: Target, hookId: number): Promise
 
 /** A new hook and its signing secret (shown this once); `instanceUrl` is sent as `X-Gitlab-Instance`. */
 export const createHook = async (env: Env, target: Target, settings: HookSettings, instanceUrl: string) => {
-  assertAllowedUrl(env, settings.url);
+  await assertAllowedUrl(env, settings.url);
   return settle(await objectOf(env, target).createHook(target.ref, target.actor, settings, instanceUrl));
 };
 
 export const updateHook = async (env: Env, target: Target, hookId: number, change: Partial<HookSettings>): Promise<HookRow> => {
-  if (change.url !== undefined) assertAllowedUrl(env, change.url);
+  if (change.url !== undefined) await assertAllowedUrl(env, change.url);
   return settle(await objectOf(env, target).updateHook(target.ref, target.actor, hookId, change));
 };
 
