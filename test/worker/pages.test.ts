@@ -2,7 +2,7 @@ import { env, exports } from 'cloudflare:workers';
 import { createExecutionContext } from 'cloudflare:test';
 import { describe, expect, it } from 'vitest';
 import { app } from '../../worker/app';
-import { Browser, call, createUser, ORIGIN, unique } from './support/http';
+import { ADMIN, Browser, call, createUser, ORIGIN, unique } from './support/http';
 
 const pageHeaders = (res: Response) => {
   expect(res.headers.get('x-frame-options')).toBe('DENY');
@@ -173,6 +173,28 @@ describe('sign-up page', () => {
     const again = await dup.post('/users/sign_up', { name: 'Other', username, password: 'a-good-password', authenticity_token: Browser.csrf(await page2.text()) });
     expect(again.status).toBe(409);
     expect(await again.text()).toContain('Username has already been taken');
+  });
+
+  it("never tells whether an email address is someone's: it takes none, so a known one gets the same answer as a new one", async () => {
+    const known = await createUser('known');
+    const form = async (email: string) => {
+      const browser = new Browser();
+      const page = await browser.get('/users/sign_up');
+      expect(await page.clone().text()).not.toContain('name="email"');
+      const username = unique('probe');
+      const res = await browser.post('/users/sign_up', { name: 'Probe', username, email, password: 'a-good-password', authenticity_token: Browser.csrf(await page.text()) });
+      return { status: res.status, location: res.headers.get('location'), username };
+    };
+    const taken = await form(`${known.username}@example.test`);
+    const fresh = await form(`${unique('nobody')}@example.test`);
+    expect([taken.status, taken.location]).toEqual([fresh.status, fresh.location]);
+    expect(taken.status).toBe(303);
+    const emailOf = async (username: string) => {
+      const [{ id }] = (await (await call(`/api/v4/users?username=${username}`, { headers: ADMIN })).json()) as { id: number }[];
+      return ((await (await call(`/api/v4/users/${id}`, { headers: ADMIN })).json()) as { email: string | null }).email;
+    };
+    expect(await emailOf(taken.username)).toBeNull();
+    expect(await emailOf(known.username)).toBe(`${known.username}@example.test`);
   });
 
   it('explains invalid input on the page', async () => {

@@ -47,8 +47,6 @@ const SignUpPage = (p: { csrf: string; returnTo: string; values?: Record<string,
         <input type="text" id="name" name="name" autocomplete="name" required value={p.values?.name ?? ''} />
         <label for="username">Username</label>
         <input type="text" id="username" name="username" autocomplete="username" required value={p.values?.username ?? ''} />
-        <label for="email">Email</label>
-        <input type="email" id="email" name="email" autocomplete="email" value={p.values?.email ?? ''} />
         <label for="password">Password (at least 8 characters)</label>
         <input type="password" id="password" name="password" autocomplete="new-password" minlength={8} required />
         <div class="actions stretch">
@@ -117,8 +115,10 @@ export const accountPages = new Hono<PageEnv>()
   .post('/users/sign_up', signupOpen, formCsrf(), async (c) => {
     const form = c.var.form;
     const returnTo = safeReturnTo(form.return_to);
-    const values = { name: formField(form, 'name'), username: formField(form, 'username').trim(), email: formField(form, 'email').trim() };
-    const parsed = NewUserSchema.safeParse({ ...values, email: values.email || undefined, password: formField(form, 'password') });
+    const values = { name: formField(form, 'name'), username: formField(form, 'username').trim() };
+    // No email: with no mail to confirm one, "Email has already been taken" would tell anyone
+    // whose address it is. A username is public (every user's web_url), so a taken one is said.
+    const parsed = NewUserSchema.safeParse({ ...values, password: formField(form, 'password') });
     const again = (error: string, status: 400 | 409) =>
       c.html(<SignUpPage csrf={csrfTokenFor(c)} returnTo={returnTo} values={values} error={error} />, status);
     if (!parsed.success) return again(`The ${parsed.error.issues.map(describeIssue)[0]}.`, 400);
