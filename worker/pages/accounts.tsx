@@ -5,6 +5,7 @@ import type { PageEnv } from '../env';
 import { NewUserSchema } from '../api/users';
 import { describeIssue } from '../api/router';
 import { clientAddress } from '../edge/client-address';
+import { LIMITS, rateLimit } from '../edge/rate-limits';
 import { checkPassword, createAccount } from '../services/accounts';
 import { errorPage } from './error-page';
 import { formCsrf } from './form-csrf';
@@ -68,6 +69,11 @@ const INACTIVE = {
 
 const formField = (form: Record<string, unknown>, name: string): string => (typeof form[name] === 'string' ? (form[name] as string) : '');
 
+/** Sign-in and sign-up forms, per client address (GitLab's protected paths), before the form is read. */
+const perAddress = rateLimit<PageEnv>(LIMITS.protectedPaths, clientAddress, (c) =>
+  errorPage(c, 429, 'Too many requests', 'Too many sign-in or sign-up attempts from your address. Retry later.'),
+);
+
 /** Sign-up pages are 404 while SIGNUP_ENABLED is off (before any form is read). */
 const signupOpen: MiddlewareHandler<PageEnv> = async (c, next) => {
   if (!config(c.env).signupEnabled) return errorPage(c, 404, 'Sign-up is disabled', 'Ask an administrator for an account.');
@@ -83,7 +89,7 @@ export const accountPages = new Hono<PageEnv>()
     const ended = c.var.sessionEndedBecause;
     return c.html(<SignInPage csrf={csrfTokenFor(c)} returnTo={returnTo} error={ended ? INACTIVE[ended] : null} signupEnabled={config(c.env).signupEnabled} />);
   })
-  .post('/users/sign_in', formCsrf(), async (c) => {
+  .post('/users/sign_in', perAddress, formCsrf(), async (c) => {
     const form = c.var.form;
     const returnTo = safeReturnTo(form.return_to);
     const username = formField(form, 'username').trim();
@@ -112,7 +118,7 @@ export const accountPages = new Hono<PageEnv>()
   .get('/users/sign_up', signupOpen, (c) => {
     return c.html(<SignUpPage csrf={csrfTokenFor(c)} returnTo={safeReturnTo(c.req.query('return_to'))} />);
   })
-  .post('/users/sign_up', signupOpen, formCsrf(), async (c) => {
+  .post('/users/sign_up', signupOpen, perAddress, formCsrf(), async (c) => {
     const form = c.var.form;
     const returnTo = safeReturnTo(form.return_to);
     const values = { name: formField(form, 'name'), username: formField(form, 'username').trim() };

@@ -4,6 +4,7 @@ import type { AuditFilter, LoggedEvent } from '../durable/event-log';
 import type { PageOf } from '../durable/namespace/namespace';
 import type { HookLogRow, HookRow, HookSettings, StatusFilter } from '../durable/namespace/webhooks';
 import type { Caller, Env } from '../env';
+import { enforceLimit, LIMITS } from '../edge/rate-limits';
 import { problems, raise } from '../errors';
 import type { HookTrigger } from '../events/event';
 import { checkDestination } from '../events/url-guard';
@@ -70,8 +71,14 @@ export const listHookEvents = async (env: Env, target: Target, hookId: number, s
 export const resendHookEvent = async (env: Env, target: Target, hookId: number, logId: number): Promise<number | null> =>
   settle(await objectOf(env, target).resendHookEvent(target.ref, target.actor, hookId, logId)).status;
 
-/** Sends a sample event now; a failure is GitLab's 422 with what went wrong. */
+/**
+ * Sends a sample event now; a failure is GitLab's 422 with what went wrong. Each test sends a
+ * request from Knock, so they are counted per hook (edge/rate-limits.ts), and only for those who
+ * may test it: a stranger cannot use up a hook's tests.
+ */
 export const testHook = async (env: Env, target: Target, hookId: number, trigger: HookTrigger): Promise<void> => {
+  await getHook(env, target, hookId);
+  await enforceLimit(env, LIMITS.hookTests, `${target.ref.kind}:${target.id}:${hookId}`);
   const result = settle(await objectOf(env, target).testHook(target.ref, target.actor, hookId, trigger));
   if (!result.ok) raise(problems.unprocessable(`Hook execution failed: ${result.error ?? `HTTP ${result.status}`}`));
 };
