@@ -264,15 +264,8 @@ export class User extends DurableObject<Env> {
       if (code.client_id !== r.clientId) return refused(invalidGrant('The authorization code was issued to another client.'));
       // RFC 6749 §4.1.3: required, and identical, when the authorization request named one.
       if (r.redirectUri !== code.redirect_uri) {
-        return refused(
-          invalidGrant(
-            code.redirect_uri === null
-              ? 'redirect_uri was not part of the authorization request.'
-              : r.redirectUri === null
-                ? 'redirect_uri is missing: the authorization request named one.'
-                : 'redirect_uri does not match the one used in the authorization request.',
-          ),
-        );
+        const named = code.redirect_uri !== null;
+        return refused(invalidGrant(named ? 'redirect_uri must be the one the authorization request named.' : 'redirect_uri was not part of the authorization request.'));
       }
       const pkce = this.checkPkce(code, r, transformed);
       if (pkce) return refused(pkce);
