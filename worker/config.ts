@@ -23,6 +23,10 @@ export const config = (env: Env) => ({
   extensionRedirectUris: (env.EXTENSION_REDIRECT_URIS ?? '').split(/\s+/).filter(Boolean),
   /** Webhooks may go to loopback, private and link-local addresses (local development only). */
   allowLocalWebhooks: env.ALLOW_LOCAL_WEBHOOKS === 'true',
+  /** A DNS-over-HTTPS resolver (RFC 8484) the webhook URL guard resolves names with; '' for none. */
+  dnsResolverUrl: (env.DNS_RESOLVER_URL ?? '').trim(),
+  /** The request header carrying the client's address, set by the proxy in front (edge/client-address.ts); '' for none. */
+  clientAddressHeader: (env.CLIENT_ADDRESS_HEADER ?? '').trim(),
   /** Seconds to wait before each retry of a webhook delivery; its length is the number of retries. */
   webhookRetrySchedule: retrySchedule(env.WEBHOOK_RETRY_SCHEDULE),
 });

@@ -103,9 +103,10 @@ export const problems = {
   }),
   /** The service could not finish now and will on its own; the client may retry (RFC 9110 §15.6.4). */
   unavailable: (message: string): Problem => ({ status: 503, body: { message: `503 Service Unavailable: ${message}` }, headers: { 'Retry-After': '10' } }),
-  tooManyRequests: (retryAfter: number): Problem => ({
+  /** Over a rate limit (RFC 6585 §4): GitLab's throttles say "Retry later", its endpoint limits more. */
+  tooManyRequests: (retryAfter: number, message = 'Retry later'): Problem => ({
     status: 429,
-    body: { message: 'Retry later' },
+    body: { message },
     headers: { 'Retry-After': String(retryAfter) },
   }),
 };

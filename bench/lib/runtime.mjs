@@ -49,6 +49,8 @@ const knockVars = (config, { adminToken, tokenHashKey }) => ({
   ADMIN_TOKEN: adminToken,
   TOKEN_HASH_KEY: tokenHashKey,
   ALLOW_LOCAL_WEBHOOKS: 'true',
+  // The bench's sign-ins come from their own addresses, as the edge would say (partitions.mjs).
+  CLIENT_ADDRESS_HEADER: 'CF-Connecting-IP',
 });
 
 export const newSecrets = () => ({ adminToken: `bench_admin_${randomBytes(18).toString('base64url')}`, tokenHashKey: randomBytes(32).toString('base64url') });

@@ -33,7 +33,7 @@ describe('an authorization request (RFC 6749 §4.1.1)', () => {
   it('is accepted with the client, redirect URI, state and the client’s scopes by default', async () => {
     expect(await check(confidential)).toEqual({
       kind: 'ok',
-      request: { client: CONFIDENTIAL, redirectUri: 'https://ci.example/callback', state: 'xyz', scopes: ['api', 'read_api'], codeChallenge: null },
+      request: { client: CONFIDENTIAL, redirectUri: 'https://ci.example/callback', redirectUriNamed: true, state: 'xyz', scopes: ['api', 'read_api'], codeChallenge: null },
     });
   });
 
@@ -44,7 +44,7 @@ describe('an authorization request (RFC 6749 §4.1.1)', () => {
 
   it('may leave out redirect_uri only when the client registered exactly one', async () => {
     const { redirect_uri: _, ...withoutUri } = confidential;
-    expect(await check(withoutUri)).toMatchObject({ kind: 'ok', request: { redirectUri: 'https://ci.example/callback' } });
+    expect(await check(withoutUri)).toMatchObject({ kind: 'ok', request: { redirectUri: 'https://ci.example/callback', redirectUriNamed: false } });
     const { redirect_uri: __, ...publicWithoutUri } = publicWithPkce;
     expect(await check(publicWithoutUri)).toMatchObject({ kind: 'show' });
   });

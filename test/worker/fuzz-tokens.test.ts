@@ -89,7 +89,7 @@ describe('fuzzing the token service against a model of grants, rotation and revo
             switch (op.op) {
               case 'new': {
                 const { code } = await authorizeCode(browser, app);
-                const res = await send('/login/oauth/access_token', await tokenCall({ client_id: app.clientId, client_secret: app.secret!, code }));
+                const res = await send('/login/oauth/access_token', await tokenCall({ client_id: app.clientId, client_secret: app.secret!, code, redirect_uri: app.redirectUri }));
                 expect(res.status, where).toBe(200);
                 grants.push({ code, pairs: [{ tokens: (await res.json()) as Tokens }], revoked: false });
                 break;
@@ -127,7 +127,7 @@ describe('fuzzing the token service against a model of grants, rotation and revo
               }
               case 'replay code': {
                 if (!g) break;
-                const res = await send('/login/oauth/access_token', await tokenCall({ client_id: app.clientId, client_secret: app.secret!, code: g.code }));
+                const res = await send('/login/oauth/access_token', await tokenCall({ client_id: app.clientId, client_secret: app.secret!, code: g.code, redirect_uri: app.redirectUri }));
                 expect(res.status, where).toBe(400);
                 g.revoked = true;
                 break;

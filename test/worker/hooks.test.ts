@@ -111,12 +111,37 @@ describe.each(KIND_ROUTES)('webhooks of %s', (kind) => {
       ['http://169.254.169.254/latest/meta-data', 'Requests to the link local network are not allowed'],
       ['http://[::ffff:169.254.169.254]/', 'Requests to the link local network are not allowed'],
       ['http://0.0.0.0/', 'Requests to localhost are not allowed'],
+      // IPv4 written inside IPv6, special-purpose ranges, names that are not public.
+      ['http://[::127.0.0.1]/', 'Requests to loopback addresses are not allowed'],
+      ['http://[::ffff:0:7f00:1]/', 'Requests to loopback addresses are not allowed'],
+      ['http://[64:ff9b::a9fe:a9fe]/', 'Requests to the link local network are not allowed'],
+      ['http://[2002:7f00:1::]/', 'Requests to loopback addresses are not allowed'],
+      ['http://[2001::7f00:1]/', 'Requests to special-purpose addresses are not allowed'],
+      ['http://198.18.0.1/', 'Requests to special-purpose addresses are not allowed'],
+      ['http://192.0.0.1/', 'Requests to special-purpose addresses are not allowed'],
+      ['http://192.0.2.1/', 'Requests to special-purpose addresses are not allowed'],
+      ['http://localhost.localdomain/', 'Requests to localhost are not allowed'],
+      ['http://metadata.google.internal/', 'Requests to the local network are not allowed'],
     ];
     for (const [url, why] of blocked) await expectError(await as(owner).post(`${base}/hooks`, { url }), 400, { message: `Url is blocked: ${why}` });
     await expectError(await as(owner).post(`${base}/hooks`, { url: 'not a url' }), 400, { error: 'url is invalid' });
-    const hook = await addHook(owner, base, { url: 'http://203.0.113.7/hook' });
+    const hook = await addHook(owner, base, { url: 'http://93.184.215.14/hook' });
     await expectError(await as(owner).put(`${base}/hooks/${hook.id}`, { url: 'http://172.16.0.1/' }), 400, { message: 'Url is blocked: Requests to the local network are not allowed' });
     expect((await (await as(owner).get(`${base}/hooks`)).json()) as Hook[]).toHaveLength(1);
+  });
+
+  it('refuses a secret token that cannot be sent as a header: CR, LF, NUL, other controls, edge spaces (400)', async () => {
+    const owner = await person('own');
+    const source = await createSource(kind, owner);
+    const base = `/${kind}/${source.id}`;
+    for (const token of ['a\r\nX-Injected: 1', 'line\nbreak', 'nul\u0000byte', 'bell\u0007', 'del\u007f', ' padded', 'padded\t', 'euro€']) {
+      await expectError(await as(owner).post(`${base}/hooks`, { url: 'https://hooks.example.com/t', token }), 400, { error: 'token is invalid' });
+    }
+    const hook = await addHook(owner, base, { url: 'https://hooks.example.com/t', token: 'a secret with spaces\tand ~!@#$%^&*()' });
+    await expectError(await as(owner).put(`${base}/hooks/${hook.id}`, { token: 'x\ny' }), 400, { error: 'token is invalid' });
+    const receiver = new Receiver();
+    expect((await as(owner).post(`${base}/hooks/${hook.id}/test`)).status).toBe(201);
+    expect(receiver.received[0].headers['x-gitlab-token']).toBe('a secret with spaces\tand ~!@#$%^&*()');
   });
 
   it(`is for ${kind === 'groups' ? 'Owners' : 'Maintainers and Owners'} and administrators`, async () => {
@@ -401,6 +426,23 @@ describe('sending safely', () => {
     expect((await test()).status).toBe(201);
     const [big] = await hookEvents(owner, base, hook.id);
     expect(big.response_body).toHaveLength(2048);
+  });
+
+  it('reads at most 2 KB of an answer whatever its encoding: 2 kB of gzip that inflates to 2 MB', async () => {
+    const { owner, base, hook, test } = await setUp();
+    const inflated = 'y'.repeat(2 * 1024 * 1024);
+    const gzip = new Uint8Array(await new Response(new Blob([inflated]).stream().pipeThrough(new CompressionStream('gzip'))).arrayBuffer());
+    expect(gzip.byteLength).toBeLessThanOrEqual(2048 * 2);
+    // What the runtime's fetch hands back for `Content-Encoding: gzip`: the length the receiver
+    // declared is that of the compressed body, the body is the inflated one.
+    const receiver = new Receiver();
+    receiver.respond = () =>
+      new Response(new Blob([gzip]).stream().pipeThrough(new DecompressionStream('gzip')), {
+        headers: { 'Content-Type': 'text/plain', 'Content-Encoding': 'gzip', 'Content-Length': String(Math.min(gzip.byteLength, 2000)) },
+      });
+    for (let i = 0; i < 3; i++) expect((await test()).status).toBe(201);
+    const events = await hookEvents(owner, base, hook.id);
+    expect(events.map((e) => e.response_body)).toEqual(Array(3).fill('y'.repeat(2048)));
   });
 
   it('gives up on a receiver that does not answer within 10 seconds', async () => {

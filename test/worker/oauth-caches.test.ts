@@ -16,7 +16,7 @@ const expectError = async (res: Response, status: number, error: string) => {
   expect(res.status).toBe(status);
   expect(await res.json()).toMatchObject({ error });
 };
-const redeem = (app: App, code: string) => tokenCall({ client_id: app.clientId, client_secret: app.secret!, code });
+const redeem = (app: App, code: string) => tokenCall({ client_id: app.clientId, client_secret: app.secret!, code, redirect_uri: app.redirectUri });
 
 /** A grant refreshed once (so this isolate has read the application), and a second code not yet redeemed. */
 const refreshedGrantAndPendingCode = async () => {

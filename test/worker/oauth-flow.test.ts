@@ -59,8 +59,8 @@ describe('authorization code flow through the pages (RFC 6749 §4.1)', () => {
     const code = location.searchParams.get('code')!;
     expect(code).toMatch(/^knock_ac_/);
 
-    // The exchange as GitLab's clients send it: JSON with client_id, client_secret and code, no grant_type.
-    const res = await fetchToken({ client_id: app.clientId, client_secret: app.secret!, code });
+    // The exchange as GitLab's clients send it: JSON with client_id, client_secret, code and redirect_uri, no grant_type.
+    const res = await fetchToken({ client_id: app.clientId, client_secret: app.secret!, code, redirect_uri: app.redirectUri });
     expect(res.status).toBe(200);
     expect(res.headers.get('Content-Type')).toBe('application/json');
     expect(res.headers.get('Cache-Control')).toBe('no-store');

@@ -36,7 +36,7 @@ describe('codes are single use (RFC 6749 §4.1.2)', () => {
   it('refuses a replayed code and revokes every token issued from it', async () => {
     const { app, code, tokens } = await grantFor();
     await expectWorks(tokens.access_token);
-    const replay = await tokenCall({ client_id: app.clientId, client_secret: app.secret!, code });
+    const replay = await tokenCall({ client_id: app.clientId, client_secret: app.secret!, code, redirect_uri: app.redirectUri });
     await expectInvalidGrant(replay);
     await expectRevoked(tokens.access_token);
     await expectInvalidGrant(await refresh(app, tokens.refresh_token));
@@ -46,7 +46,7 @@ describe('codes are single use (RFC 6749 §4.1.2)', () => {
     const { app, code, tokens } = await grantFor();
     const next = await pairOf(await refresh(app, tokens.refresh_token));
     await expectWorks(next.access_token);
-    await expectInvalidGrant(await tokenCall({ client_id: app.clientId, client_secret: app.secret!, code }));
+    await expectInvalidGrant(await tokenCall({ client_id: app.clientId, client_secret: app.secret!, code, redirect_uri: app.redirectUri }));
     await expectRevoked(next.access_token);
     await expectInvalidGrant(await refresh(app, next.refresh_token));
   });
@@ -56,7 +56,7 @@ describe('codes are single use (RFC 6749 §4.1.2)', () => {
     const { browser } = await signedIn();
     const { code } = await authorizeCode(browser, app);
     const answers = await Promise.all(
-      Array.from({ length: 50 }, () => tokenCall({ client_id: app.clientId, client_secret: app.secret!, code })),
+      Array.from({ length: 50 }, () => tokenCall({ client_id: app.clientId, client_secret: app.secret!, code, redirect_uri: app.redirectUri })),
     );
     const statuses = answers.map((r) => r.status);
     expect(statuses.filter((s) => s === 200)).toHaveLength(1);

@@ -14,7 +14,7 @@ const expectOAuthError = async (res: Response, status: number, error: string) =>
 };
 
 /** A fresh code for a signed-in user of `app`. */
-const codeFor = async (app: App, extra: Record<string, string> = {}) => {
+const codeFor = async (app: App, extra: Record<string, string | undefined> = {}) => {
   const { browser, user } = await signedIn();
   return { ...(await authorizeCode(browser, app, extra)), user, browser };
 };
@@ -22,11 +22,17 @@ const codeFor = async (app: App, extra: Record<string, string> = {}) => {
 describe('token endpoint: request format', () => {
   it('accepts JSON, form-encoded bodies and HTTP Basic client authentication', async () => {
     const app = await registerApp();
-    const viaJson = await tokenCall({ client_id: app.clientId, client_secret: app.secret!, code: (await codeFor(app)).code });
+    const viaJson = await tokenCall({ client_id: app.clientId, client_secret: app.secret!, code: (await codeFor(app)).code, redirect_uri: app.redirectUri });
     expect(viaJson.status).toBe(200);
-    const viaForm = await tokenCall({ grant_type: 'authorization_code', client_id: app.clientId, client_secret: app.secret!, code: (await codeFor(app)).code }, { form: true });
+    const viaForm = await tokenCall(
+      { grant_type: 'authorization_code', client_id: app.clientId, client_secret: app.secret!, code: (await codeFor(app)).code, redirect_uri: app.redirectUri },
+      { form: true },
+    );
     expect(viaForm.status).toBe(200);
-    const viaBasic = await tokenCall({ grant_type: 'authorization_code', code: (await codeFor(app)).code }, { form: true, basic: [app.clientId, app.secret!] });
+    const viaBasic = await tokenCall(
+      { grant_type: 'authorization_code', code: (await codeFor(app)).code, redirect_uri: app.redirectUri },
+      { form: true, basic: [app.clientId, app.secret!] },
+    );
     expect(viaBasic.status).toBe(200);
     const tokens = (await viaBasic.json()) as Tokens;
     expect(viaBasic.headers.get('Cache-Control')).toBe('no-store');
@@ -155,12 +161,23 @@ describe('token endpoint: authorization_code grant', () => {
     expect((await exchange(app, code)).expires_in).toBe(28800);
   });
 
-  it('checks redirect_uri when sent', async () => {
+  it('requires the redirect_uri of the authorization request, identical (RFC 6749 §4.1.3)', async () => {
     const app = await registerApp();
     const { code } = await codeFor(app);
     const creds = { client_id: app.clientId, client_secret: app.secret! };
+    await expectOAuthError(await tokenCall({ ...creds, code }), 400, 'invalid_grant');
     await expectOAuthError(await tokenCall({ ...creds, code, redirect_uri: 'https://elsewhere.example/cb' }), 400, 'invalid_grant');
+    await expectOAuthError(await tokenCall({ ...creds, code, redirect_uri: `${app.redirectUri}/` }), 400, 'invalid_grant');
     expect((await tokenCall({ ...creds, code, redirect_uri: app.redirectUri })).status).toBe(200);
+  });
+
+  it('takes no redirect_uri for a code whose authorization request named none', async () => {
+    const app = await registerApp();
+    const creds = { client_id: app.clientId, client_secret: app.secret! };
+    const first = await codeFor(app, { redirect_uri: undefined });
+    await expectOAuthError(await tokenCall({ ...creds, code: first.code, redirect_uri: app.redirectUri }), 400, 'invalid_grant');
+    const second = await codeFor(app, { redirect_uri: undefined });
+    expect((await tokenCall({ ...creds, code: second.code })).status).toBe(200);
   });
 });
 
@@ -169,7 +186,7 @@ describe('token endpoint: PKCE (RFC 7636)', () => {
     const app = await registerApp({ confidential: false });
     const { verifier, challenge } = await pkcePair();
     const { code } = await codeFor(app, { code_challenge: challenge, code_challenge_method: 'S256' });
-    const base = { client_id: app.clientId, code };
+    const base = { client_id: app.clientId, code, redirect_uri: app.redirectUri };
     await expectOAuthError(await tokenCall(base), 400, 'invalid_grant');
     await expectOAuthError(await tokenCall({ ...base, code_verifier: (await pkcePair()).verifier }), 400, 'invalid_grant');
     await expectOAuthError(await tokenCall({ ...base, code_verifier: 'short' }), 400, 'invalid_grant');
@@ -182,12 +199,12 @@ describe('token endpoint: PKCE (RFC 7636)', () => {
     const app = await registerApp();
     const { verifier, challenge } = await pkcePair();
     const withPkce = await codeFor(app, { code_challenge: challenge, code_challenge_method: 'S256' });
-    await expectOAuthError(await tokenCall({ client_id: app.clientId, client_secret: app.secret!, code: withPkce.code }), 400, 'invalid_grant');
+    await expectOAuthError(await tokenCall({ client_id: app.clientId, client_secret: app.secret!, code: withPkce.code, redirect_uri: app.redirectUri }), 400, 'invalid_grant');
     expect((await exchange(app, withPkce.code, { code_verifier: verifier })).token_type).toBe('Bearer');
 
     const without = await codeFor(app);
     const body = await expectOAuthError(
-      await tokenCall({ client_id: app.clientId, client_secret: app.secret!, code: without.code, code_verifier: verifier }),
+      await tokenCall({ client_id: app.clientId, client_secret: app.secret!, code: without.code, code_verifier: verifier, redirect_uri: app.redirectUri }),
       400,
       'invalid_grant',
     );

@@ -105,7 +105,7 @@ describe('objects each operation calls (docs/architecture.md)', () => {
     const { code } = await authorizeCode(browser, app);
     const json = (body: Record<string, string>): RequestInit => ({ method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify(body) });
     const client = { client_id: app.clientId, client_secret: app.secret ?? '' };
-    const exchanged = await record('code exchange', '/login/oauth/access_token', json({ ...client, code }));
+    const exchanged = await record('code exchange', '/login/oauth/access_token', json({ ...client, code, redirect_uri: app.redirectUri }));
     expect(exchanged.status).toBe(200);
     const tokens = (await exchanged.json()) as Tokens;
 

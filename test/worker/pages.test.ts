@@ -2,7 +2,7 @@ import { env, exports } from 'cloudflare:workers';
 import { createExecutionContext } from 'cloudflare:test';
 import { describe, expect, it } from 'vitest';
 import { app } from '../../worker/app';
-import { Browser, call, createUser, ORIGIN, unique } from './support/http';
+import { ADMIN, Browser, call, createUser, ORIGIN, unique } from './support/http';
 
 const pageHeaders = (res: Response) => {
   expect(res.headers.get('x-frame-options')).toBe('DENY');
@@ -75,6 +75,40 @@ describe('sign-in page', () => {
     expect(res.status).toBe(429);
   });
 
+  it("takes the client's address only from the header CLIENT_ADDRESS_HEADER names: a client's own CF-Connecting-IP counts for nothing", async () => {
+    /** A browser on a deployment configured with `header` (empty: nothing in front sets one). */
+    const browserBehind = (header: string) => {
+      const browser = new Browser();
+      const configured = { ...env, CLIENT_ADDRESS_HEADER: header };
+      browser.fetcher = async (path, init) => app.fetch(new Request(`${ORIGIN}${path}`, init), configured, createExecutionContext());
+      return browser;
+    };
+    const failTen = async (browser: Browser, headers: (i: number) => Record<string, string>) => {
+      for (let i = 0; i < 10; i++) {
+        const page = await browser.get('/users/sign_in');
+        const res = await browser.post('/users/sign_in', { username: unique('nobody'), password: 'x-password', authenticity_token: Browser.csrf(await page.text()) }, headers(i));
+        expect(res.status).toBe(401);
+      }
+    };
+    const signInFrom = async (browser: Browser, headers: Record<string, string>) => {
+      const ann = await createUser('ann');
+      const page = await browser.get('/users/sign_in');
+      return browser.post('/users/sign_in', { username: ann.username, password: ann.password, authenticity_token: Browser.csrf(await page.text()) }, headers);
+    };
+
+    // Behind a proxy that sets X-Real-IP: a new CF-Connecting-IP on every guess does not reset the count.
+    const proxied = browserBehind('X-Real-IP');
+    const real = `198.18.${Math.floor(Math.random() * 250)}.1`;
+    await failTen(proxied, (i) => ({ 'X-Real-IP': real, 'CF-Connecting-IP': `203.0.113.${i}` }));
+    expect((await signInFrom(proxied, { 'X-Real-IP': real, 'CF-Connecting-IP': '203.0.113.200' })).status).toBe(429);
+
+    // Nothing in front: an address a client writes is nobody's, so it throttles nobody else either.
+    const direct = browserBehind('');
+    const claimed = { 'CF-Connecting-IP': `198.18.${Math.floor(Math.random() * 250)}.2`, 'X-Real-IP': '198.18.255.2' };
+    await failTen(direct, () => claimed);
+    expect((await signInFrom(direct, claimed)).status).toBe(303);
+  });
+
   it('rejects a form without the CSRF token, with a foreign token, or from another origin', async () => {
     const ann = await createUser('ann');
     const browser = new Browser();
@@ -139,6 +173,28 @@ describe('sign-up page', () => {
     const again = await dup.post('/users/sign_up', { name: 'Other', username, password: 'a-good-password', authenticity_token: Browser.csrf(await page2.text()) });
     expect(again.status).toBe(409);
     expect(await again.text()).toContain('Username has already been taken');
+  });
+
+  it("never tells whether an email address is someone's: it takes none, so a known one gets the same answer as a new one", async () => {
+    const known = await createUser('known');
+    const form = async (email: string) => {
+      const browser = new Browser();
+      const page = await browser.get('/users/sign_up');
+      expect(await page.clone().text()).not.toContain('name="email"');
+      const username = unique('probe');
+      const res = await browser.post('/users/sign_up', { name: 'Probe', username, email, password: 'a-good-password', authenticity_token: Browser.csrf(await page.text()) });
+      return { status: res.status, location: res.headers.get('location'), username };
+    };
+    const taken = await form(`${known.username}@example.test`);
+    const fresh = await form(`${unique('nobody')}@example.test`);
+    expect([taken.status, taken.location]).toEqual([fresh.status, fresh.location]);
+    expect(taken.status).toBe(303);
+    const emailOf = async (username: string) => {
+      const [{ id }] = (await (await call(`/api/v4/users?username=${username}`, { headers: ADMIN })).json()) as { id: number }[];
+      return ((await (await call(`/api/v4/users/${id}`, { headers: ADMIN })).json()) as { email: string | null }).email;
+    };
+    expect(await emailOf(taken.username)).toBeNull();
+    expect(await emailOf(known.username)).toBe(`${known.username}@example.test`);
   });
 
   it('explains invalid input on the page', async () => {

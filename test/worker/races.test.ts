@@ -383,7 +383,7 @@ describe('token storms', () => {
     for (let trial = 0; trial < TRIALS; trial++) {
       trials++;
       const { app, code, verifier } = await grant({ confidential });
-      const body = { client_id: app.clientId, ...(app.secret ? { client_secret: app.secret } : {}), code, code_verifier: verifier };
+      const body = { client_id: app.clientId, ...(app.secret ? { client_secret: app.secret } : {}), code, code_verifier: verifier, redirect_uri: app.redirectUri };
       const answers = await Promise.all(Array.from({ length: 50 }, () => tokenCall(body, { form: trial % 2 === 0 })));
       const ok = answers.filter((r) => r.status === 200);
       expect(ok).toHaveLength(1);

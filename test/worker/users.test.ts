@@ -93,6 +93,27 @@ describe('users API', () => {
     expect((await call('/api/v4/users/abc', { headers: dave.headers })).status).toBe(400);
   });
 
+  it("searches names and usernames; a private email only for administrators, and only whole (GitLab's User.search)", async () => {
+    const hidden = unique('hiddencorp');
+    const res = await call('/api/v4/users', jsonBody({ username: unique('quiet'), name: 'Quiet Person', password: 'long-enough-pw', email: `q.person@${hidden}.example` }, ADMIN));
+    const quiet = (await res.json()) as { id: number; username: string };
+    const stranger = await createUser('stranger');
+    const ids = async (search: string, headers: Record<string, string>) => {
+      const found = await call(`/api/v4/users?search=${encodeURIComponent(search)}`, { headers });
+      expect(found.status).toBe(200);
+      return ((await found.json()) as { id: number }[]).map((u) => u.id);
+    };
+    // Any signed-in user: by part of the name or username, never by any part of an email.
+    expect(await ids('quiet pers', stranger.headers)).toContain(quiet.id);
+    expect(await ids(`@${quiet.username.slice(0, -2)}`, stranger.headers)).toContain(quiet.id);
+    expect(await ids(hidden, stranger.headers)).toEqual([]);
+    expect(await ids(`q.person@${hidden}.example`, stranger.headers)).toEqual([]);
+    expect(await ids('q.person@', stranger.headers)).toEqual([]);
+    // An administrator: the whole address, in any case, but still not a part of it.
+    expect(await ids(`Q.Person@${hidden.toUpperCase()}.example`, ADMIN)).toEqual([quiet.id]);
+    expect(await ids(hidden, ADMIN)).toEqual([]);
+  });
+
   it('paginates the user list', async () => {
     const res = await call('/api/v4/users?per_page=1&page=1', { headers: ADMIN });
     expect(res.headers.get('x-per-page')).toBe('1');

@@ -1,11 +1,27 @@
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { cloudflareTest } from '@cloudflare/vitest-plugin';
 import { defineConfig } from 'vitest/config';
+
+const WRANGLER = join(import.meta.dirname, '../../wrangler.toml');
+
+/**
+ * wrangler.toml's rate limits, raised out of reach: a test about something else never meets one.
+ * The tests of the limits (rate-limits.test.ts) put TEST_TIGHT_LIMIT, 2 a minute, in their place.
+ */
+const ratelimits = Object.fromEntries(
+  readFileSync(WRANGLER, 'utf8')
+    .split(/^\[\[ratelimits\]\]$/m)
+    .slice(1)
+    .map((block) => [/^name = "(\w+)"/m.exec(block)![1], { namespace_id: /^namespace_id = "(\d+)"/m.exec(block)![1], simple: { limit: 1_000_000, period: 60 as const } }]),
+);
 
 export default defineConfig({
   plugins: [
     cloudflareTest({
       wrangler: { configPath: '../../wrangler.toml' },
       miniflare: {
+        ratelimits: { ...ratelimits, TEST_TIGHT_LIMIT: { namespace_id: '9999', simple: { limit: 2, period: 60 } } },
         bindings: {
           ADMIN_TOKEN: 'test-admin-token',
           TOKEN_HASH_KEY: 'test-token-hash-key',

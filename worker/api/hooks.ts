@@ -34,12 +34,24 @@ const HOOK_APIS: Record<Kind['name'], HookApi> = {
 
 const urlParam = () => z.string().min(1).max(2048).refine((v) => URL.canParse(v), { message: 'is invalid' });
 
+/**
+ * What can travel as the `X-Gitlab-Token` header unchanged: visible ASCII, with spaces and tabs
+ * inside (RFC 9110 §5.5 field values; GitLab refuses a line break). No CR, LF, NUL or other
+ * control, nothing outside ASCII, and no space at either end, which a header loses.
+ */
+const HEADER_SAFE = /^(?:[\x21-\x7e](?:[\t\x20-\x7e]*[\x21-\x7e])?)?$/;
+
 /** GitLab's hook parameters that Knock has; GitLab's other event switches are accepted and ignored. */
 const hookFields = {
   url: urlParam(),
   name: z.string().max(255).optional(),
   description: z.string().max(2048).optional(),
-  token: z.string().max(255).optional().openapi({ description: 'Secret token sent as X-Gitlab-Token; never shown again' }),
+  token: z
+    .string()
+    .max(255)
+    .regex(HEADER_SAFE)
+    .optional()
+    .openapi({ description: 'Secret token sent as X-Gitlab-Token (visible ASCII, inner spaces); never shown again' }),
   member_events: boolParam().optional().openapi({ description: 'Members added, changed, removed or expired (default true)' }),
   access_request_events: boolParam().optional().openapi({ description: 'Access requests made, withdrawn or denied (default true)' }),
   enable_ssl_verification: boolParam().optional(),

@@ -149,7 +149,7 @@ export const users = createApiRouter()
     const q = c.req.valid('query');
     const page = { page: q.page, perPage: q.per_page };
     const { total, users: rows } = await directory(c.env).listUsers(
-      { username: q.username, search: q.search, state: q.blocked ? 'blocked' : q.active ? 'active' : undefined },
+      { username: q.username, search: q.search, withPrivateEmails: c.var.caller.admin, state: q.blocked ? 'blocked' : q.active ? 'active' : undefined },
       offsetOf(page),
       page.perPage,
     );

@@ -1,10 +1,11 @@
 import type { MiddlewareHandler } from 'hono';
 import type { ApiEnv, Caller, Env } from '../env';
+import { enforceLimit, LIMITS } from '../edge/rate-limits';
 import { problems, raise } from '../errors';
 import { directory } from '../durable/directory/directory';
 import { missingScopes } from '../oauth/scopes';
 import { recordTokenUse } from '../services/access-tokens';
-import { callerOf, lookupAccessToken, lookupRootRecord, rootRecord } from '../store/tokens';
+import { callerOf, lookupAccessToken, lookupRootRecord, rootRecord, type AccessTokenRecord } from '../store/tokens';
 import { safeEqual } from './crypto';
 
 /** The token a GitLab client sends: `PRIVATE-TOKEN`, or `Authorization: Bearer`. */
@@ -22,6 +23,9 @@ export const presentedToken = (headers: Headers): string | null => {
  */
 const root = async (env: Env): Promise<Caller> => callerOf((await lookupRootRecord(env)) ?? rootRecord(await directory(env).ensureRoot()));
 
+/** What a token's API limit counts under: the token itself, or its OAuth grant, whose refreshes do not start a new count. */
+const limitKey = (r: AccessTokenRecord): string => (r.tokenId != null ? `token:${r.tokenId}` : r.grantId ? `grant:${r.grantId}` : `user:${r.userId}`);
+
 /** Where the API is mounted; scopes are judged on the path below it. */
 const API_PREFIX = '/api/v4';
 
@@ -36,12 +40,14 @@ export const apiAuth: MiddlewareHandler<ApiEnv> = async (c, next) => {
 
   let caller: Caller;
   if (c.env.ADMIN_TOKEN && safeEqual(token, c.env.ADMIN_TOKEN)) {
+    // The operator's own secret: limiting it would protect nothing from its holder.
     caller = await root(c.env);
   } else {
     const found = await lookupAccessToken(c.env, token);
     if (found.status === 'unknown') return raise(problems.unauthorized());
     if (found.status === 'expired') return raise(problems.tokenExpired());
     if (found.status === 'revoked') return raise(problems.tokenRevoked());
+    await enforceLimit(c.env, LIMITS.api, limitKey(found.record));
     caller = callerOf(found.record);
   }
   const missing = missingScopes(caller.scopes, c.req.method, c.req.path.slice(API_PREFIX.length));

@@ -43,8 +43,9 @@ export async function startServer({ port, persistTo, vars = {}, stdio = 'pipe', 
     '--inspector-port', String(inspectorPort),
     '--persist-to', persistTo,
     '--show-interactive-dev-session=false',
-    // Local development sends webhooks to local receivers (127.0.0.1); deployments do not.
-    ...Object.entries({ PUBLIC_URL: url, ALLOW_LOCAL_WEBHOOKS: 'true', ...vars }).flatMap(([k, v]) => ['--var', `${k}:${v}`]),
+    // Local development sends webhooks to local receivers (127.0.0.1); deployments do not. Nothing
+    // in front of wrangler dev sets the client's address (it keeps a CF-Connecting-IP a client sent).
+    ...Object.entries({ PUBLIC_URL: url, ALLOW_LOCAL_WEBHOOKS: 'true', CLIENT_ADDRESS_HEADER: '', ...vars }).flatMap(([k, v]) => ['--var', `${k}:${v}`]),
   ];
   const child = spawn(process.execPath, args, {
     cwd: ROOT,

@@ -1,7 +1,8 @@
 import { KNOCK_VERSION } from '../../shared/version';
 import { base64, fromBase64, hmacSha256WithKey, randomBytes } from '../auth/crypto';
 import { clock } from '../clock';
-import { blockedReason } from './url-guard';
+import { readCappedText } from './capped-body';
+import { checkDestination, type DestinationPolicy } from './url-guard';
 
 /**
  * One HTTP attempt to deliver a webhook, with the headers of both worlds: GitLab's
@@ -60,33 +61,6 @@ export interface AttemptResult {
   error: string | null;
 }
 
-const readExcerpt = async (response: Response): Promise<string> => {
-  if (!response.body) return '';
-  // A short answer of known length is read whole; anything else only up to the bound.
-  const length = Number(response.headers.get('content-length') ?? NaN);
-  if (length <= RESPONSE_EXCERPT_BYTES) return response.text();
-  const reader = response.body.getReader();
-  const chunks: Uint8Array[] = [];
-  let size = 0;
-  try {
-    while (size < RESPONSE_EXCERPT_BYTES) {
-      const { done, value } = await reader.read();
-      if (done) break;
-      chunks.push(value);
-      size += value.byteLength;
-    }
-  } finally {
-    reader.cancel().catch(() => {});
-  }
-  const bytes = new Uint8Array(size);
-  let at = 0;
-  for (const c of chunks) {
-    bytes.set(c, at);
-    at += c.byteLength;
-  }
-  return new TextDecoder().decode(bytes.subarray(0, RESPONSE_EXCERPT_BYTES));
-};
-
 /** An attempt that sent nothing (it could not be made). */
 export const notSent = (error: string, requestHeaders: Record<string, string> = {}, durationMs = 0): AttemptResult => ({
   ok: false,
@@ -99,7 +73,7 @@ export const notSent = (error: string, requestHeaders: Record<string, string> = 
 });
 
 /** Sends `message` to `to` once. A 2xx answer is a success; anything else, or none, a failure. */
-export const attempt = async (to: Destination, message: Message, allowLocal: boolean): Promise<AttemptResult> => {
+export const attempt = async (to: Destination, message: Message, policy: DestinationPolicy): Promise<AttemptResult> => {
   const timestamp = Math.floor(clock.now() / 1000);
   const headers: Record<string, string> = {
     'Content-Type': 'application/json',
@@ -114,7 +88,7 @@ export const attempt = async (to: Destination, message: Message, allowLocal: boo
     'webhook-signature': await sign(to.signingSecret, message.id, timestamp, message.body),
   };
   const requestHeaders = to.token === null ? { ...headers } : { ...headers, 'X-Gitlab-Token': '[REDACTED]' };
-  const blocked = blockedReason(to.url, allowLocal);
+  const blocked = await checkDestination(to.url, policy);
   if (blocked) return notSent(`Url is blocked: ${blocked}`, requestHeaders);
   if (to.token !== null) headers['X-Gitlab-Token'] = to.token;
   const started = performance.now();
@@ -122,7 +96,7 @@ export const attempt = async (to: Destination, message: Message, allowLocal: boo
     const response = await outbound.fetch(
       new Request(to.url, { method: 'POST', headers, body: message.body, redirect: 'manual', signal: AbortSignal.timeout(DELIVERY_TIMEOUT_MS) }),
     );
-    const responseBody = await readExcerpt(response);
+    const responseBody = await readCappedText(response, RESPONSE_EXCERPT_BYTES);
     const ok = response.status >= 200 && response.status < 300;
     return {
       ok,

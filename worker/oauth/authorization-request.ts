@@ -6,7 +6,10 @@ import { isKnownScope, parseScopes } from './scopes';
 /** A valid authorization request (RFC 6749 §4.1.1 with RFC 7636 §4.3). */
 export interface AuthorizationRequest {
   client: OAuthClient;
+  /** Where the answer goes: the request's redirect_uri, or the application's only one. */
   redirectUri: string;
+  /** Whether the request named its redirect_uri; then the code's exchange must name it too (RFC 6749 §4.1.3). */
+  redirectUriNamed: boolean;
   state: string | null;
   scopes: string[];
   codeChallenge: string | null;
@@ -80,7 +83,10 @@ export const checkAuthorizationRequest = async (findClient: FindClient, params: 
     if (!isS256Challenge(challenge as string)) return back('invalid_request', 'code_challenge is not a valid S256 challenge.');
   }
 
-  return { kind: 'ok', request: { client, redirectUri, state, scopes: [...scopes].sort(), codeChallenge: challenge ?? null } };
+  return {
+    kind: 'ok',
+    request: { client, redirectUri, redirectUriNamed: requested !== undefined, state, scopes: [...scopes].sort(), codeChallenge: challenge ?? null },
+  };
 };
 
 /**

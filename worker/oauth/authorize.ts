@@ -17,7 +17,7 @@ const hostOf = (uri: string) => {
 /** The consent form's hidden fields: the checked request, so the POST re-checks the same thing. */
 const requestFields = (r: AuthorizationRequest): Record<string, string | null> => ({
   client_id: r.client.clientId,
-  redirect_uri: r.redirectUri,
+  redirect_uri: r.redirectUriNamed ? r.redirectUri : null,
   response_type: 'code',
   scope: r.scopes.join(' '),
   state: r.state,
@@ -46,7 +46,7 @@ const issueCodeAndRedirect = async <E extends PageEnv>(
   const issued = await userObject(c.env, user.id).issueCode({
     userId: user.id,
     clientId: r.client.clientId,
-    redirectUri: r.redirectUri,
+    redirectUri: r.redirectUriNamed ? r.redirectUri : null,
     scopes: r.scopes,
     codeChallenge: r.codeChallenge,
     rememberConsent,

@@ -1,5 +1,7 @@
 import { Hono } from 'hono';
 import { cors } from 'hono/cors';
+import { clientAddress } from '../edge/client-address';
+import { LIMITS, rateLimit } from '../edge/rate-limits';
 import type { BaseEnv } from '../env';
 import { introspectionEndpoint } from './introspect';
 import { metadataEndpoint } from './metadata';
@@ -18,7 +20,7 @@ for (const path of ['/login/oauth/access_token', '/login/oauth/revoke', '/.well-
   oauthRoutes.use(path, clientCors);
 }
 
-oauthRoutes.post('/login/oauth/access_token', tokenEndpoint);
+oauthRoutes.post('/login/oauth/access_token', rateLimit(LIMITS.protectedPaths, clientAddress), tokenEndpoint);
 oauthRoutes.post('/login/oauth/revoke', revocationEndpoint);
 oauthRoutes.post('/login/oauth/introspect', introspectionEndpoint);
 oauthRoutes.get('/.well-known/oauth-authorization-server', metadataEndpoint);

@@ -1,6 +1,7 @@
 import type { Context } from 'hono';
 import { userObject } from '../durable/user/user';
 import { unwrap, type Result } from '../durable/result';
+import { enforceLimit, LIMITS } from '../edge/rate-limits';
 import type { BaseEnv } from '../env';
 import { json, problems, raise } from '../errors';
 import { AUTHORIZATION_CODE_PREFIX, REFRESH_TOKEN_PREFIX, routeOf } from '../store/tokens';
@@ -29,6 +30,9 @@ export const tokenEndpoint = async (c: Context<BaseEnv>) => {
   // Both grants may trust this isolate's cached application: the user's grant authority judges a
   // deletion itself (clients.ts), so the application's own object is not on every exchange.
   const { client } = await authenticateClient(c, params, { cached: true });
+  // Per client once it has proved who it is; anyone can name a public client, so a budget of its
+  // own would let one abuser lock every user of it out (edge/rate-limits.ts).
+  if (!isPublicClient(client)) await enforceLimit(c.env, LIMITS.oauthClient, client.clientId);
 
   let result: Result<TokenResponse>;
   if (grantType === 'authorization_code') {

@@ -1,15 +1,15 @@
-import { Hono, type Context, type MiddlewareHandler } from 'hono';
+import { Hono, type MiddlewareHandler } from 'hono';
 import { csrfTokenFor, endSession, safeReturnTo, startSession } from '../auth/session';
 import { config } from '../config';
 import type { PageEnv } from '../env';
 import { NewUserSchema } from '../api/users';
 import { describeIssue } from '../api/router';
+import { clientAddress } from '../edge/client-address';
+import { LIMITS, rateLimit } from '../edge/rate-limits';
 import { checkPassword, createAccount } from '../services/accounts';
 import { errorPage } from './error-page';
 import { formCsrf } from './form-csrf';
 import { CsrfField, ErrorNotice, Layout } from './layout';
-
-const clientAddress = (c: Context) => c.req.header('cf-connecting-ip') ?? c.req.header('x-real-ip') ?? 'local';
 
 const SignInPage = (p: { csrf: string; returnTo: string; username?: string; error?: string | null; signupEnabled: boolean }) => (
   <Layout title="Sign in">
@@ -48,8 +48,6 @@ const SignUpPage = (p: { csrf: string; returnTo: string; values?: Record<string,
         <input type="text" id="name" name="name" autocomplete="name" required value={p.values?.name ?? ''} />
         <label for="username">Username</label>
         <input type="text" id="username" name="username" autocomplete="username" required value={p.values?.username ?? ''} />
-        <label for="email">Email</label>
-        <input type="email" id="email" name="email" autocomplete="email" value={p.values?.email ?? ''} />
         <label for="password">Password (at least 8 characters)</label>
         <input type="password" id="password" name="password" autocomplete="new-password" minlength={8} required />
         <div class="actions stretch">
@@ -71,6 +69,11 @@ const INACTIVE = {
 
 const formField = (form: Record<string, unknown>, name: string): string => (typeof form[name] === 'string' ? (form[name] as string) : '');
 
+/** Sign-in and sign-up forms, per client address (GitLab's protected paths), before the form is read. */
+const perAddress = rateLimit<PageEnv>(LIMITS.protectedPaths, clientAddress, (c) =>
+  errorPage(c, 429, 'Too many requests', 'Too many sign-in or sign-up attempts from your address. Retry later.'),
+);
+
 /** Sign-up pages are 404 while SIGNUP_ENABLED is off (before any form is read). */
 const signupOpen: MiddlewareHandler<PageEnv> = async (c, next) => {
   if (!config(c.env).signupEnabled) return errorPage(c, 404, 'Sign-up is disabled', 'Ask an administrator for an account.');
@@ -86,7 +89,7 @@ export const accountPages = new Hono<PageEnv>()
     const ended = c.var.sessionEndedBecause;
     return c.html(<SignInPage csrf={csrfTokenFor(c)} returnTo={returnTo} error={ended ? INACTIVE[ended] : null} signupEnabled={config(c.env).signupEnabled} />);
   })
-  .post('/users/sign_in', formCsrf(), async (c) => {
+  .post('/users/sign_in', perAddress, formCsrf(), async (c) => {
     const form = c.var.form;
     const returnTo = safeReturnTo(form.return_to);
     const username = formField(form, 'username').trim();
@@ -115,11 +118,13 @@ export const accountPages = new Hono<PageEnv>()
   .get('/users/sign_up', signupOpen, (c) => {
     return c.html(<SignUpPage csrf={csrfTokenFor(c)} returnTo={safeReturnTo(c.req.query('return_to'))} />);
   })
-  .post('/users/sign_up', signupOpen, formCsrf(), async (c) => {
+  .post('/users/sign_up', signupOpen, perAddress, formCsrf(), async (c) => {
     const form = c.var.form;
     const returnTo = safeReturnTo(form.return_to);
-    const values = { name: formField(form, 'name'), username: formField(form, 'username').trim(), email: formField(form, 'email').trim() };
-    const parsed = NewUserSchema.safeParse({ ...values, email: values.email || undefined, password: formField(form, 'password') });
+    const values = { name: formField(form, 'name'), username: formField(form, 'username').trim() };
+    // No email: with no mail to confirm one, "Email has already been taken" would tell anyone
+    // whose address it is. A username is public (every user's web_url), so a taken one is said.
+    const parsed = NewUserSchema.safeParse({ ...values, password: formField(form, 'password') });
     const again = (error: string, status: 400 | 409) =>
       c.html(<SignUpPage csrf={csrfTokenFor(c)} returnTo={returnTo} values={values} error={error} />, status);
     if (!parsed.success) return again(`The ${parsed.error.issues.map(describeIssue)[0]}.`, 400);

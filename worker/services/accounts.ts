@@ -37,10 +37,11 @@ export type PasswordCheck = { retryAfter: number } | { user: UserRow | null };
  * slow; it must not hold an object), against a dummy hash for unknown users, so timing does not
  * reveal who exists.
  */
-export const checkPassword = async (env: Env, username: string, password: string, address: string): Promise<PasswordCheck> => {
+export const checkPassword = async (env: Env, username: string, password: string, address: string | null): Promise<PasswordCheck> => {
   const names = namePartition(env, username);
-  const addresses = addressPartition(env, address);
-  const [attempt, addressWait] = await Promise.all([names.beginSignIn(username), addresses.addressRetryAfter(address)]);
+  // No trusted address (edge/client-address.ts): the per-username throttle alone.
+  const addresses = address === null ? null : { stub: addressPartition(env, address), address };
+  const [attempt, addressWait] = await Promise.all([names.beginSignIn(username), addresses?.stub.addressRetryAfter(addresses.address) ?? 0]);
   if ('retryAfter' in attempt) return { retryAfter: Math.max(attempt.retryAfter, addressWait) };
   if (addressWait > 0) {
     await names.giveBack(attempt.attempt);
@@ -49,6 +50,6 @@ export const checkPassword = async (env: Env, username: string, password: string
   const login = attempt.login;
   const valid = await verifyPassword(password, login?.passwordHash ?? DUMMY_PASSWORD_HASH);
   const user = valid && login ? login.user : null;
-  await (user?.state === 'active' ? names.signedIn(username) : addresses.addressFailed(address));
+  await (user?.state === 'active' ? names.signedIn(username) : addresses?.stub.addressFailed(addresses.address));
   return { user };
 };

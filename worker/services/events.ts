@@ -4,9 +4,10 @@ import type { AuditFilter, LoggedEvent } from '../durable/event-log';
 import type { PageOf } from '../durable/namespace/namespace';
 import type { HookLogRow, HookRow, HookSettings, StatusFilter } from '../durable/namespace/webhooks';
 import type { Caller, Env } from '../env';
+import { enforceLimit, LIMITS } from '../edge/rate-limits';
 import { problems, raise } from '../errors';
 import type { HookTrigger } from '../events/event';
-import { blockedReason } from '../events/url-guard';
+import { checkDestination } from '../events/url-guard';
 import type { Target } from './finder';
 import { objectOf, settle, type Window } from './namespaces';
 
@@ -37,8 +38,8 @@ export const listInstanceAuditEvents = async (env: Env, caller: Caller, filter: 
 };
 
 /** GitLab's refusal of a hook URL that leads somewhere it may not (400, "Url is blocked: …"). */
-const assertAllowedUrl = (env: Env, url: string): void => {
-  const reason = blockedReason(url, config(env).allowLocalWebhooks);
+const assertAllowedUrl = async (env: Env, url: string): Promise<void> => {
+  const reason = await checkDestination(url, config(env));
   if (reason) raise(problems.badRequest(`Url is blocked: ${reason}`));
 };
 
@@ -50,12 +51,12 @@ export const getHook = async (env: Env, target: Target, hookId: number): Promise
 
 /** A new hook and its signing secret (shown this once); `instanceUrl` is sent as `X-Gitlab-Instance`. */
 export const createHook = async (env: Env, target: Target, settings: HookSettings, instanceUrl: string) => {
-  assertAllowedUrl(env, settings.url);
+  await assertAllowedUrl(env, settings.url);
   return settle(await objectOf(env, target).createHook(target.ref, target.actor, settings, instanceUrl));
 };
 
 export const updateHook = async (env: Env, target: Target, hookId: number, change: Partial<HookSettings>): Promise<HookRow> => {
-  if (change.url !== undefined) assertAllowedUrl(env, change.url);
+  if (change.url !== undefined) await assertAllowedUrl(env, change.url);
   return settle(await objectOf(env, target).updateHook(target.ref, target.actor, hookId, change));
 };
 
@@ -70,8 +71,14 @@ export const listHookEvents = async (env: Env, target: Target, hookId: number, s
 export const resendHookEvent = async (env: Env, target: Target, hookId: number, logId: number): Promise<number | null> =>
   settle(await objectOf(env, target).resendHookEvent(target.ref, target.actor, hookId, logId)).status;
 
-/** Sends a sample event now; a failure is GitLab's 422 with what went wrong. */
+/**
+ * Sends a sample event now; a failure is GitLab's 422 with what went wrong. Each test sends a
+ * request from Knock, so they are counted per hook (edge/rate-limits.ts), and only for those who
+ * may test it: a stranger cannot use up a hook's tests.
+ */
 export const testHook = async (env: Env, target: Target, hookId: number, trigger: HookTrigger): Promise<void> => {
+  await getHook(env, target, hookId);
+  await enforceLimit(env, LIMITS.hookTests, `${target.ref.kind}:${target.id}:${hookId}`);
   const result = settle(await objectOf(env, target).testHook(target.ref, target.actor, hookId, trigger));
   if (!result.ok) raise(problems.unprocessable(`Hook execution failed: ${result.error ?? `HTTP ${result.status}`}`));
 };

@@ -12,6 +12,7 @@ import { listsOnlyReached, snapshotOf, type EffectiveMember, type ListFilter, ty
 import { treeIndex, userIndexPartitions, type EffectiveMembership, type IndexPartitionStub, type UserNames } from '../durable/index-partition/index-partition';
 import { unwrap } from '../durable/result';
 import type { Caller, Env } from '../env';
+import { enforceLimit, LIMITS } from '../edge/rate-limits';
 import { problems, raise } from '../errors';
 import { StaleTarget, type Target } from './finder';
 import { forgetRecord, rememberRecord } from './registry-cache';
@@ -150,8 +151,11 @@ export const deleteNamespace = async (env: Env, kind: Kind, target: Target): Pro
 export const listAccessRequests = async (env: Env, target: Target, page: Window): Promise<PageOf<AccessRequestRow>> =>
   settle(await objectOf(env, target).listAccessRequests(target.ref, target.actor, page.offset, page.limit));
 
-export const requestAccess = async (env: Env, target: Target, caller: Caller): Promise<AccessRequestRow> =>
-  settle(await objectOf(env, target).requestAccess(target.ref, target.actor, { username: caller.username, name: caller.name }));
+/** Counted per requester (edge/rate-limits.ts) before anything else, so no one floods the owners. */
+export const requestAccess = async (env: Env, target: Target, caller: Caller): Promise<AccessRequestRow> => {
+  await enforceLimit(env, LIMITS.accessRequests, String(caller.id));
+  return settle(await objectOf(env, target).requestAccess(target.ref, target.actor, { username: caller.username, name: caller.name }));
+};
 
 /** The request disappears and the member appears in one transaction, or neither happens. */
 export const approveAccessRequest = async (

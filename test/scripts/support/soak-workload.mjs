@@ -191,7 +191,7 @@ export function createSoak({ base, adminToken, users: userCount, owners: ownerCo
     const tokens = await send(
       'token exchange',
       `${base}/login/oauth/access_token`,
-      { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify({ client_id: clientId, client_secret: secret, code: location.searchParams.get('code') }) },
+      { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify({ client_id: clientId, client_secret: secret, code: location.searchParams.get('code'), redirect_uri: REDIRECT_URI }) },
       [200],
     );
     return tokens ? tokens.json() : null;

@@ -130,9 +130,9 @@ export interface Tokens {
   created_at: number;
 }
 
-/** The exchange as GitLab's clients send it: JSON with client_id, client_secret and code. */
+/** The exchange as GitLab's clients send it: JSON with client_id, client_secret, code and the authorization request's redirect_uri. */
 export const exchange = async (app: App, code: string, extra: Record<string, string> = {}): Promise<Tokens> => {
-  const res = await tokenCall({ client_id: app.clientId, ...(app.secret ? { client_secret: app.secret } : {}), code, ...extra });
+  const res = await tokenCall({ client_id: app.clientId, ...(app.secret ? { client_secret: app.secret } : {}), code, redirect_uri: app.redirectUri, ...extra });
   expect(res.status, await res.clone().text()).toBe(200);
   return (await res.json()) as Tokens;
 };

@@ -402,7 +402,17 @@ export class Directory extends DurableObject<Env> {
     return row ? toLogin(row) : null;
   }
 
-  listUsers(filter: { username?: string; search?: string; state?: UserState }, offset: number, limit: number): { total: number; users: UserRow[] } {
+  /**
+   * `search` is GitLab's `User.search`: a part of the name or username (a leading `@` ignored),
+   * or, for an administrator's search (`withPrivateEmails`), the whole email address in any case;
+   * never a part of one, so no caller can spell out an address letter by letter. Knock keeps no
+   * public email, which GitLab also matches whole for everyone.
+   */
+  listUsers(
+    filter: { username?: string; search?: string; withPrivateEmails?: boolean; state?: UserState },
+    offset: number,
+    limit: number,
+  ): { total: number; users: UserRow[] } {
     const where: string[] = [];
     const args: unknown[] = [];
     if (filter.state !== undefined) {
@@ -414,9 +424,12 @@ export class Directory extends DurableObject<Env> {
       args.push(filter.username);
     }
     if (filter.search) {
-      where.push("(username LIKE ? ESCAPE '\\' OR name LIKE ? ESCAPE '\\' OR email LIKE ? ESCAPE '\\')");
-      const like = `%${filter.search.replace(/[\\%_]/g, (ch) => `\\${ch}`)}%`;
-      args.push(like, like, like);
+      const query = filter.search.replace(/^@/, '');
+      const like = `%${query.replace(/[\\%_]/g, (ch) => `\\${ch}`)}%`;
+      const byEmail = filter.withPrivateEmails ? ' OR lower(email) = lower(?)' : '';
+      // A lone `@` finds nobody, as in GitLab.
+      where.push(query ? `(username LIKE ? ESCAPE '\\' OR name LIKE ? ESCAPE '\\'${byEmail})` : '0');
+      if (query) args.push(like, like, ...(filter.withPrivateEmails ? [query] : []));
     }
     const clause = where.length ? `WHERE ${where.join(' AND ')}` : '';
     const total = this.sql.exec<{ n: number }>(`SELECT COUNT(*) AS n FROM users ${clause}`, ...args).one().n;

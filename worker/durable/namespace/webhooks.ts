@@ -336,7 +336,7 @@ export class Webhooks {
     const signingSecret = await this.openSealed(this.purpose('signing', hook.uuid), hook.signing_secret);
     if (signingSecret === null) return notSent('The signing secret could not be opened (was TOKEN_HASH_KEY changed?)');
     const destination = { url: hook.url, uuid: hook.uuid, token: await this.openToken(hook), signingSecret, instance: hook.instance_url };
-    return attempt(destination, message, config(this.env).allowLocalWebhooks);
+    return attempt(destination, message, config(this.env));
   }
 
   /**

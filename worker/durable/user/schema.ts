@@ -39,7 +39,9 @@ export const USER_SCHEMA = [
      hash TEXT PRIMARY KEY,
      client_id TEXT NOT NULL,
      user_id INTEGER NOT NULL,
-     redirect_uri TEXT NOT NULL,
+     -- The redirect_uri the authorization request named, NULL when it named none: the exchange
+     -- must send the same (RFC 6749 §4.1.3).
+     redirect_uri TEXT,
      scopes TEXT NOT NULL,
      code_challenge TEXT,
      expires_at INTEGER NOT NULL,

@@ -33,7 +33,8 @@ const USED_CODE_MEMORY_SECONDS = 24 * 3600;
 export interface CodeRequest {
   userId: number;
   clientId: string;
-  redirectUri: string;
+  /** The redirect_uri the authorization request named; null when it named none. */
+  redirectUri: string | null;
   scopes: string[];
   codeChallenge: string | null;
   /** Remember the user's consent, so the next identical authorization needs no page. */
@@ -79,7 +80,7 @@ type CodeRow = {
   hash: string;
   client_id: string;
   user_id: number;
-  redirect_uri: string;
+  redirect_uri: string | null;
   scopes: string;
   code_challenge: string | null;
   expires_at: number;
@@ -261,8 +262,10 @@ export class User extends DurableObject<Env> {
         return refused(invalidGrant('The authorization code has expired.'));
       }
       if (code.client_id !== r.clientId) return refused(invalidGrant('The authorization code was issued to another client.'));
-      if (r.redirectUri !== null && r.redirectUri !== code.redirect_uri) {
-        return refused(invalidGrant('redirect_uri does not match the one used in the authorization request.'));
+      // RFC 6749 §4.1.3: required, and identical, when the authorization request named one.
+      if (r.redirectUri !== code.redirect_uri) {
+        const named = code.redirect_uri !== null;
+        return refused(invalidGrant(named ? 'redirect_uri must be the one the authorization request named.' : 'redirect_uri was not part of the authorization request.'));
       }
       const pkce = this.checkPkce(code, r, transformed);
       if (pkce) return refused(pkce);

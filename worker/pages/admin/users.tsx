@@ -19,12 +19,12 @@ import { AdminLayout } from './nav';
 const NEW_USER = 'new-user';
 const NEW_TOKEN = 'new-token';
 
-/** Users, 20 a page, oldest first; `search` as `GET /users?search=`. */
+/** Users, 20 a page, oldest first; `search` as an administrator's `GET /users?search=`. */
 const UserList = async (p: { c: PageContext; search: string }) => {
   const { c } = p;
   const page = pageNumber(c.req.query('page'));
   const { offset, limit } = windowFor(page);
-  const { total, users: rows } = await directory(c.env).listUsers({ search: p.search || undefined }, offset, limit);
+  const { total, users: rows } = await directory(c.env).listUsers({ search: p.search || undefined, withPrivateEmails: true }, offset, limit);
   return (
     <Section id="users" title={`Users (${total})`}>
       <form method="get" action="/admin/users" class="search" role="search">
