@@ -5,7 +5,7 @@ import { publicOrigin } from '../config';
 import * as service from '../services/namespaces';
 import { namespaceIdParam, withNamespace } from './finder';
 import { pageOf, paginationHeaders, paginationQuery, windowOf } from './pagination';
-import { bodyContent, bodyOf, intParam } from './params';
+import { bodyContent, bodyOf, dateParam, intParam } from './params';
 import { AccessRequestSchema, ApprovedAccessRequestSchema, presentAccessRequest, presentApprovedMember } from './presenters/member';
 import { createApiRouter } from './router';
 import { todayUtc } from '../clock';
@@ -30,13 +30,6 @@ export const accessLevelParam = (kind: Kind) =>
       enum: ACCESS_LEVELS.map((l) => l.value).filter((v) => isGrantableLevel(kind, v)),
       default: DEFAULT_APPROVAL_LEVEL,
     });
-
-/** A calendar date, `YYYY-MM-DD` (GitLab's `expires_at`); anything else is `expires_at is invalid`. */
-export const expiresAtParam = () =>
-  z
-    .string()
-    .refine((v) => /^\d{4}-\d{2}-\d{2}$/.test(v) && new Date(`${v}T00:00:00Z`).toISOString().startsWith(v), { message: 'is invalid' })
-    .openapi({ type: 'string', format: 'date', example: '2027-01-31' });
 
 /**
  * A membership ends at 00:00 UTC of its `expires_at`, so the date must be after today (GitLab's
@@ -69,7 +62,7 @@ export const accessRequestRoutes = (kind: Kind) => {
   const idParam = z.object({ id: namespaceIdParam() });
   const requesterParams = z.object({ id: namespaceIdParam(), user_id: intParam() });
   // Beyond GitLab: `expires_at` makes the new membership end at 00:00 UTC that day.
-  const ApproveBody = z.object({ access_level: accessLevelParam(kind).optional(), expires_at: expiresAtParam().optional() });
+  const ApproveBody = z.object({ access_level: accessLevelParam(kind).optional(), expires_at: dateParam().optional() });
 
   const list = createRoute({
     method: 'get',

@@ -1,11 +1,13 @@
 import { z } from '@hono/zod-openapi';
 import { epochSeconds } from '../clock';
+import { dateOf, startOfDay } from '../dates';
 import { directory } from '../durable/directory/directory';
 import type { Env } from '../env';
 import { problems, raise } from '../errors';
 import { isKnownScope, parseScopes } from '../oauth/scopes';
 import * as tokens from '../services/access-tokens';
-import { expiresAtParam, futureDate } from './access-requests';
+import { futureDate } from './access-requests';
+import { dateParam } from './params';
 
 /**
  * What creating a personal access token or an impersonation token takes (GitLab's `name`,
@@ -19,7 +21,7 @@ export const NewAccessTokenBody = z
       .preprocess((v) => (typeof v === 'string' ? parseScopes(v) : v), z.array(z.string()))
       .transform((v) => [...new Set(v)])
       .refine((s) => s.length > 0 && s.every(isKnownScope), { message: 'does not have a valid value' }),
-    expires_at: expiresAtParam().optional(),
+    expires_at: dateParam().optional(),
   })
   .openapi('NewAccessToken');
 
@@ -33,8 +35,8 @@ const expiryOf = (kind: tokens.TokenKind, date: string | undefined): number => {
   const now = epochSeconds();
   if (date === undefined) return now + kind.defaultLifetimeDays * DAY;
   futureDate(date);
-  const at = Date.parse(`${date}T00:00:00Z`) / 1000;
-  const latest = new Date((now + tokens.MAX_LIFETIME_DAYS * DAY) * 1000).toISOString().slice(0, 10);
+  const at = startOfDay(date) / 1000;
+  const latest = dateOf((now + tokens.MAX_LIFETIME_DAYS * DAY) * 1000);
   return at > now + tokens.MAX_LIFETIME_DAYS * DAY ? raise(problems.badRequest({ expires_at: [`must be on or before ${latest}`] })) : at;
 };
 

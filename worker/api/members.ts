@@ -3,10 +3,10 @@ import type { Kind } from '../auth/policy';
 import { publicOrigin } from '../config';
 import type { EffectiveMember } from '../durable/namespace-registry';
 import * as service from '../services/namespaces';
-import { accessLevelParam, expiresAtParam, futureDate } from './access-requests';
+import { accessLevelParam, futureDate } from './access-requests';
 import { namespaceIdParam, withNamespace } from './finder';
 import { pageOf, paginationHeaders, paginationQuery, windowOf } from './pagination';
-import { bodyContent, bodyOf, intParam } from './params';
+import { bodyContent, bodyOf, dateParam, intParam } from './params';
 import { MemberSchema, presentMember } from './presenters/member';
 import { createApiRouter } from './router';
 
@@ -25,12 +25,12 @@ export const memberRoutes = (kind: Kind) => {
   const request = { params: idParam, query: z.object(paginationQuery) };
   const list = { 200: { description: 'Members', content: { 'application/json': { schema: z.array(MemberSchema) } } } };
   const one = (status: 200 | 201, description: string) => ({ [status]: { description, content: { 'application/json': { schema: MemberSchema } } } });
-  const NewMember = z.object({ user_id: intParam(), access_level: accessLevelParam(kind), expires_at: expiresAtParam().optional() }).openapi(`New${kind.label}Member`);
+  const NewMember = z.object({ user_id: intParam(), access_level: accessLevelParam(kind), expires_at: dateParam().optional() }).openapi(`New${kind.label}Member`);
   const MemberChange = z
     .object({
       access_level: accessLevelParam(kind).optional(),
       // An empty value (or null) takes the expiry away.
-      expires_at: z.union([expiresAtParam(), z.literal(''), z.null()]).optional(),
+      expires_at: z.union([dateParam(), z.literal(''), z.null()]).optional(),
     })
     .openapi(`${kind.label}MemberChange`);
 

@@ -4,12 +4,12 @@ import { requireAdmin } from '../auth/api-auth';
 import { mayManageToken } from '../auth/policy';
 import { directory } from '../durable/directory/directory';
 import type { Caller, Env } from '../env';
+import { startOfDay } from '../dates';
 import { problems, raise } from '../errors';
 import * as tokens from '../services/access-tokens';
 import { issueTokenFor, NewAccessTokenBody } from './access-tokens';
-import { expiresAtParam } from './access-requests';
 import { pageOf, paginationHeaders, paginationQuery, windowOf } from './pagination';
-import { bodyContent, bodyOf, boolParam, instantParam, intParam } from './params';
+import { bodyContent, bodyOf, boolParam, dateParam, instantParam, intParam } from './params';
 import { presentPersonalAccessToken } from './presenters/access-token';
 import { createApiRouter } from './router';
 
@@ -19,7 +19,7 @@ const created = { 201: { description: 'The token, shown this once', content: { '
 const one = { 200: { description: 'The token', content: { 'application/json': { schema: PersonalAccessTokenSchema } } } };
 
 /** A date whose 00:00 UTC bounds token expiry, in epoch seconds. */
-const dateBoundParam = () => expiresAtParam().transform((v) => Date.parse(`${v}T00:00:00Z`) / 1000);
+const dateBoundParam = () => dateParam().transform((v) => startOfDay(v) / 1000);
 
 const createForCaller = createRoute({
   method: 'post',

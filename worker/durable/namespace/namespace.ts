@@ -14,6 +14,7 @@ import {
   type Standing,
 } from '../../auth/policy';
 import { clock, isoNow, todayUtc } from '../../clock';
+import { startOfDay } from '../../dates';
 import type { Visibility } from '../../../shared/api-types';
 import type { Env } from '../../env';
 import { problems } from '../../errors';
@@ -117,9 +118,8 @@ const FORWARD_BATCH = 100;
  * so that a burst of changes is handled in one run of the alarm rather than one run each.
  */
 const BACKGROUND_BATCH_MS = 250;
-
-/** When a membership expiring on `date` ends: 00:00 UTC that day. */
-const startOfDay = (date: string): number => Date.parse(`${date}T00:00:00Z`);
+/** The furthest ahead the alarm is set for an expiry (see `scheduleAlarm`). */
+const EXPIRY_HORIZON_MS = 365 * 24 * 3600 * 1000;
 
 /** The object's own copy of its registry row (see `NamespaceRef.snapshot`). */
 interface Settings {
@@ -766,7 +766,10 @@ export class Namespace extends DurableObject<Env> {
     const pending = this.forwardSince;
     const forward = pending === null ? Infinity : Math.max(Date.parse(pending) + BACKGROUND_BATCH_MS, this.forwardRetryAt);
     const delivery = (this.hooks.nextDue() ?? Infinity) + BACKGROUND_BATCH_MS;
-    const due = Math.min(retry, expiry === null ? Infinity : startOfDay(expiry), forward, delivery);
+    // An alarm cannot be set past the year 2189 (workerd refuses it): a later expiry wakes the
+    // object a year from now instead, and that alarm sets the next one.
+    const expiryDue = expiry === null ? Infinity : Math.min(startOfDay(expiry), now + EXPIRY_HORIZON_MS);
+    const due = Math.min(retry, expiryDue, forward, delivery);
     if (due === Infinity) void this.ctx.storage.deleteAlarm();
     else void this.ctx.storage.setAlarm(due);
   }

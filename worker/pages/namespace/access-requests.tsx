@@ -1,7 +1,8 @@
 import { Hono } from 'hono';
 import { z } from '@hono/zod-openapi';
 import { DEFAULT_APPROVAL_LEVEL, accessLevelName } from '../../../shared/access-levels';
-import { accessLevelParam, expiresAtParam, futureDate } from '../../api/access-requests';
+import { accessLevelParam, futureDate } from '../../api/access-requests';
+import { dateParam } from '../../api/params';
 import { withNamespace } from '../../api/finder';
 import { hasAccess, mayManageRequests, type Kind } from '../../auth/policy';
 import { directory } from '../../durable/directory/directory';
@@ -154,7 +155,7 @@ export const PendingRequests = async (p: { view: NamespaceView }) => {
 };
 
 /** Approving reads the API's own parameters: a grantable level, and an optional date after today. */
-const approval = (kind: Kind) => z.object({ access_level: accessLevelParam(kind), expires_at: z.union([expiresAtParam(), z.literal('')]) });
+const approval = (kind: Kind) => z.object({ access_level: accessLevelParam(kind), expires_at: z.union([dateParam(), z.literal('')]) });
 
 /** The access-request forms of a group's or project's page (and of the dashboard). */
 export const accessRequestActions = (kind: Kind) =>

@@ -1,7 +1,8 @@
 import { z } from '@hono/zod-openapi';
 import { Hono } from 'hono';
 import { DEFAULT_APPROVAL_LEVEL, accessLevelName } from '../../../shared/access-levels';
-import { accessLevelParam, expiresAtParam, futureDate } from '../../api/access-requests';
+import { accessLevelParam, futureDate } from '../../api/access-requests';
+import { dateParam } from '../../api/params';
 import { withNamespace } from '../../api/finder';
 import { mayManageMemberAt, mayManageMembers, type Kind } from '../../auth/policy';
 import { directory } from '../../durable/directory/directory';
@@ -35,7 +36,7 @@ const memberForm = (userId: number) => `member-${userId}`;
 const ADD_FORM = 'add-member';
 
 /** The form's level and expiry, read with the API's own parameters; an empty expiry is none. */
-const membership = (kind: Kind) => z.object({ access_level: accessLevelParam(kind), expires_at: z.union([expiresAtParam(), z.literal('')]) });
+const membership = (kind: Kind) => z.object({ access_level: accessLevelParam(kind), expires_at: z.union([dateParam(), z.literal('')]) });
 
 /** Direct members: level, expiry, who added them; for those who may, change, remove and add. */
 export const Members = async (p: { view: NamespaceView }) => {
