@@ -73,6 +73,8 @@ export const problems = {
     headers: { Allow: allow.join(', ') },
   }),
   badRequest: (message: string | FieldMessages): Problem => ({ status: 400, body: { message } }),
+  /** GitLab's FutureDateValidator (app/validators/future_date_validator.rb): an `expires_at` before today. */
+  pastDate: (): Problem => ({ status: 400, body: { message: { expires_at: ['cannot be a date in the past'] } } }),
   /** GitLab's shape for a parameter that failed validation: `{"error": "<param> is invalid"}`. */
   invalidParam: (error: string): Problem => ({ status: 400, body: { error } }),
   conflict: (message: string | FieldMessages): Problem => ({ status: 409, body: { message } }),

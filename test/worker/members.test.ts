@@ -62,7 +62,7 @@ describe.each(KIND_ROUTES)('members of %s', (kind) => {
     expect(await expectError(await as(owner).post(base, { user_id: stranger.id }), 400)).toEqual({ error: expect.stringMatching(/^access_level /) });
     await expectError(await as(owner).post(base, { user_id: stranger.id, access_level: 30, expires_at: '2027-02-30' }), 400, { error: 'expires_at is invalid' });
     await expectError(await as(owner).post(base, { user_id: stranger.id, access_level: 30, expires_at: 'tomorrow' }), 400, { error: 'expires_at is invalid' });
-    await expectError(await as(owner).post(base, { user_id: stranger.id, access_level: 30, expires_at: dateIn(0) }), 400, {
+    await expectError(await as(owner).post(base, { user_id: stranger.id, access_level: 30, expires_at: dateIn(-1) }), 400, {
       message: { expires_at: ['cannot be a date in the past'] },
     });
     // Nothing was added by any of these.
@@ -194,6 +194,39 @@ describe('expiry', () => {
     await runDueAlarms(stubOf(group.id));
     expect(await runInDurableObject(stubOf(group.id), (_i: Namespace, state) => state.storage.getAlarm())).toBe(Date.parse(`${dateIn(2)}T00:00:00Z`));
     await expectError(await as(owner).put(`/groups/${group.id}/access_requests/${a.id}/approve?expires_at=2020-01-01`), 400, {
+      message: { expires_at: ['cannot be a date in the past'] },
+    });
+  });
+
+  // GitLab's FutureDateValidator (app/validators/future_date_validator.rb) refuses only a date
+  // before today, and today is allowed (GitLab issue 12702). "From that date onward, the user can
+  // no longer access the project" (GitLab's project members docs): a membership that ends today has
+  // ended, and is removed as GitLab's expiry job (RemoveExpiredMembersWorker) removes it that day.
+  it.each(KIND_ROUTES)('takes an expiry of today on %s: add, change and approve answer, and the membership has already ended', async (kind) => {
+    const [owner, bob, carol, dave] = await Promise.all([person('own'), person('bob'), person('car'), person('dav')]);
+    const source = await createSource(kind, owner);
+    const today = dateIn(0);
+    const added = await as(owner).post(`/${kind}/${source.id}/members`, { user_id: bob.id, access_level: 30, expires_at: today });
+    expect(added.status).toBe(201);
+    expect(await added.json()).toMatchObject({ id: bob.id, access_level: 30, expires_at: today });
+    await addMember(kind, source.id, carol, 20);
+    const changed = await as(owner).put(`/${kind}/${source.id}/members/${carol.id}`, { access_level: 20, expires_at: today });
+    expect(changed.status).toBe(200);
+    expect(await changed.json()).toMatchObject({ id: carol.id, expires_at: today });
+    expect((await as(dave).post(`/${kind}/${source.id}/access_requests`)).status).toBe(201);
+    const approved = await as(owner).put(`/${kind}/${source.id}/access_requests/${dave.id}/approve?expires_at=${today}`);
+    expect(approved.status).toBe(201);
+    expect(await approved.json()).toMatchObject({ id: dave.id, expires_at: today });
+
+    for (const who of [bob, carol, dave]) {
+      await expectError(await as(owner).get(`/${kind}/${source.id}/members/${who.id}`), 404, { message: '404 Member Not Found' });
+      expect(await levelIn(kind, source.id, who.id)).toBeNull();
+    }
+    const events = (await (await as(owner).get(`/${kind}/${source.id}/audit_events?per_page=100`)).json()) as { event_name: string; details: { target_id: number } }[];
+    const expired = events.filter((e) => e.event_name === 'member_expired').map((e) => e.details.target_id);
+    expect(expired.sort()).toEqual([bob.id, carol.id, dave.id].sort());
+    // The day before is still refused, with GitLab's words.
+    await expectError(await as(owner).post(`/${kind}/${source.id}/members`, { user_id: bob.id, access_level: 30, expires_at: dateIn(-1) }), 400, {
       message: { expires_at: ['cannot be a date in the past'] },
     });
   });

@@ -32,13 +32,14 @@ export const accessLevelParam = (kind: Kind) =>
     });
 
 /**
- * A membership ends at 00:00 UTC of its `expires_at`, so the date must be after today (GitLab's
- * `future_date` validation of members, with its wording).
+ * A membership's `expires_at`: GitLab's FutureDateValidator (app/validators/future_date_validator.rb)
+ * refuses a date before today, and allows today (GitLab issue 12702). A membership ends at 00:00
+ * UTC of its date ("from that date onward, the user can no longer access the project", GitLab's
+ * project members docs), so one that ends today has ended when it is made: the group's or
+ * project's object removes it at once, as GitLab's expiry job (RemoveExpiredMembersWorker) does
+ * that day, and records its expiry.
  */
-export const futureDate = (date: string | null): string | null => {
-  if (date !== null && date <= todayUtc()) return raise(problems.badRequest({ expires_at: ['cannot be a date in the past'] }));
-  return date;
-};
+export const membershipExpiry = (date: string | null): string | null => (date !== null && date < todayUtc() ? raise(problems.pastDate()) : date);
 
 /**
  * A requester, from the names stored with the request. A request exists only while its requester
@@ -121,7 +122,7 @@ export const accessRequestRoutes = (kind: Kind) => {
       const body = bodyOf(c, ApproveBody);
       const query = c.req.valid('query');
       const level = body.access_level ?? query.access_level ?? DEFAULT_APPROVAL_LEVEL;
-      const expiresAt = futureDate(body.expires_at ?? query.expires_at ?? null);
+      const expiresAt = membershipExpiry(body.expires_at ?? query.expires_at ?? null);
       const member = await withNamespace(c, kind, id, (target) => service.approveAccessRequest(c.env, target, user_id, level, expiresAt));
       return c.json(presentApprovedMember(member, requester(member), c.var.caller, publicOrigin(c.env, c.req.url)), 201);
     })

@@ -3,7 +3,7 @@ import type { Kind } from '../auth/policy';
 import { publicOrigin } from '../config';
 import type { EffectiveMember } from '../durable/namespace-registry';
 import * as service from '../services/namespaces';
-import { accessLevelParam, futureDate } from './access-requests';
+import { accessLevelParam, membershipExpiry } from './access-requests';
 import { namespaceIdParam, withNamespace } from './finder';
 import { pageOf, paginationHeaders, paginationQuery, windowOf } from './pagination';
 import { bodyContent, bodyOf, dateParam, intParam } from './params';
@@ -113,7 +113,7 @@ export const memberRoutes = (kind: Kind) => {
     })
     .openapi(add, async (c) => {
       const body = bodyOf(c, NewMember);
-      const expiresAt = futureDate(body.expires_at ?? null);
+      const expiresAt = membershipExpiry(body.expires_at ?? null);
       const m = await withNamespace(c, kind, c.req.valid('param').id, (target) =>
         service.addMember(c.env, target, body.user_id, body.access_level, expiresAt),
       );
@@ -122,7 +122,7 @@ export const memberRoutes = (kind: Kind) => {
     .openapi(edit, async (c) => {
       const { id, user_id } = c.req.valid('param');
       const body = bodyOf(c, MemberChange);
-      const expiresAt = body.expires_at === undefined ? undefined : futureDate(body.expires_at || null);
+      const expiresAt = body.expires_at === undefined ? undefined : membershipExpiry(body.expires_at || null);
       const m = await withNamespace(c, kind, id, (target) =>
         service.updateMember(c.env, target, user_id, { accessLevel: body.access_level, expiresAt }),
       );

@@ -46,21 +46,27 @@ export const boolParam = () =>
 /** An integer id path or body parameter. */
 export const intParam = () => z.coerce.number().int().min(1).max(Number.MAX_SAFE_INTEGER);
 
-/** A parameter that `parse` reads, or GitLab's `<name> is invalid` when it answers null. */
-const parsedParam = (parse: (text: string) => string | null) =>
-  z.string().transform((v, ctx) => {
-    const parsed = parse(v);
-    if (parsed !== null) return parsed;
-    ctx.addIssue({ code: 'custom', message: 'is invalid' });
-    return z.NEVER;
-  });
+const INVALID = { message: 'is invalid' };
 
-/** A calendar date, `YYYY-MM-DD` that exists (GitLab's `expires_at`), read by worker/dates.ts. */
-export const dateParam = () => parsedParam(parseDate).openapi({ type: 'string', format: 'date', example: '2027-01-31' });
+/**
+ * A calendar date, `YYYY-MM-DD` that exists (GitLab's `expires_at`), read by worker/dates.ts, or
+ * `<name> is invalid`. A check without a transform, so that within a union its issue is the one
+ * reported.
+ */
+export const dateParam = () =>
+  z
+    .string()
+    .refine((v) => parseDate(v) !== null, INVALID)
+    .openapi({ type: 'string', format: 'date', example: '2027-01-31' });
 
 /**
  * An instant as GitLab's time filters (`created_after`, `created_before` and the like) take it:
  * an ISO 8601 date, or a date and time with an optional offset, normalised to the stored form
- * (UTC with milliseconds) so it compares as text; read by worker/dates.ts.
+ * (UTC with milliseconds) so it compares as text; read by worker/dates.ts, or `<name> is invalid`.
  */
-export const instantParam = () => parsedParam(parseInstant).openapi({ type: 'string', format: 'date-time', example: '2026-11-21T12:00:00Z' });
+export const instantParam = () =>
+  z
+    .string()
+    .refine((v) => parseInstant(v) !== null, INVALID)
+    .transform((v) => parseInstant(v) ?? v)
+    .openapi({ type: 'string', format: 'date-time', example: '2026-11-21T12:00:00Z' });
