@@ -87,13 +87,51 @@ describe.each(KIND_ROUTES)('members of %s', (kind) => {
     expect(res.status).toBe(200);
     expect(await res.json()).toMatchObject({ id: bob.id, access_level: 40, expires_at: dateIn(10) });
     expect(await levelIn(kind, source.id, bob.id)).toBe(40);
-    expect(await (await as(owner).put(`/${kind}/${source.id}/members/${bob.id}`, { expires_at: '' })).json()).toMatchObject({ access_level: 40, expires_at: null });
+    expect(await (await as(owner).put(`/${kind}/${source.id}/members/${bob.id}`, { access_level: 40, expires_at: '' })).json()).toMatchObject({ access_level: 40, expires_at: null });
     const removed = await as(owner).delete(`/${kind}/${source.id}/members/${bob.id}`);
     expect(removed.status).toBe(204);
     expect(await removed.text()).toBe('');
     expect(await levelIn(kind, source.id, bob.id)).toBeNull();
     // A removed member sees a public source still, and may ask again.
     expect((await as(bob).post(`/${kind}/${source.id}/access_requests`)).status).toBe(201);
+  });
+
+  // GitLab's `PUT /:id/members/:user_id` requires `access_level` (lib/api/members.rb; "Edit a member
+  // of a group or project" in GitLab's members API docs).
+  it('refuses an edit without access_level (400), and changes nothing', async () => {
+    const [owner, bob] = await Promise.all([person('own'), person('bob')]);
+    const source = await createSource(kind, owner);
+    await addMember(kind, source.id, bob, 20);
+    await expectError(await as(owner).put(`/${kind}/${source.id}/members/${bob.id}`, { expires_at: dateIn(5) }), 400, { error: 'access_level is missing' });
+    await expectError(await as(owner).put(`/${kind}/${source.id}/members/${bob.id}`), 400, { error: 'access_level is missing' });
+    expect(await (await as(owner).get(`/${kind}/${source.id}/members/${bob.id}`)).json()).toMatchObject({ access_level: 20, expires_at: null });
+  });
+
+  // GitLab's Member validation `higher_access_level_than_group` (app/models/member.rb): a direct
+  // membership below the highest one inherited from a group above is refused, on adding, editing
+  // and approving alike (`render_validation_error!`, 400).
+  it('refuses a direct membership below the one inherited from a group above (400, in GitLab words)', async () => {
+    const [owner, dev, late] = await Promise.all([person('own'), person('dev'), person('late')]);
+    const source = await createNestedSource(kind, owner);
+    const found = (await (await admin.get(`/${kind}/${source.id}`)).json()) as { parent_id?: number; namespace?: { id: number } };
+    const parentId = found.parent_id ?? found.namespace!.id;
+    const parentName = ((await (await admin.get(`/groups/${parentId}`)).json()) as { name: string }).name;
+    const below = (level: string) => ({ message: { access_level: [`should be greater than or equal to ${level} inherited membership from group ${parentName}`] } });
+    const members = `/${kind}/${source.id}/members`;
+    await addMember('groups', parentId, dev, 30);
+
+    await expectError(await as(owner).post(members, { user_id: dev.id, access_level: 20 }), 400, below('Developer'));
+    expect(await (await as(owner).get(`${members}/all/${dev.id}`)).json()).toMatchObject({ access_level: 30 });
+    await expectError(await as(owner).get(`${members}/${dev.id}`), 404, { message: '404 Member Not Found' });
+    expect((await as(owner).post(members, { user_id: dev.id, access_level: 30 })).status).toBe(201);
+    await expectError(await as(owner).put(`${members}/${dev.id}`, { access_level: 10 }), 400, below('Developer'));
+    expect(await (await as(owner).put(`${members}/${dev.id}`, { access_level: 40 })).json()).toMatchObject({ access_level: 40 });
+
+    // A request made before its user was given more in the group above.
+    expect((await as(late).post(`/${kind}/${source.id}/access_requests`)).status).toBe(201);
+    await addMember('groups', parentId, late, 40);
+    await expectError(await as(owner).put(`/${kind}/${source.id}/access_requests/${late.id}/approve?access_level=30`), 400, below('Maintainer'));
+    expect((await as(owner).put(`/${kind}/${source.id}/access_requests/${late.id}/approve?access_level=40`)).status).toBe(201);
   });
 
   it('needs a member manager: a Developer gets 403, an outsider of a private one 404', async () => {
@@ -111,8 +149,9 @@ describe.each(KIND_ROUTES)('members of %s', (kind) => {
     const source = await createNestedSource(kind, owner);
     const parentId = ((await (await admin.get(`/${kind}/${source.id}`)).json()) as { parent_id?: number; namespace?: { id: number } });
     const parent = parentId.parent_id ?? parentId.namespace!.id;
-    await addMember('groups', parent, groupMaintainer, 40);
+    // Direct first: once the group gives 40, a direct membership below it is refused.
     await addMember(kind, source.id, groupMaintainer, 20);
+    await addMember('groups', parent, groupMaintainer, 40);
     expect(await (await as(dev).get(`/${kind}/${source.id}/members/all/${groupMaintainer.id}`)).json()).toMatchObject({ id: groupMaintainer.id, access_level: 40 });
     await addMember(kind, source.id, dev, 30);
     expect((await as(dev).delete(`/${kind}/${source.id}/members/${dev.id}`)).status).toBe(204);

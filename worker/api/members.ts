@@ -26,9 +26,10 @@ export const memberRoutes = (kind: Kind) => {
   const list = { 200: { description: 'Members', content: { 'application/json': { schema: z.array(MemberSchema) } } } };
   const one = (status: 200 | 201, description: string) => ({ [status]: { description, content: { 'application/json': { schema: MemberSchema } } } });
   const NewMember = z.object({ user_id: intParam(), access_level: accessLevelParam(kind), expires_at: dateParam().optional() }).openapi(`New${kind.label}Member`);
+  // GitLab's `PUT …/members/:user_id` requires `access_level` (lib/api/members.rb).
   const MemberChange = z
     .object({
-      access_level: accessLevelParam(kind).optional(),
+      access_level: accessLevelParam(kind),
       // An empty value (or null) takes the expiry away.
       expires_at: z.union([dateParam(), z.literal(''), z.null()]).optional(),
     })

@@ -1,5 +1,5 @@
 import { DurableObject } from 'cloudflare:workers';
-import { DEVELOPER, OWNER, type NamespaceKind } from '../../../shared/access-levels';
+import { accessLevelName, DEVELOPER, OWNER, type NamespaceKind } from '../../../shared/access-levels';
 import {
   directStanding,
   hasAccess,
@@ -17,7 +17,7 @@ import { clock, isoNow, todayUtc } from '../../clock';
 import { startOfDay } from '../../dates';
 import type { Visibility } from '../../../shared/api-types';
 import type { Env } from '../../env';
-import { problems } from '../../errors';
+import { problems, type Problem } from '../../errors';
 import { newEvent, redactedUrl, type EventEntity, type EventRecord, type HookTrigger, type NewEvent, type UserRef } from '../../events/event';
 import { hookPayload } from '../../events/payload';
 import { auditLog } from '../audit-log/audit-log';
@@ -63,7 +63,7 @@ export type NamespaceResult<T> = Result<T> | Stale;
 /**
  * The caller. Their direct membership is read here, inside the object that owns it. Their level
  * inherited from ancestor groups is either known already, or the ancestor groups to ask, each
- * its own object (`directLevelOf`), which the object does only when direct membership (or being
+ * its own object (`directMembershipOf`), which the object does only when direct membership (or being
  * an administrator) does not settle the rule at hand.
  */
 export interface Actor {
@@ -162,6 +162,22 @@ const membership = (m: MemberRow) => ({ access_level: m.access_level, expires_at
 /** Who may read a group's or project's audit events and manage its webhooks. */
 const managesEvents = (kind: Kind) => (s: Standing) => mayManageEvents(kind, s);
 
+/** A user's direct membership of a group, as the groups below it ask for it. */
+export interface GroupMembership {
+  level: number;
+  /** The group's name. */
+  group: string;
+}
+
+/**
+ * GitLab's `higher_access_level_than_group` validation of members (app/models/member.rb): a direct
+ * membership below the one inherited from a group above is refused, with its words.
+ */
+const belowInherited = (inherited: GroupMembership | null, level: number): Problem | null =>
+  inherited && inherited.level > level
+    ? problems.badRequest({ access_level: [`should be greater than or equal to ${accessLevelName(inherited.level)} inherited membership from group ${inherited.group}`] })
+    : null;
+
 /** GitLab's answer when the last Owner of a group would go (`forbidden!` with a reason). */
 const lastOwner = () => problems.forbidden('A group must have at least one owner');
 
@@ -257,12 +273,17 @@ export class Namespace extends DurableObject<Env> {
     const here = await this.ready(ref);
     if (!here.ok) return here;
     const kind = KINDS[ref.kind];
-    const standing = await this.standing(actor, (s) => mayManageRequests(kind, s) && mayGrantLevel(kind, s, accessLevel));
+    const [standing, inherited] = await Promise.all([
+      this.standing(actor, (s) => mayManageRequests(kind, s) && mayGrantLevel(kind, s, accessLevel)),
+      this.inheritedMembership(userId, accessLevel),
+    ]);
     const result = this.mutate((): Result<ApprovedMemberRow> => {
       if (!maySee(here.value.visibility, standing)) return fail(kind.notFound());
       const request = this.pendingRequest(userId);
       if (!request) return fail(problems.notFound());
       if (!mayManageRequests(kind, standing) || !mayGrantLevel(kind, standing, accessLevel)) return fail(problems.forbidden());
+      const below = belowInherited(inherited, accessLevel);
+      if (below) return fail(below);
       this.closeRequest(userId, { outcome: 'approved', by: actor.userId, level: accessLevel, expiresAt });
       const member = this.sql
         .exec<MemberRow>(
@@ -349,13 +370,15 @@ export class Namespace extends DurableObject<Env> {
     if (!here.ok) return here;
     const kind = KINDS[ref.kind];
     const permitted = (s: Standing) => mayManageMembers(kind, s) && mayGrantLevel(kind, s, accessLevel);
-    const standing = await this.standing(actor, permitted);
+    const [standing, inherited] = await Promise.all([this.standing(actor, permitted), this.inheritedMembership(userId, accessLevel)]);
     const result = this.mutate((): Result<MemberRow> => {
       if (!maySee(here.value.visibility, standing)) return fail(kind.notFound());
       if (!mayManageMembers(kind, standing)) return fail(problems.forbidden());
       if (!user) return fail(problems.notFound('User'));
       if (this.member(userId)) return fail(problems.conflict('Member already exists'));
       if (!mayGrantLevel(kind, standing, accessLevel)) return fail(problems.forbidden());
+      const below = belowInherited(inherited, accessLevel);
+      if (below) return fail(below);
       // Being added answers a pending request as an approval would.
       this.closeRequest(userId, { outcome: 'approved', by: actor.userId, level: accessLevel, expiresAt });
       const member = this.sql
@@ -375,28 +398,29 @@ export class Namespace extends DurableObject<Env> {
     return result;
   }
 
-  /** Changes a member's level and/or expiry (`PUT /:kind/:id/members/:user_id`). */
+  /** Changes a member's level, and their expiry when given (`PUT /:kind/:id/members/:user_id`). */
   async updateMember(
     ref: NamespaceRef,
     actor: Actor,
     userId: number,
-    change: { accessLevel?: number; expiresAt?: string | null },
+    change: { accessLevel: number; expiresAt?: string | null },
   ): Promise<NamespaceResult<MemberRow>> {
     const here = await this.ready(ref);
     if (!here.ok) return here;
     const kind = KINDS[ref.kind];
     const current = this.member(userId);
-    const permitted = (s: Standing) =>
-      mayManageMemberAt(kind, s, current?.access_level ?? 0) && (change.accessLevel === undefined || mayGrantLevel(kind, s, change.accessLevel));
-    const standing = await this.standing(actor, permitted);
+    const level = change.accessLevel;
+    const permitted = (s: Standing) => mayManageMemberAt(kind, s, current?.access_level ?? 0) && mayGrantLevel(kind, s, level);
+    const [standing, inherited] = await Promise.all([this.standing(actor, permitted), this.inheritedMembership(userId, level)]);
     const result = this.mutate((): Result<MemberRow> => {
       if (!maySee(here.value.visibility, standing)) return fail(kind.notFound());
       if (!mayManageMembers(kind, standing)) return fail(problems.forbidden());
       const member = this.member(userId);
       if (!member) return fail(problems.notFound('Member'));
       if (!mayManageMemberAt(kind, standing, member.access_level)) return fail(problems.forbidden());
-      const level = change.accessLevel ?? member.access_level;
-      if (change.accessLevel !== undefined && !mayGrantLevel(kind, standing, level)) return fail(problems.forbidden());
+      if (!mayGrantLevel(kind, standing, level)) return fail(problems.forbidden());
+      const below = belowInherited(inherited, level);
+      if (below) return fail(below);
       if (this.wouldLoseLastOwner(kind, member, level)) return fail(lastOwner());
       const expiresAt = change.expiresAt === undefined ? member.expires_at : change.expiresAt;
       const updated = this.sql
@@ -448,13 +472,16 @@ export class Namespace extends DurableObject<Env> {
   }
 
   /**
-   * A user's direct level here (0 for none), members whose expiry date has come removed first: what
-   * a project or subgroup below asks of each ancestor group for a level inherited from it.
+   * A user's direct level here (0 for none) and this group's name, members whose expiry date has
+   * come removed first: what a project or subgroup below asks of each ancestor group for a
+   * membership inherited from it.
    */
-  async directLevelOf(userId: number): Promise<number> {
-    if (!this.load() || this.readSettings().deleted) return 0;
+  async directMembershipOf(userId: number): Promise<GroupMembership> {
+    if (!this.load()) return { level: 0, group: '' };
+    const settings = (this.settings ??= this.readSettings());
+    if (settings.deleted) return { level: 0, group: settings.name };
     this.expireDue();
-    return this.directLevel(userId);
+    return { level: this.directLevel(userId), group: settings.name };
   }
 
   /** Creates the object's state for a new group or project: its creator as Owner. */
@@ -1107,10 +1134,22 @@ export class Namespace extends DurableObject<Env> {
     const direct = directStanding(actor.admin, this.directLevel(actor.userId));
     if (typeof actor.inherited === 'number') return { ...direct, inherited: actor.inherited };
     if (settles(direct)) return direct;
-    const levels = await Promise.all(actor.inherited.ancestorIds.map((id) => namespaceObject(this.env, id).directLevelOf(actor.userId)));
-    const inherited = Math.max(0, ...levels);
+    const memberships = await Promise.all(actor.inherited.ancestorIds.map((id) => namespaceObject(this.env, id).directMembershipOf(actor.userId)));
+    const inherited = Math.max(0, ...memberships.map((m) => m.level));
     // Other calls may have run while this one waited: read direct membership again.
     return { ...directStanding(actor.admin, this.directLevel(actor.userId)), inherited };
+  }
+
+  /**
+   * The highest membership `userId` holds in the groups above this one (GitLab's
+   * `highest_group_member`), asked of each group's own object at once; null when they hold none,
+   * or when none could be above `level` (Owner) and there is nothing to ask.
+   */
+  private async inheritedMembership(userId: number, level: number): Promise<GroupMembership | null> {
+    if (level >= OWNER) return null;
+    const ancestors = await this.ancestorGroups();
+    const found = await Promise.all(ancestors.map((id) => namespaceObject(this.env, id).directMembershipOf(userId)));
+    return found.reduce<GroupMembership | null>((best, m) => (m.level > (best?.level ?? 0) ? m : best), null);
   }
 
   private directLevel(userId: number): number {
