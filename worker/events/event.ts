@@ -11,7 +11,7 @@ import { isoNow } from '../clock';
 
 /** A pending access request appeared or went away. */
 export const REQUEST_ACTIONS = ['requested', 'withdrawn', 'denied', 'discarded'] as const;
-/** A membership began, changed or ended. `approved` also ends a request. */
+/** A membership began, changed or ended. `approved` also ends a request (a member event all the same). */
 export const MEMBER_ACTIONS = ['approved', 'added', 'updated', 'removed', 'expired'] as const;
 /** Recorded in the audit log only. */
 export const SETTINGS_ACTIONS = ['settings_changed', 'hook_created', 'hook_updated', 'hook_deleted'] as const;
@@ -74,14 +74,20 @@ export const newEvent = (entity: EventEntity, input: NewEvent): EventRecord => (
   ...input,
 });
 
-/** The hook setting that subscribes to an event (`approved` answers a request and adds a member). */
+/** A hook's setting that subscribes it to a kind of event. */
 export type HookTrigger = 'member_events' | 'access_request_events';
 
-export const triggersOf = (action: EventAction): HookTrigger[] => {
-  if (action === 'approved') return ['member_events', 'access_request_events'];
-  if ((MEMBER_ACTIONS as readonly string[]).includes(action)) return ['member_events'];
-  if ((REQUEST_ACTIONS as readonly string[]).includes(action)) return ['access_request_events'];
-  return [];
+/**
+ * The one setting that subscribes a hook to an event, as docs/webhooks.md lists them:
+ * `member_events` for a membership that begins (an approval too: GitLab's member events fire when
+ * a user is added, "Member events" in its webhook events docs), changes or ends;
+ * `access_request_events` for a request made, withdrawn, denied or discarded. Settings and hook
+ * changes go to the audit log only.
+ */
+export const triggerOf = (action: EventAction): HookTrigger | null => {
+  if ((MEMBER_ACTIONS as readonly string[]).includes(action)) return 'member_events';
+  if ((REQUEST_ACTIONS as readonly string[]).includes(action)) return 'access_request_events';
+  return null;
 };
 
 /** A URL as an audit log may show it: no credentials, no query (either may carry a secret). */
