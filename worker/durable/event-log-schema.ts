@@ -4,7 +4,7 @@
  * once; it has shipped: append new migrations, never edit it.
  *
  * `record` is the event as JSON (worker/events/event.ts); the columns beside it are what lists
- * filter and order by. `forward` marks an event this object still has to copy to its ancestor
+ * filter and order by (`author_id`: the author's user id, null when Knock made the change). `forward` marks an event this object still has to copy to its ancestor
  * groups and to the instance log.
  */
 export const EVENTS_TABLE_V1 = `
@@ -13,12 +13,14 @@ export const EVENTS_TABLE_V1 = `
     uuid TEXT NOT NULL UNIQUE,
     entity_type TEXT NOT NULL,
     entity_id INTEGER NOT NULL,
+    author_id INTEGER,
     action TEXT NOT NULL,
     created_at TEXT NOT NULL,
     record TEXT NOT NULL,
     forward INTEGER NOT NULL DEFAULT 0
   );
   CREATE INDEX events_created ON events (created_at, seq);
+  CREATE INDEX events_author ON events (author_id, created_at, seq);
   CREATE INDEX events_forward ON events (seq) WHERE forward = 1;`;
 
 /**

@@ -12,6 +12,8 @@ export interface AuditFilter {
   createdBefore?: string;
   entityType?: 'group' | 'project';
   entityId?: number;
+  /** Only the events this user made (a Developer's own, GitLab's `author_id`). */
+  authorId?: number;
 }
 
 export interface LoggedEvent {
@@ -30,6 +32,7 @@ const whereOf = (filter: AuditFilter): { clause: string; args: (string | number)
     ['created_at <= ?', filter.createdBefore],
     ['entity_type = ?', filter.entityType],
     ['entity_id = ?', filter.entityId],
+    ['author_id = ?', filter.authorId],
   ];
   const given = conditions.filter((c): c is [string, string | number] => c[1] !== undefined);
   return { clause: given.length ? `WHERE ${given.map(([condition]) => condition).join(' AND ')}` : '', args: given.map(([, value]) => value) };
@@ -48,11 +51,12 @@ export class EventLog {
   append(e: EventRecord, forward: boolean): number | null {
     const row = this.sql
       .exec<{ seq: number }>(
-        `INSERT INTO events (uuid, entity_type, entity_id, action, created_at, record, forward) VALUES (?, ?, ?, ?, ?, ?, ?)
+        `INSERT INTO events (uuid, entity_type, entity_id, author_id, action, created_at, record, forward) VALUES (?, ?, ?, ?, ?, ?, ?, ?)
          ON CONFLICT (uuid) DO NOTHING RETURNING seq`,
         e.uuid,
         e.entity.kind,
         e.entity.id,
+        e.author?.id ?? null,
         e.action,
         e.created_at,
         JSON.stringify(e),

@@ -1,6 +1,7 @@
 import { DurableObject } from 'cloudflare:workers';
 import { accessLevelName, DEVELOPER, OWNER, type NamespaceKind } from '../../../shared/access-levels';
 import {
+  auditEventReach,
   directStanding,
   hasAccess,
   KINDS,
@@ -493,17 +494,17 @@ export class Namespace extends DurableObject<Env> {
 
   /** Its audit events and those of everything below it, newest first (GitLab's audit events API). */
   async listAuditEvents(ref: NamespaceRef, actor: Actor, filter: AuditFilter, offset: number, limit: number): Promise<NamespaceResult<PageOf<LoggedEvent>>> {
-    const here = await this.permitted(ref, actor, managesEvents(KINDS[ref.kind]));
-    if (!here.ok) return here;
-    const page = this.log.list(filter, offset, limit);
+    const reach = await this.readableEvents(ref, actor);
+    if (!reach.ok) return reach;
+    const page = this.log.list({ ...filter, ...reach.value }, offset, limit);
     return ok({ total: page.total, items: await this.log.withNames(page.items, this.lookup) });
   }
 
-  /** One audit event of this log (`GET /:kind/:id/audit_events/:audit_event_id`). */
+  /** One audit event of this log (`GET /:kind/:id/audit_events/:audit_event_id`), within what the caller may read. */
   async getAuditEvent(ref: NamespaceRef, actor: Actor, seq: number): Promise<NamespaceResult<LoggedEvent>> {
-    const here = await this.permitted(ref, actor, managesEvents(KINDS[ref.kind]));
-    if (!here.ok) return here;
-    const found = this.log.find(seq);
+    const reach = await this.readableEvents(ref, actor);
+    if (!reach.ok) return reach;
+    const found = this.log.find(seq, reach.value);
     if (!found) return fail(problems.notFound());
     const [named] = await this.log.withNames([found], this.lookup);
     return ok(named ?? found);
@@ -989,14 +990,28 @@ export class Namespace extends DurableObject<Env> {
     return ids;
   }
 
-  /** `ready`, then the caller may see it (else 404 Group/Project Not Found) and `may` holds (else 403). */
-  private async permitted(ref: NamespaceRef, actor: Actor, may: (s: Standing) => boolean): Promise<Result<Settings> | Stale> {
+  /**
+   * `ready`, then the caller may see it (else 404 Group/Project Not Found) and `may` holds (else
+   * 403); their standing. `settles` is as for `standing`: by default `may` itself.
+   */
+  private async permitted(ref: NamespaceRef, actor: Actor, may: (s: Standing) => boolean, settles = may): Promise<Result<Standing> | Stale> {
     const here = await this.ready(ref);
     if (!here.ok) return here;
-    const standing = await this.standing(actor, may);
+    const standing = await this.standing(actor, settles);
     if (!maySee(here.value.visibility, standing)) return fail(KINDS[ref.kind].notFound());
     if (!may(standing)) return fail(problems.forbidden());
-    return here;
+    return ok(standing);
+  }
+
+  /**
+   * Which of its audit events the caller may read (`auditEventReach`): all of them (an empty
+   * filter) or their own, or 403 when none.
+   */
+  private async readableEvents(ref: NamespaceRef, actor: Actor): Promise<Result<Pick<AuditFilter, 'authorId'>> | Stale> {
+    const kind = KINDS[ref.kind];
+    const standing = await this.permitted(ref, actor, (s) => auditEventReach(kind, s) !== 'none', (s) => auditEventReach(kind, s) === 'all');
+    if (!standing.ok) return standing;
+    return ok(auditEventReach(kind, standing.value) === 'own' ? { authorId: actor.userId } : {});
   }
 
   // ---- helpers ----
