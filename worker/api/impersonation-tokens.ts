@@ -2,6 +2,7 @@ import { createRoute, z } from '@hono/zod-openapi';
 import { ImpersonationTokenSchema, ImpersonationTokenWithTokenSchema } from '../../shared/schemas';
 import { requireAdmin } from '../auth/api-auth';
 import * as tokens from '../services/access-tokens';
+import { findUser } from '../services/users';
 import { issueTokenFor, NewAccessTokenBody } from './access-tokens';
 import { pageOf, paginationHeaders, paginationQuery, windowOf } from './pagination';
 import { bodyContent, bodyOf, intParam } from './params';
@@ -60,7 +61,8 @@ const revoke = createRoute({
 /**
  * GitLab's impersonation tokens: how an administrator (the demo seeder, tests, benchmarks) gets
  * a token for a user without the browser flow. Expires at 00:00 UTC of `expires_at` (default 30
- * days, at most 365).
+ * days, at most 365). A user that does not exist is `404 User Not Found` on every route, before
+ * any token is looked at (GitLab's lib/api/users.rb finds the user first).
  */
 export const impersonationTokens = createApiRouter()
   .openapi(create, async (c) => {
@@ -72,15 +74,18 @@ export const impersonationTokens = createApiRouter()
     const q = c.req.valid('query');
     const page = pageOf(q);
     const state = q.state === 'all' ? undefined : q.state;
+    await findUser(c.env, id);
     const { total, tokens: rows } = await tokens.listAccessTokens(c.env, { userId: id, impersonation: true, state }, windowOf(page));
     return c.json(rows.map(presentImpersonationToken), 200, paginationHeaders(c, page, total));
   })
   .openapi(get, async (c) => {
     const { id, token_id } = c.req.valid('param');
+    await findUser(c.env, id);
     return c.json(presentImpersonationToken(await tokens.findAccessToken(c.env, id, token_id, KIND)), 200);
   })
   .openapi(revoke, async (c) => {
     const { id, token_id } = c.req.valid('param');
+    await findUser(c.env, id);
     await tokens.revokeAccessToken(c.env, await tokens.findAccessToken(c.env, id, token_id, KIND));
     return c.body(null, 204);
   });

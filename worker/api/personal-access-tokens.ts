@@ -2,11 +2,11 @@ import { createRoute, z } from '@hono/zod-openapi';
 import { PersonalAccessTokenSchema, PersonalAccessTokenWithTokenSchema } from '../../shared/schemas';
 import { requireAdmin } from '../auth/api-auth';
 import { mayManageToken } from '../auth/policy';
-import { directory } from '../durable/directory/directory';
 import type { Caller, Env } from '../env';
 import { startOfDay } from '../dates';
 import { problems, raise } from '../errors';
 import * as tokens from '../services/access-tokens';
+import { findUser } from '../services/users';
 import { issueTokenFor, NewAccessTokenBody } from './access-tokens';
 import { pageOf, paginationHeaders, paginationQuery, windowOf } from './pagination';
 import { bodyContent, bodyOf, boolParam, dateParam, instantParam, intParam } from './params';
@@ -134,7 +134,7 @@ export const personalAccessTokens = createApiRouter()
     const page = pageOf(q);
     let owner: { userId?: number; impersonation?: boolean };
     if (caller.admin) {
-      if (q.user_id !== undefined && !(await directory(c.env).getUser(q.user_id))) return raise(problems.notFound('User'));
+      if (q.user_id !== undefined) await findUser(c.env, q.user_id);
       owner = { userId: q.user_id };
     } else {
       if (q.user_id !== undefined && q.user_id !== caller.id) return raise(problems.unauthorized());

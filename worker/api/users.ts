@@ -4,7 +4,6 @@ import { hashPassword } from '../auth/crypto';
 import { publicOrigin } from '../config';
 import { directory } from '../durable/directory/directory';
 import { unwrap } from '../durable/result';
-import { json, problems, raise } from '../errors';
 import type { StateAction } from '../durable/user-lifecycle';
 import * as service from '../services/users';
 import { offsetOf, paginationHeaders, paginationQuery } from './pagination';
@@ -158,8 +157,7 @@ export const users = createApiRouter()
   })
   .openapi(getUser, async (c) => {
     const { id } = c.req.valid('param');
-    const user = await directory(c.env).getUser(id);
-    if (!user) return raise(problems.notFound('User'));
+    const user = await service.findUser(c.env, id);
     const caller = c.var.caller;
     return c.json(presentUser(user, publicOrigin(c.env, c.req.url), caller.admin || caller.id === user.id), 200);
   })
