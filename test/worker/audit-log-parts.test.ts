@@ -1,14 +1,12 @@
 import { env } from 'cloudflare:workers';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { AUDIT_LOG_PARTS } from '../../worker/durable/audit-log/audit-log';
-import type { EventRecord } from '../../worker/events/event';
 import { admin, as, createProject, person, startWorker } from './support/namespaces';
 import { settle } from './support/receiver';
 
 /**
  * The instance audit log (`GET /audit_events`) is kept in parts, each group's or project's events in
- * the part of its id, and read merged: newest first, paginated as one log, with the events the
- * single log of earlier versions kept.
+ * the part of its id, and read merged: newest first, paginated as one log.
  */
 
 interface AuditEvent {
@@ -67,27 +65,5 @@ describe('the instance audit log in parts', () => {
       expect(one.status).toBe(200);
       expect(await one.json()).toEqual(e);
     }
-  });
-
-  it('still shows what the single log of earlier versions kept', async () => {
-    const uuid = crypto.randomUUID();
-    const record: EventRecord = {
-      uuid,
-      action: 'requested',
-      created_at: new Date(Date.now() - 60_000).toISOString(),
-      entity: { kind: 'project', id: 987_654, full_path: 'earlier/version', name: 'version', visibility: 'public' },
-      author: { id: 1, username: 'root', name: 'Administrator' },
-      user: null,
-      access_level: 30,
-      expires_at: null,
-      since: null,
-      previous: null,
-      change: null,
-      hook: null,
-    };
-    await env.AUDIT_LOG.getByName('instance').receiveEvents([record]);
-    const { events } = await instanceLog('entity_type=Project&entity_id=987654');
-    expect(events.map((e) => e.event_name)).toEqual(['access_request_created']);
-    expect(await (await admin.get(`/audit_events/${events[0].id}`)).json()).toEqual(events[0]);
   });
 });

@@ -290,4 +290,27 @@ describe('logs above a group or project', () => {
     await expectError(await as(owner).get(`/audit_events/${request.id}`), 403, { message: '403 Forbidden' });
     await expectError(await admin.get('/audit_events/999999999'), 404, { message: '404 Not found' });
   });
+
+  // GitLab's audit events have one id (its audit_events table's), whichever API lists them.
+  it('gives an event one id in every log that has it, and finds it by that id in each', async () => {
+    const [owner, bob] = await Promise.all([person('own'), person('bob')]);
+    const top = await createGroup(owner);
+    const sub = await createGroup(owner, { parent_id: top.id });
+    const project = await createProject(owner, { namespace_id: sub.id });
+    expect((await as(bob).post(`/projects/${project.id}/access_requests`)).status).toBe(201);
+    await settle(project.id, sub.id, top.id);
+
+    const logs = [`/projects/${project.id}`, `/groups/${sub.id}`, `/groups/${top.id}`];
+    const requestIn = async (path: string) => (await auditLog(owner, path)).find((e) => e.event_name === 'access_request_created' && e.entity_id === project.id)!;
+    const instance = (await (await admin.get(`/audit_events?entity_type=Project&entity_id=${project.id}`)).json()) as AuditEvent[];
+    const copies = [...(await Promise.all(logs.map(requestIn))), instance.find((e) => e.event_name === 'access_request_created')!];
+    expect(new Set(copies.map((e) => e.details.event_id)).size).toBe(1);
+    expect(copies.map((e) => e.id)).toEqual(copies.map(() => copies[0].id));
+    for (const path of logs) expect(await (await as(owner).get(`${path}/audit_events/${copies[0].id}`)).json()).toEqual(copies[0]);
+    expect(await (await admin.get(`/audit_events/${copies[0].id}`)).json()).toEqual(copies[0]);
+    // Ids are unique across logs: the project's own creation event is another.
+    const created = (await auditLog(owner, logs[0])).find((e) => e.event_name === 'member_created')!;
+    expect(created.id).not.toBe(copies[0].id);
+    expect((await admin.get(`/audit_events/${created.id}`)).status).toBe(200);
+  });
 });

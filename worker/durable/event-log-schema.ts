@@ -4,12 +4,15 @@
  * once; it has shipped: append new migrations, never edit it.
  *
  * `record` is the event as JSON (worker/events/event.ts); the columns beside it are what lists
- * filter and order by (`author_id`: the author's user id, null when Knock made the change). `forward` marks an event this object still has to copy to its ancestor
+ * filter and order by: `id`, the event's audit id, the same in every log (`eventId`); `author_id`,
+ * the author's user id, null when Knock made the change. `seq` is the row's place in this log,
+ * which the queues of this object (copying up, webhook deliveries) refer to. `forward` marks an event this object still has to copy to its ancestor
  * groups and to the instance log.
  */
 export const EVENTS_TABLE_V1 = `
   CREATE TABLE events (
     seq INTEGER PRIMARY KEY AUTOINCREMENT,
+    id INTEGER NOT NULL UNIQUE,
     uuid TEXT NOT NULL UNIQUE,
     entity_type TEXT NOT NULL,
     entity_id INTEGER NOT NULL,
@@ -19,12 +22,12 @@ export const EVENTS_TABLE_V1 = `
     record TEXT NOT NULL,
     forward INTEGER NOT NULL DEFAULT 0
   );
-  CREATE INDEX events_created ON events (created_at, seq);
-  CREATE INDEX events_author ON events (author_id, created_at, seq);
+  CREATE INDEX events_created ON events (created_at, id);
+  CREATE INDEX events_author ON events (author_id, created_at, id);
   CREATE INDEX events_forward ON events (seq) WHERE forward = 1;`;
 
 /**
  * The instance log's tables (see worker/durable/audit-log.ts): the events, and the index by
  * group or project behind `GET /audit_events?entity_type&entity_id`. Append new migrations.
  */
-export const auditLogMigrations = [`${EVENTS_TABLE_V1}\n  CREATE INDEX events_entity ON events (entity_type, entity_id, created_at);`];
+export const auditLogMigrations = [`${EVENTS_TABLE_V1}\n  CREATE INDEX events_entity ON events (entity_type, entity_id, created_at, id);`];

@@ -37,6 +37,8 @@ export interface EventEntity {
 }
 
 export interface EventRecord {
+  /** Its audit event id, the same in every log (see `eventId`). */
+  id: number;
   uuid: string;
   action: EventAction;
   created_at: string;
@@ -58,9 +60,12 @@ export interface EventRecord {
   hook: { id: number; url: string } | null;
 }
 
-export type NewEvent = Pick<EventRecord, 'action' | 'author'> & Partial<Omit<EventRecord, 'uuid' | 'created_at' | 'entity' | 'action' | 'author'>>;
+/** An event before the object of its group or project has numbered it (see `eventId`). */
+export type EventDraft = Omit<EventRecord, 'id'>;
 
-export const newEvent = (entity: EventEntity, input: NewEvent): EventRecord => ({
+export type NewEvent = Pick<EventRecord, 'action' | 'author'> & Partial<Omit<EventRecord, 'id' | 'uuid' | 'created_at' | 'entity' | 'action' | 'author'>>;
+
+export const newEvent = (entity: EventEntity, input: NewEvent): EventDraft => ({
   uuid: crypto.randomUUID(),
   created_at: isoNow(),
   entity,
@@ -73,6 +78,26 @@ export const newEvent = (entity: EventEntity, input: NewEvent): EventRecord => (
   hook: null,
   ...input,
 });
+
+/**
+ * An audit event's id, the same in every log that keeps a copy of it, as GitLab's audit events
+ * have one id: given once, by the object of the group or project where the change happened, to
+ * its `n`-th event, and carried by every copy. The two numbers are paired into one (Szudzik's
+ * pairing), so ids are unique across the instance, grow with `n` within one group or project, and
+ * name the group or project again (`namespaceOfEvent`), hence the part of the instance log that
+ * keeps it. Both numbers stay below 94 million (2^26.5) for the id to be a safe integer.
+ */
+export const eventId = (namespaceId: number, n: number): number =>
+  namespaceId >= n ? namespaceId * namespaceId + namespaceId + n : n * n + namespaceId;
+
+/** The group or project an event id was given by (the inverse of `eventId`). */
+export const namespaceOfEvent = (id: number): number => {
+  let root = Math.floor(Math.sqrt(id));
+  while (root * root > id) root--;
+  while ((root + 1) * (root + 1) <= id) root++;
+  const rest = id - root * root;
+  return rest < root ? rest : root;
+};
 
 /** A hook's setting that subscribes it to a kind of event. */
 export type HookTrigger = 'member_events' | 'access_request_events';

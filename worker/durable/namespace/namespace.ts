@@ -19,7 +19,7 @@ import { startOfDay } from '../../dates';
 import type { Visibility } from '../../../shared/api-types';
 import type { Env } from '../../env';
 import { problems, type Problem } from '../../errors';
-import { newEvent, redactedUrl, type EventEntity, type EventRecord, type HookTrigger, type NewEvent, type UserRef } from '../../events/event';
+import { eventId, newEvent, redactedUrl, type EventDraft, type EventEntity, type EventRecord, type HookTrigger, type NewEvent, type UserRef } from '../../events/event';
 import { hookPayload } from '../../events/payload';
 import { auditLog } from '../audit-log/audit-log';
 import { directory, type IndexReply } from '../directory/directory';
@@ -501,10 +501,10 @@ export class Namespace extends DurableObject<Env> {
   }
 
   /** One audit event of this log (`GET /:kind/:id/audit_events/:audit_event_id`), within what the caller may read. */
-  async getAuditEvent(ref: NamespaceRef, actor: Actor, seq: number): Promise<NamespaceResult<LoggedEvent>> {
+  async getAuditEvent(ref: NamespaceRef, actor: Actor, id: number): Promise<NamespaceResult<LoggedEvent>> {
     const reach = await this.readableEvents(ref, actor);
     if (!reach.ok) return reach;
-    const found = this.log.find(seq, reach.value);
+    const found = this.log.find(id, reach.value);
     if (!found) return fail(problems.notFound());
     const [named] = await this.log.withNames([found], this.lookup);
     return ok(named ?? found);
@@ -644,7 +644,7 @@ export class Namespace extends DurableObject<Env> {
    * Events of this group or project recorded elsewhere: a settings change is recorded by the
    * Directory in the transaction that makes it, and handed over here (idempotent by uuid).
    */
-  async recordEvents(records: EventRecord[]): Promise<void> {
+  async recordEvents(records: EventDraft[]): Promise<void> {
     if (!this.load()) return;
     this.mutate(() => {
       for (const r of records) this.append(r);
@@ -938,8 +938,13 @@ export class Namespace extends DurableObject<Env> {
     this.append(newEvent(entity, input));
   }
 
-  /** Appends an event of this object's own, to be copied up, and queues its deliveries. */
-  private append(e: EventRecord): void {
+  /**
+   * Appends an event of this object's own, to be copied up, and queues its deliveries. It gets its
+   * audit id here, once (`eventId`: this group's or project's id and the event's number here).
+   */
+  private append(draft: EventDraft): void {
+    const n = this.sql.exec<{ n: number }>('UPDATE meta SET events_numbered = events_numbered + 1 RETURNING events_numbered AS n').one().n;
+    const e: EventRecord = { ...draft, id: eventId(this.namespaceId ?? draft.entity.id, n) };
     const seq = this.log.append(e, true);
     if (seq === null) return;
     if (this.forwardSince === null) this.forwardSince = e.created_at;

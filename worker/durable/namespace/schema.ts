@@ -111,12 +111,14 @@ export const namespaceMigrations = [
   // record had them), so a rename is applied only over older names.
   `ALTER TABLE access_requests ADD COLUMN requester_version INTEGER NOT NULL DEFAULT 0;`,
   // Events and webhooks (docs/architecture.md#events-and-webhooks). The object also keeps its name
-  // (events carry it) and, once known, its ancestor groups (events are copied to their logs).
+  // (events carry it), once known its ancestor groups (events are copied to their logs), and how
+  // many events of its own it has numbered (`eventId`).
   // `hooks` hold their secret token and signing secret sealed (worker/auth/secret-box.ts), and
   // GitLab's failure count and rest; `deliveries` is the queue of (hook, event) still to send, due
   // at `next_attempt_at` (epoch ms); `hook_logs` records every attempt for seven days.
   `ALTER TABLE meta ADD COLUMN name TEXT;
    ALTER TABLE meta ADD COLUMN ancestor_ids TEXT;
+   ALTER TABLE meta ADD COLUMN events_numbered INTEGER NOT NULL DEFAULT 0;
    ${EVENTS_TABLE_V1}
    CREATE TABLE hooks (
      id INTEGER PRIMARY KEY AUTOINCREMENT,

@@ -283,7 +283,7 @@ export class Webhooks {
       const batch = this.dueBatch(clock.now());
       if (batch.length === 0 || clock.now() > deadline) return;
       const seqs = [...new Set(batch.map((b) => b.delivery.event_seq))];
-      const loaded = seqs.flatMap((seq) => events.find(seq) ?? []);
+      const loaded = seqs.flatMap((seq) => events.at(seq) ?? []);
       // One body per event, the same for every hook and every retry.
       const messages = new Map((await events.withNames(loaded, lookup)).map(({ seq, record }) => [seq, { record, body: JSON.stringify(hookPayload(record)) }]));
       const sent = await Promise.all(
