@@ -123,6 +123,8 @@ export const renderError = (err: Error, c: Context): Response => {
   if (err instanceof ApiError) return json(err.body, err.status, err.headers);
   if (err instanceof HTTPException) {
     if (err.status === 413) return renderError(new ApiError(413, problems.payloadTooLarge().body), c);
+    // A body of a type the route does not take (@hono/zod-openapi's media type check).
+    if (err.status === 415) return renderError(new ApiError(415, problems.unsupportedMediaType().body), c);
     return json({ error: `${err.status} ${err.message || 'Error'}` }, err.status);
   }
   console.error('unhandled error', c.req.method, new URL(c.req.url).pathname, err);

@@ -8,6 +8,7 @@ import { pageOf, paginationHeaders, paginationQuery, windowOf } from './paginati
 import { bodyContent, bodyOf, intParam } from './params';
 import { presentImpersonationToken } from './presenters/access-token';
 import { createApiRouter } from './router';
+import { raises } from './error-answers';
 
 const KIND = tokens.TOKEN_KINDS.impersonation;
 const userParam = z.object({ id: intParam() });
@@ -35,7 +36,7 @@ const list = createRoute({
     params: userParam,
     query: z.object({ state: z.enum(['all', 'active', 'inactive']).default('all'), ...paginationQuery }),
   },
-  responses: { 200: { description: 'Tokens', content: { 'application/json': { schema: z.array(ImpersonationTokenSchema) } } } },
+  responses: { 200: { description: 'Tokens', content: { 'application/json': { schema: z.array(ImpersonationTokenSchema) } } }, ...raises(403) },
 });
 
 const get = createRoute({
@@ -45,7 +46,7 @@ const get = createRoute({
   summary: 'One impersonation token (administrators only)',
   middleware,
   request: { params: tokenParams },
-  responses: { 200: { description: 'The token', content: { 'application/json': { schema: ImpersonationTokenSchema } } } },
+  responses: { 200: { description: 'The token', content: { 'application/json': { schema: ImpersonationTokenSchema } } }, ...raises(403) },
 });
 
 const revoke = createRoute({

@@ -9,6 +9,7 @@ import { pageOf, paginationHeaders, paginationQuery, windowOf } from './paginati
 import { bodyContent, bodyOf, dateParam, intParam } from './params';
 import { MemberSchema, presentMember } from './presenters/member';
 import { createApiRouter } from './router';
+import { raises } from './error-answers';
 
 const presentEffective = (m: EffectiveMember, origin: string) =>
   presentMember(m, { id: m.user_id, username: m.username, name: m.name, state: m.state }, m.created_by, origin);
@@ -66,7 +67,7 @@ export const memberRoutes = (kind: Kind) => {
     tags,
     summary: `Add a member to a ${kind.name}; their pending access request goes`,
     request: { params: idParam, body: bodyContent(NewMember) },
-    responses: one(201, 'The new member'),
+    responses: { ...one(201, 'The new member'), ...raises(409) },
   });
   const edit = createRoute({
     method: 'put',

@@ -64,6 +64,7 @@ const list = createRoute({
   responses: {
     200: { description: 'Tokens', content: { 'application/json': { schema: z.array(PersonalAccessTokenSchema) } } },
     401: { description: "A user_id other than the caller's, from someone who is not an administrator" },
+    404: { description: 'No user has that user_id (administrators)' },
   },
 });
 
