@@ -91,6 +91,8 @@ describe('every date-taking parameter, fed text of date shape', () => {
       for (const [kind, id] of [['groups', group.id], ['projects', project.id]] as const) expect((await as(r).post(`/${kind}/${id}/access_requests`)).status).toBe(201);
     }
     ({ browser, csrf } = await consoleSession({ id: owner.id, username: owner.username, password: 'correct horse battery', headers: owner.headers }));
+    const administrator = await person('adm', { admin: true });
+    const adminSession = await consoleSession({ ...administrator, password: 'correct horse battery' });
 
     const doc = (await (await admin.get('/openapi.json')).json()) as Doc;
     const pathValues: Record<string, (path: string) => string> = {
@@ -130,6 +132,11 @@ describe('every date-taking parameter, fed text of date shape', () => {
       page(`console: change a member of ${kind}`, `/${kind}/${id}/-/members/${member.id}`, { access_level: '30' });
     }
     page('console: new personal access token', '/-/profile/personal_access_tokens', { name: 'fuzz', scopes: 'api' });
+    inputs.push({
+      label: 'console: new impersonation token',
+      send: (value) =>
+        adminSession.browser.post(`/admin/users/${member.id}/impersonation_tokens`, { authenticity_token: adminSession.csrf, name: 'fuzz', scopes: 'api', expires_at: value }),
+    });
   }, 60_000);
 
   it('finds them in the OpenAPI document', () => {
@@ -148,6 +155,15 @@ describe('every date-taking parameter, fed text of date shape', () => {
       'GET /access_requests ?min_requested_at',
     ]) {
       expect(labels).toContain(expected);
+    }
+  });
+
+  it('reaches each with its credentials: a real date is not refused as unauthenticated or forbidden', async () => {
+    const date = new Date(Date.now() + 10 * 86_400_000).toISOString().slice(0, 10);
+    for (const input of inputs) {
+      const res = await input.send(date, false);
+      await res.body?.cancel();
+      expect([401, 403, 405, 415], input.label).not.toContain(res.status);
     }
   });
 
