@@ -1,3 +1,5 @@
+import { dateOf } from './dates';
+
 /**
  * The one source of "now" for the Worker and its Durable Objects. Tests replace `clock.now`
  * to move time forward instead of sleeping.
@@ -10,4 +12,4 @@ export const isoNow = (): string => new Date(clock.now()).toISOString();
 export const epochSeconds = (): number => Math.floor(clock.now() / 1000);
 
 /** Today's date in UTC (`YYYY-MM-DD`): a membership whose `expires_at` is today or earlier has ended. */
-export const todayUtc = (): string => new Date(clock.now()).toISOString().slice(0, 10);
+export const todayUtc = (): string => dateOf(clock.now());

@@ -73,6 +73,8 @@ export const problems = {
     headers: { Allow: allow.join(', ') },
   }),
   badRequest: (message: string | FieldMessages): Problem => ({ status: 400, body: { message } }),
+  /** GitLab's FutureDateValidator (app/validators/future_date_validator.rb): an `expires_at` before today. */
+  pastDate: (): Problem => ({ status: 400, body: { message: { expires_at: ['cannot be a date in the past'] } } }),
   /** GitLab's shape for a parameter that failed validation: `{"error": "<param> is invalid"}`. */
   invalidParam: (error: string): Problem => ({ status: 400, body: { error } }),
   conflict: (message: string | FieldMessages): Problem => ({ status: 409, body: { message } }),
@@ -122,6 +124,8 @@ export const renderError = (err: Error, c: Context): Response => {
   if (err instanceof ApiError) return json(err.body, err.status, err.headers);
   if (err instanceof HTTPException) {
     if (err.status === 413) return renderError(new ApiError(413, problems.payloadTooLarge().body), c);
+    // A body of a type the route does not take (@hono/zod-openapi's media type check).
+    if (err.status === 415) return renderError(new ApiError(415, problems.unsupportedMediaType().body), c);
     return json({ error: `${err.status} ${err.message || 'Error'}` }, err.status);
   }
   console.error('unhandled error', c.req.method, new URL(c.req.url).pathname, err);

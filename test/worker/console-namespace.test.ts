@@ -55,9 +55,9 @@ describe.each(KIND_ROUTES)('the %s page', (kind) => {
     const [owner, requester] = [await consoleUser('own'), await consoleUser('req')];
     const source = await sourceWithRequest(kind, owner, requester);
     const { browser, csrf } = await consoleSession(owner);
-    const today = new Date().toISOString().slice(0, 10);
+    const yesterday = new Date(Date.now() - 86_400_000).toISOString().slice(0, 10);
     for (const [expires_at, message] of [
-      [today, 'Expiry date cannot be a date in the past.'],
+      [yesterday, 'Expiry date cannot be a date in the past.'],
       ['2027-02-30', 'Expiry date is invalid.'],
     ]) {
       const { res, html } = await submit(browser, `${source.actions}/access_requests/${requester.id}/approve`, { authenticity_token: csrf, access_level: '30', expires_at });

@@ -4,6 +4,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { removePendingRequestsOf } from '../../worker/durable/directory/user-fanout';
 import { advance } from './support/clock';
 import { expectError } from './support/contract';
+import { ADMIN } from './support/http';
 import { admin, as, createGroup, createProject, createSource, KIND_ROUTES, person, startWorker, type Person } from './support/namespaces';
 import { settle } from './support/receiver';
 import { directoryStub } from './support/storage';
@@ -127,16 +128,38 @@ describe.each(KIND_ROUTES)('audit events of %s', (kind) => {
     await expectError(await as(owner).get(`${base}/audit_events?created_after=yesterday`), 400, { error: 'created_after is invalid' });
   });
 
-  it(`is for ${kind === 'groups' ? 'Owners' : 'Maintainers and Owners'} and administrators`, async () => {
-    const [owner, reader, below, stranger] = await Promise.all([person('own'), person('rdr'), person('blw'), person('str')]);
+  // GitLab's audit events API docs: a group's Owners read every user's events, its Developers and
+  // Maintainers only those of their own actions; a project's Maintainers and Owners every user's,
+  // its Developers their own. Below Developer: 403.
+  it(`gives ${kind === 'groups' ? 'Owners' : 'Maintainers and Owners'} and administrators every event, a Developer${kind === 'groups' ? ' or Maintainer' : ''} their own`, async () => {
+    const [owner, reader, dev, maintainer, reporter, stranger] = await Promise.all(['own', 'rdr', 'dev', 'mnt', 'rep', 'str'].map((p) => person(p)));
     const source = await createSource(kind, owner, { visibility: 'private' });
     const base = `/${kind}/${source.id}`;
-    const [enough, tooLow] = kind === 'groups' ? [50, 40] : [40, 30];
-    expect((await admin.post(`${base}/members`, { user_id: reader.id, access_level: enough })).status).toBe(201);
-    expect((await admin.post(`${base}/members`, { user_id: below.id, access_level: tooLow })).status).toBe(201);
-    expect((await as(reader).get(`${base}/audit_events`)).status).toBe(200);
-    expect((await admin.get(`${base}/audit_events`)).status).toBe(200);
-    await expectError(await as(below).get(`${base}/audit_events`), 403, { message: '403 Forbidden' });
+    const all = kind === 'groups' ? 50 : 40;
+    expect((await admin.post(`${base}/members`, { user_id: reader.id, access_level: all })).status).toBe(201);
+    expect((await admin.post(`${base}/members`, { user_id: reporter.id, access_level: 20 })).status).toBe(201);
+    // Their own actions: asking for access (the approval is the owner's).
+    await admin.put(base, { visibility: 'public' });
+    for (const [who, level] of [[dev, 30], [maintainer, 40]] as const) {
+      expect((await as(who).post(`${base}/access_requests`)).status).toBe(201);
+      expect((await as(owner).put(`${base}/access_requests/${who.id}/approve?access_level=${level}`)).status).toBe(201);
+    }
+    await admin.put(base, { visibility: 'private' });
+    const everything = await auditLog(reader, base);
+    expect(everything.length).toBeGreaterThan(4);
+    expect(await auditLog(ADMIN, base)).toEqual(everything);
+    const own = (who: Person) => everything.filter((e) => e.author_id === who.id);
+    expect(own(dev).map((e) => e.event_name)).toEqual(['access_request_created']);
+
+    const readers = kind === 'groups' ? [dev, maintainer] : [dev];
+    for (const who of readers) {
+      expect(await auditLog(who, base), who.username).toEqual(own(who));
+      expect((await as(who).get(`${base}/audit_events/${own(who)[0].id}`)).status).toBe(200);
+      const notTheirs = everything.find((e) => e.author_id !== who.id)!;
+      await expectError(await as(who).get(`${base}/audit_events/${notTheirs.id}`), 404, { message: '404 Not found' });
+    }
+    if (kind === 'projects') expect(await auditLog(maintainer, base)).toEqual(everything);
+    await expectError(await as(reporter).get(`${base}/audit_events`), 403, { message: '403 Forbidden' });
     await expectError(await as(stranger).get(`${base}/audit_events`), 404, { message: `404 ${label} Not Found` });
   });
 
@@ -144,7 +167,7 @@ describe.each(KIND_ROUTES)('audit events of %s', (kind) => {
     const [owner, bob, below, stranger] = await Promise.all([person('own'), person('bob'), person('blw'), person('str')]);
     const source = await createSource(kind, owner, { visibility: 'private' });
     const base = `/${kind}/${source.id}`;
-    expect((await as(owner).post(`${base}/members`, { user_id: below.id, access_level: 30 })).status).toBe(201);
+    expect((await as(owner).post(`${base}/members`, { user_id: below.id, access_level: 20 })).status).toBe(201);
     expect((await as(owner).post(`${base}/members`, { user_id: bob.id, access_level: 20 })).status).toBe(201);
     const [latest] = await auditLog(owner, base);
     const res = await as(owner).get(`${base}/audit_events/${latest.id}`);
@@ -266,5 +289,28 @@ describe('logs above a group or project', () => {
     expect(await one.json()).toEqual(request);
     await expectError(await as(owner).get(`/audit_events/${request.id}`), 403, { message: '403 Forbidden' });
     await expectError(await admin.get('/audit_events/999999999'), 404, { message: '404 Not found' });
+  });
+
+  // GitLab's audit events have one id (its audit_events table's), whichever API lists them.
+  it('gives an event one id in every log that has it, and finds it by that id in each', async () => {
+    const [owner, bob] = await Promise.all([person('own'), person('bob')]);
+    const top = await createGroup(owner);
+    const sub = await createGroup(owner, { parent_id: top.id });
+    const project = await createProject(owner, { namespace_id: sub.id });
+    expect((await as(bob).post(`/projects/${project.id}/access_requests`)).status).toBe(201);
+    await settle(project.id, sub.id, top.id);
+
+    const logs = [`/projects/${project.id}`, `/groups/${sub.id}`, `/groups/${top.id}`];
+    const requestIn = async (path: string) => (await auditLog(owner, path)).find((e) => e.event_name === 'access_request_created' && e.entity_id === project.id)!;
+    const instance = (await (await admin.get(`/audit_events?entity_type=Project&entity_id=${project.id}`)).json()) as AuditEvent[];
+    const copies = [...(await Promise.all(logs.map(requestIn))), instance.find((e) => e.event_name === 'access_request_created')!];
+    expect(new Set(copies.map((e) => e.details.event_id)).size).toBe(1);
+    expect(copies.map((e) => e.id)).toEqual(copies.map(() => copies[0].id));
+    for (const path of logs) expect(await (await as(owner).get(`${path}/audit_events/${copies[0].id}`)).json()).toEqual(copies[0]);
+    expect(await (await admin.get(`/audit_events/${copies[0].id}`)).json()).toEqual(copies[0]);
+    // Ids are unique across logs: the project's own creation event is another.
+    const created = (await auditLog(owner, logs[0])).find((e) => e.event_name === 'member_created')!;
+    expect(created.id).not.toBe(copies[0].id);
+    expect((await admin.get(`/audit_events/${created.id}`)).status).toBe(200);
   });
 });

@@ -80,6 +80,24 @@ describe('impersonation tokens (GitLab: /users/:id/impersonation_tokens)', () =>
     expect(missing.status).toBe(404);
     expect((await call(`/api/v4/users/${owner.id}/impersonation_tokens?state=expired`, { headers: ADMIN })).status).toBe(400);
   });
+
+  // GitLab's lib/api/users.rb finds the user before its impersonation tokens: `404 User Not Found`.
+  it('answer 404 User Not Found for a user that does not exist, on every route', async () => {
+    const someone = await createUser('tok');
+    const token = await issue(someone.id);
+    for (const [method, path] of [
+      ['GET', '/api/v4/users/999999999/impersonation_tokens'],
+      ['GET', `/api/v4/users/999999999/impersonation_tokens/${token.id}`],
+      ['DELETE', `/api/v4/users/999999999/impersonation_tokens/${token.id}`],
+      ['POST', '/api/v4/users/999999999/impersonation_tokens'],
+    ]) {
+      const init = method === 'POST' ? jsonBody({ name: 'x', scopes: ['api'] }, ADMIN) : { method, headers: ADMIN };
+      const res = await call(path, init);
+      expect(res.status, `${method} ${path}`).toBe(404);
+      expect(await res.json()).toEqual({ message: '404 User Not Found' });
+    }
+    expect((await whoAmI(token.token)).status).toBe(200);
+  });
 });
 
 describe('paths that only look like the OpenAPI document', () => {

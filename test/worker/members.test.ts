@@ -62,7 +62,7 @@ describe.each(KIND_ROUTES)('members of %s', (kind) => {
     expect(await expectError(await as(owner).post(base, { user_id: stranger.id }), 400)).toEqual({ error: expect.stringMatching(/^access_level /) });
     await expectError(await as(owner).post(base, { user_id: stranger.id, access_level: 30, expires_at: '2027-02-30' }), 400, { error: 'expires_at is invalid' });
     await expectError(await as(owner).post(base, { user_id: stranger.id, access_level: 30, expires_at: 'tomorrow' }), 400, { error: 'expires_at is invalid' });
-    await expectError(await as(owner).post(base, { user_id: stranger.id, access_level: 30, expires_at: dateIn(0) }), 400, {
+    await expectError(await as(owner).post(base, { user_id: stranger.id, access_level: 30, expires_at: dateIn(-1) }), 400, {
       message: { expires_at: ['cannot be a date in the past'] },
     });
     // Nothing was added by any of these.
@@ -87,13 +87,51 @@ describe.each(KIND_ROUTES)('members of %s', (kind) => {
     expect(res.status).toBe(200);
     expect(await res.json()).toMatchObject({ id: bob.id, access_level: 40, expires_at: dateIn(10) });
     expect(await levelIn(kind, source.id, bob.id)).toBe(40);
-    expect(await (await as(owner).put(`/${kind}/${source.id}/members/${bob.id}`, { expires_at: '' })).json()).toMatchObject({ access_level: 40, expires_at: null });
+    expect(await (await as(owner).put(`/${kind}/${source.id}/members/${bob.id}`, { access_level: 40, expires_at: '' })).json()).toMatchObject({ access_level: 40, expires_at: null });
     const removed = await as(owner).delete(`/${kind}/${source.id}/members/${bob.id}`);
     expect(removed.status).toBe(204);
     expect(await removed.text()).toBe('');
     expect(await levelIn(kind, source.id, bob.id)).toBeNull();
     // A removed member sees a public source still, and may ask again.
     expect((await as(bob).post(`/${kind}/${source.id}/access_requests`)).status).toBe(201);
+  });
+
+  // GitLab's `PUT /:id/members/:user_id` requires `access_level` (lib/api/members.rb; "Edit a member
+  // of a group or project" in GitLab's members API docs).
+  it('refuses an edit without access_level (400), and changes nothing', async () => {
+    const [owner, bob] = await Promise.all([person('own'), person('bob')]);
+    const source = await createSource(kind, owner);
+    await addMember(kind, source.id, bob, 20);
+    await expectError(await as(owner).put(`/${kind}/${source.id}/members/${bob.id}`, { expires_at: dateIn(5) }), 400, { error: 'access_level is missing' });
+    await expectError(await as(owner).put(`/${kind}/${source.id}/members/${bob.id}`), 400, { error: 'access_level is missing' });
+    expect(await (await as(owner).get(`/${kind}/${source.id}/members/${bob.id}`)).json()).toMatchObject({ access_level: 20, expires_at: null });
+  });
+
+  // GitLab's Member validation `higher_access_level_than_group` (app/models/member.rb): a direct
+  // membership below the highest one inherited from a group above is refused, on adding, editing
+  // and approving alike (`render_validation_error!`, 400).
+  it('refuses a direct membership below the one inherited from a group above (400, in GitLab words)', async () => {
+    const [owner, dev, late] = await Promise.all([person('own'), person('dev'), person('late')]);
+    const source = await createNestedSource(kind, owner);
+    const found = (await (await admin.get(`/${kind}/${source.id}`)).json()) as { parent_id?: number; namespace?: { id: number } };
+    const parentId = found.parent_id ?? found.namespace!.id;
+    const parentName = ((await (await admin.get(`/groups/${parentId}`)).json()) as { name: string }).name;
+    const below = (level: string) => ({ message: { access_level: [`should be greater than or equal to ${level} inherited membership from group ${parentName}`] } });
+    const members = `/${kind}/${source.id}/members`;
+    await addMember('groups', parentId, dev, 30);
+
+    await expectError(await as(owner).post(members, { user_id: dev.id, access_level: 20 }), 400, below('Developer'));
+    expect(await (await as(owner).get(`${members}/all/${dev.id}`)).json()).toMatchObject({ access_level: 30 });
+    await expectError(await as(owner).get(`${members}/${dev.id}`), 404, { message: '404 Member Not Found' });
+    expect((await as(owner).post(members, { user_id: dev.id, access_level: 30 })).status).toBe(201);
+    await expectError(await as(owner).put(`${members}/${dev.id}`, { access_level: 10 }), 400, below('Developer'));
+    expect(await (await as(owner).put(`${members}/${dev.id}`, { access_level: 40 })).json()).toMatchObject({ access_level: 40 });
+
+    // A request made before its user was given more in the group above.
+    expect((await as(late).post(`/${kind}/${source.id}/access_requests`)).status).toBe(201);
+    await addMember('groups', parentId, late, 40);
+    await expectError(await as(owner).put(`/${kind}/${source.id}/access_requests/${late.id}/approve?access_level=30`), 400, below('Maintainer'));
+    expect((await as(owner).put(`/${kind}/${source.id}/access_requests/${late.id}/approve?access_level=40`)).status).toBe(201);
   });
 
   it('needs a member manager: a Developer gets 403, an outsider of a private one 404', async () => {
@@ -111,8 +149,9 @@ describe.each(KIND_ROUTES)('members of %s', (kind) => {
     const source = await createNestedSource(kind, owner);
     const parentId = ((await (await admin.get(`/${kind}/${source.id}`)).json()) as { parent_id?: number; namespace?: { id: number } });
     const parent = parentId.parent_id ?? parentId.namespace!.id;
-    await addMember('groups', parent, groupMaintainer, 40);
+    // Direct first: once the group gives 40, a direct membership below it is refused.
     await addMember(kind, source.id, groupMaintainer, 20);
+    await addMember('groups', parent, groupMaintainer, 40);
     expect(await (await as(dev).get(`/${kind}/${source.id}/members/all/${groupMaintainer.id}`)).json()).toMatchObject({ id: groupMaintainer.id, access_level: 40 });
     await addMember(kind, source.id, dev, 30);
     expect((await as(dev).delete(`/${kind}/${source.id}/members/${dev.id}`)).status).toBe(204);
@@ -194,6 +233,39 @@ describe('expiry', () => {
     await runDueAlarms(stubOf(group.id));
     expect(await runInDurableObject(stubOf(group.id), (_i: Namespace, state) => state.storage.getAlarm())).toBe(Date.parse(`${dateIn(2)}T00:00:00Z`));
     await expectError(await as(owner).put(`/groups/${group.id}/access_requests/${a.id}/approve?expires_at=2020-01-01`), 400, {
+      message: { expires_at: ['cannot be a date in the past'] },
+    });
+  });
+
+  // GitLab's FutureDateValidator (app/validators/future_date_validator.rb) refuses only a date
+  // before today, and today is allowed (GitLab issue 12702). "From that date onward, the user can
+  // no longer access the project" (GitLab's project members docs): a membership that ends today has
+  // ended, and is removed as GitLab's expiry job (RemoveExpiredMembersWorker) removes it that day.
+  it.each(KIND_ROUTES)('takes an expiry of today on %s: add, change and approve answer, and the membership has already ended', async (kind) => {
+    const [owner, bob, carol, dave] = await Promise.all([person('own'), person('bob'), person('car'), person('dav')]);
+    const source = await createSource(kind, owner);
+    const today = dateIn(0);
+    const added = await as(owner).post(`/${kind}/${source.id}/members`, { user_id: bob.id, access_level: 30, expires_at: today });
+    expect(added.status).toBe(201);
+    expect(await added.json()).toMatchObject({ id: bob.id, access_level: 30, expires_at: today });
+    await addMember(kind, source.id, carol, 20);
+    const changed = await as(owner).put(`/${kind}/${source.id}/members/${carol.id}`, { access_level: 20, expires_at: today });
+    expect(changed.status).toBe(200);
+    expect(await changed.json()).toMatchObject({ id: carol.id, expires_at: today });
+    expect((await as(dave).post(`/${kind}/${source.id}/access_requests`)).status).toBe(201);
+    const approved = await as(owner).put(`/${kind}/${source.id}/access_requests/${dave.id}/approve?expires_at=${today}`);
+    expect(approved.status).toBe(201);
+    expect(await approved.json()).toMatchObject({ id: dave.id, expires_at: today });
+
+    for (const who of [bob, carol, dave]) {
+      await expectError(await as(owner).get(`/${kind}/${source.id}/members/${who.id}`), 404, { message: '404 Member Not Found' });
+      expect(await levelIn(kind, source.id, who.id)).toBeNull();
+    }
+    const events = (await (await as(owner).get(`/${kind}/${source.id}/audit_events?per_page=100`)).json()) as { event_name: string; details: { target_id: number } }[];
+    const expired = events.filter((e) => e.event_name === 'member_expired').map((e) => e.details.target_id);
+    expect(expired.sort()).toEqual([bob.id, carol.id, dave.id].sort());
+    // The day before is still refused, with GitLab's words.
+    await expectError(await as(owner).post(`/${kind}/${source.id}/members`, { user_id: bob.id, access_level: 30, expires_at: dateIn(-1) }), 400, {
       message: { expires_at: ['cannot be a date in the past'] },
     });
   });

@@ -5,7 +5,7 @@ import { publicOrigin } from '../config';
 import * as service from '../services/namespaces';
 import { namespaceIdParam, withNamespace } from '../services/finder';
 import { pageOf, paginationHeaders, paginationQuery, windowOf } from './pagination';
-import { bodyContent, bodyOf, intParam } from './params';
+import { bodyContent, bodyOf, dateParam, intParam } from './params';
 import { AccessRequestSchema, ApprovedAccessRequestSchema, presentAccessRequest, presentApprovedMember } from './presenters/member';
 import { createApiRouter } from './router';
 import { todayUtc } from '../clock';
@@ -31,21 +31,15 @@ export const accessLevelParam = (kind: Kind) =>
       default: DEFAULT_APPROVAL_LEVEL,
     });
 
-/** A calendar date, `YYYY-MM-DD` (GitLab's `expires_at`); anything else is `expires_at is invalid`. */
-export const expiresAtParam = () =>
-  z
-    .string()
-    .refine((v) => /^\d{4}-\d{2}-\d{2}$/.test(v) && new Date(`${v}T00:00:00Z`).toISOString().startsWith(v), { message: 'is invalid' })
-    .openapi({ type: 'string', format: 'date', example: '2027-01-31' });
-
 /**
- * A membership ends at 00:00 UTC of its `expires_at`, so the date must be after today (GitLab's
- * `future_date` validation of members, with its wording).
+ * A membership's `expires_at`: GitLab's FutureDateValidator (app/validators/future_date_validator.rb)
+ * refuses a date before today, and allows today (GitLab issue 12702). A membership ends at 00:00
+ * UTC of its date ("from that date onward, the user can no longer access the project", GitLab's
+ * project members docs), so one that ends today has ended when it is made: the group's or
+ * project's object removes it at once, as GitLab's expiry job (RemoveExpiredMembersWorker) does
+ * that day, and records its expiry.
  */
-export const futureDate = (date: string | null): string | null => {
-  if (date !== null && date <= todayUtc()) return raise(problems.badRequest({ expires_at: ['cannot be a date in the past'] }));
-  return date;
-};
+export const membershipExpiry = (date: string | null): string | null => (date !== null && date < todayUtc() ? raise(problems.pastDate()) : date);
 
 /**
  * A requester, from the names stored with the request. A request exists only while its requester
@@ -69,7 +63,7 @@ export const accessRequestRoutes = (kind: Kind) => {
   const idParam = z.object({ id: namespaceIdParam() });
   const requesterParams = z.object({ id: namespaceIdParam(), user_id: intParam() });
   // Beyond GitLab: `expires_at` makes the new membership end at 00:00 UTC that day.
-  const ApproveBody = z.object({ access_level: accessLevelParam(kind).optional(), expires_at: expiresAtParam().optional() });
+  const ApproveBody = z.object({ access_level: accessLevelParam(kind).optional(), expires_at: dateParam().optional() });
 
   const list = createRoute({
     method: 'get',
@@ -128,7 +122,7 @@ export const accessRequestRoutes = (kind: Kind) => {
       const body = bodyOf(c, ApproveBody);
       const query = c.req.valid('query');
       const level = body.access_level ?? query.access_level ?? DEFAULT_APPROVAL_LEVEL;
-      const expiresAt = futureDate(body.expires_at ?? query.expires_at ?? null);
+      const expiresAt = membershipExpiry(body.expires_at ?? query.expires_at ?? null);
       const member = await withNamespace(c, kind, id, (target) => service.approveAccessRequest(c.env, target, user_id, level, expiresAt));
       return c.json(presentApprovedMember(member, requester(member), c.var.caller, publicOrigin(c.env, c.req.url)), 201);
     })

@@ -1,11 +1,12 @@
 import { z } from '@hono/zod-openapi';
-import { epochSeconds } from '../clock';
+import { epochSeconds, todayUtc } from '../clock';
+import { dateOf, startOfDay } from '../dates';
 import { directory } from '../durable/directory/directory';
 import type { Env } from '../env';
 import { problems, raise } from '../errors';
 import { isKnownScope, parseScopes } from '../oauth/scopes';
 import * as tokens from '../services/access-tokens';
-import { expiresAtParam, futureDate } from './access-requests';
+import { dateParam } from './params';
 
 /**
  * What creating a personal access token or an impersonation token takes (GitLab's `name`,
@@ -19,22 +20,23 @@ export const NewAccessTokenBody = z
       .preprocess((v) => (typeof v === 'string' ? parseScopes(v) : v), z.array(z.string()))
       .transform((v) => [...new Set(v)])
       .refine((s) => s.length > 0 && s.every(isKnownScope), { message: 'does not have a valid value' }),
-    expires_at: expiresAtParam().optional(),
+    expires_at: dateParam().optional(),
   })
   .openapi('NewAccessToken');
 
 const DAY = 24 * 3600;
 
 /**
- * When a token asked to expire on `date` stops: 00:00 UTC that day, which must be after today and
- * at most 365 days ahead; without a date, the kind's default lifetime.
+ * When a token asked to expire on `date` stops: 00:00 UTC that day, which must be after today (a
+ * token ending today would never work) and at most 365 days ahead; without a date, the kind's
+ * default lifetime.
  */
 const expiryOf = (kind: tokens.TokenKind, date: string | undefined): number => {
   const now = epochSeconds();
   if (date === undefined) return now + kind.defaultLifetimeDays * DAY;
-  futureDate(date);
-  const at = Date.parse(`${date}T00:00:00Z`) / 1000;
-  const latest = new Date((now + tokens.MAX_LIFETIME_DAYS * DAY) * 1000).toISOString().slice(0, 10);
+  if (date <= todayUtc()) raise(problems.pastDate());
+  const at = startOfDay(date) / 1000;
+  const latest = dateOf((now + tokens.MAX_LIFETIME_DAYS * DAY) * 1000);
   return at > now + tokens.MAX_LIFETIME_DAYS * DAY ? raise(problems.badRequest({ expires_at: [`must be on or before ${latest}`] })) : at;
 };
 

@@ -24,11 +24,12 @@ const eventIdParam = () => intParam().openapi({ description: 'The id of the audi
  * API), written once: a group's log includes its subgroups' and projects' events.
  */
 export const auditEventRoutes = (kind: Kind) => {
+  const who = kind.name === 'group' ? "Owner: everyone's; Developer or Maintainer: their own" : "Maintainer or Owner: everyone's; Developer: their own";
   const list = createRoute({
     method: 'get',
     path: '/{id}/audit_events',
     tags: [`${kind.label} audit events`],
-    summary: `Audit events of a ${kind.name}${kind.name === 'group' ? ' and everything in it' : ''}, newest first (${kind.name === 'group' ? 'Owner' : 'Maintainer'} or above)`,
+    summary: `Audit events of a ${kind.name}${kind.name === 'group' ? ' and everything in it' : ''}, newest first (${who})`,
     request: { params: z.object({ id: namespaceIdParam() }), query: z.object({ ...timeFilter, ...paginationQuery }) },
     responses: auditEvents,
   });
@@ -36,7 +37,7 @@ export const auditEventRoutes = (kind: Kind) => {
     method: 'get',
     path: '/{id}/audit_events/{audit_event_id}',
     tags: [`${kind.label} audit events`],
-    summary: `One audit event of a ${kind.name} (${kind.name === 'group' ? 'Owner' : 'Maintainer'} or above)`,
+    summary: `One audit event of a ${kind.name} (${who})`,
     request: { params: z.object({ id: namespaceIdParam(), audit_event_id: eventIdParam() }) },
     responses: auditEvent,
   });

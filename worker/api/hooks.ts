@@ -19,6 +19,7 @@ import {
 } from './presenters/hook';
 import { HookResendSchema } from '../../shared/schemas';
 import { createApiRouter } from './router';
+import { raises } from './error-answers';
 
 /** What differs between group and project hooks: the entity's schema (`group_id` or `project_id`). */
 interface HookApi {
@@ -165,6 +166,7 @@ export const hookRoutes = (kind: Kind) => {
   });
   const testResponses = {
     201: { description: 'Delivered (a 2xx answer)', content: { 'application/json': { schema: z.object({ message: z.string() }) } } },
+    ...raises(422),
   };
   const test = createRoute({
     method: 'post',

@@ -5,6 +5,7 @@ import { account } from './account';
 import { accessRequestRoutes } from './access-requests';
 import { applications } from './applications';
 import { auditEventRoutes, instanceAuditEvents } from './audit-events';
+import { ErrorSchema, withErrorAnswers } from './error-answers';
 import { hookRoutes } from './hooks';
 import { impersonationTokens } from './impersonation-tokens';
 import { inboxRoutes } from './inbox';
@@ -43,10 +44,17 @@ api.openAPIRegistry.registerComponent('securitySchemes', 'Bearer', { type: 'http
 // Registered before the authenticated routes, so it answers without a token; `/groups/openapi.json`
 // and the like are ordinary paths of those routes (a group named so, or 404).
 const security: Record<string, string[]>[] = [{ PrivateToken: [] }, { Bearer: [] }];
-api.doc31('/openapi.json', (c) => ({
-  openapi: '3.1.0',
-  info: { title: 'Knock API', version: KNOCK_VERSION, description: 'GitLab REST v4 compatible access requests, users, groups and projects.' },
-  servers: [{ url: `${new URL(c.req.url).origin}/api/v4` }],
-  security,
-}));
+api.openAPIRegistry.register('Error', ErrorSchema);
+api.get('/openapi.json', (c) =>
+  c.json(
+    withErrorAnswers(
+      api.getOpenAPI31Document({
+        openapi: '3.1.0',
+        info: { title: 'Knock API', version: KNOCK_VERSION, description: 'GitLab REST v4 compatible access requests, users, groups and projects.' },
+        servers: [{ url: `${new URL(c.req.url).origin}/api/v4` }],
+        security,
+      }),
+    ),
+  ),
+);
 api.route('/', authenticated);

@@ -3,12 +3,13 @@ import type { Kind } from '../auth/policy';
 import { publicOrigin } from '../config';
 import type { EffectiveMember } from '../durable/namespace-registry';
 import * as service from '../services/namespaces';
-import { accessLevelParam, expiresAtParam, futureDate } from './access-requests';
+import { accessLevelParam, membershipExpiry } from './access-requests';
 import { namespaceIdParam, withNamespace } from '../services/finder';
 import { pageOf, paginationHeaders, paginationQuery, windowOf } from './pagination';
-import { bodyContent, bodyOf, intParam } from './params';
+import { bodyContent, bodyOf, dateParam, intParam } from './params';
 import { MemberSchema, presentMember } from './presenters/member';
 import { createApiRouter } from './router';
+import { raises } from './error-answers';
 
 const presentEffective = (m: EffectiveMember, origin: string) =>
   presentMember(m, { id: m.user_id, username: m.username, name: m.name, state: m.state }, m.created_by, origin);
@@ -25,12 +26,13 @@ export const memberRoutes = (kind: Kind) => {
   const request = { params: idParam, query: z.object(paginationQuery) };
   const list = { 200: { description: 'Members', content: { 'application/json': { schema: z.array(MemberSchema) } } } };
   const one = (status: 200 | 201, description: string) => ({ [status]: { description, content: { 'application/json': { schema: MemberSchema } } } });
-  const NewMember = z.object({ user_id: intParam(), access_level: accessLevelParam(kind), expires_at: expiresAtParam().optional() }).openapi(`New${kind.label}Member`);
+  const NewMember = z.object({ user_id: intParam(), access_level: accessLevelParam(kind), expires_at: dateParam().optional() }).openapi(`New${kind.label}Member`);
+  // GitLab's `PUT …/members/:user_id` requires `access_level` (lib/api/members.rb).
   const MemberChange = z
     .object({
-      access_level: accessLevelParam(kind).optional(),
+      access_level: accessLevelParam(kind),
       // An empty value (or null) takes the expiry away.
-      expires_at: z.union([expiresAtParam(), z.literal(''), z.null()]).optional(),
+      expires_at: z.union([dateParam(), z.literal(''), z.null()]).optional(),
     })
     .openapi(`${kind.label}MemberChange`);
 
@@ -65,7 +67,7 @@ export const memberRoutes = (kind: Kind) => {
     tags,
     summary: `Add a member to a ${kind.name}; their pending access request goes`,
     request: { params: idParam, body: bodyContent(NewMember) },
-    responses: one(201, 'The new member'),
+    responses: { ...one(201, 'The new member'), ...raises(409) },
   });
   const edit = createRoute({
     method: 'put',
@@ -113,7 +115,7 @@ export const memberRoutes = (kind: Kind) => {
     })
     .openapi(add, async (c) => {
       const body = bodyOf(c, NewMember);
-      const expiresAt = futureDate(body.expires_at ?? null);
+      const expiresAt = membershipExpiry(body.expires_at ?? null);
       const m = await withNamespace(c, kind, c.req.valid('param').id, (target) =>
         service.addMember(c.env, target, body.user_id, body.access_level, expiresAt),
       );
@@ -122,7 +124,7 @@ export const memberRoutes = (kind: Kind) => {
     .openapi(edit, async (c) => {
       const { id, user_id } = c.req.valid('param');
       const body = bodyOf(c, MemberChange);
-      const expiresAt = body.expires_at === undefined ? undefined : futureDate(body.expires_at || null);
+      const expiresAt = body.expires_at === undefined ? undefined : membershipExpiry(body.expires_at || null);
       const m = await withNamespace(c, kind, id, (target) =>
         service.updateMember(c.env, target, user_id, { accessLevel: body.access_level, expiresAt }),
       );

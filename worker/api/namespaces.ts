@@ -15,6 +15,7 @@ import { bodyContent, bodyOf, boolParam, intParam } from './params';
 import { presentGroup, presentProject } from './presenters/namespace';
 import { createApiRouter } from './router';
 import { USERNAME_PATTERN } from './users';
+import { raises } from './error-answers';
 
 /** GitLab's path rule (as for usernames): letters, digits, `_`, `.`, `-`; no leading or trailing punctuation. */
 const isValidPath = (p: string) => USERNAME_PATTERN.test(p) && !/\.(git|atom)$/i.test(p);
@@ -165,7 +166,8 @@ const namespaceRoutes = (api: NamespaceApi) => {
     tags,
     summary: api.createSummary,
     request: { body: bodyContent(api.newSchema) },
-    responses: { 201: { description: `The ${kind.name}`, content: entity } },
+    // The parent group (or namespace) named is not found.
+    responses: { 201: { description: `The ${kind.name}`, content: entity }, ...raises(404) },
   });
 
   const list = createRoute({

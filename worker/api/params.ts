@@ -1,4 +1,5 @@
 import { z } from '@hono/zod-openapi';
+import { parseDate, parseInstant } from '../dates';
 import { problems, raise } from '../errors';
 import { describeIssue } from './router';
 
@@ -45,16 +46,27 @@ export const boolParam = () =>
 /** An integer id path or body parameter. */
 export const intParam = () => z.coerce.number().int().min(1).max(Number.MAX_SAFE_INTEGER);
 
+const INVALID = { message: 'is invalid' };
+
+/**
+ * A calendar date, `YYYY-MM-DD` that exists (GitLab's `expires_at`), read by worker/dates.ts, or
+ * `<name> is invalid`. A check without a transform, so that within a union its issue is the one
+ * reported.
+ */
+export const dateParam = () =>
+  z
+    .string()
+    .refine((v) => parseDate(v) !== null, INVALID)
+    .openapi({ type: 'string', format: 'date', example: '2027-01-31' });
+
 /**
  * An instant as GitLab's time filters (`created_after`, `created_before` and the like) take it:
  * an ISO 8601 date, or a date and time with an optional offset, normalised to the stored form
- * (UTC with milliseconds) so it compares as text.
+ * (UTC with milliseconds) so it compares as text; read by worker/dates.ts, or `<name> is invalid`.
  */
 export const instantParam = () =>
   z
     .string()
-    .max(64)
-    .regex(/^\d{4}-\d{2}-\d{2}(?:[T ]\d{2}:\d{2}(?::\d{2}(?:\.\d{1,9})?)?(?:Z|[+-]\d{2}:?\d{2})?)?$/)
-    .refine((v) => !Number.isNaN(Date.parse(v)), { message: 'is invalid' })
-    .transform((v) => new Date(v).toISOString())
+    .refine((v) => parseInstant(v) !== null, INVALID)
+    .transform((v) => parseInstant(v) ?? v)
     .openapi({ type: 'string', format: 'date-time', example: '2026-11-21T12:00:00Z' });

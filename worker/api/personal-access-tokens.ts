@@ -2,14 +2,14 @@ import { createRoute, z } from '@hono/zod-openapi';
 import { PersonalAccessTokenSchema, PersonalAccessTokenWithTokenSchema } from '../../shared/schemas';
 import { requireAdmin } from '../auth/api-auth';
 import { mayManageToken } from '../auth/policy';
-import { directory } from '../durable/directory/directory';
 import type { Caller, Env } from '../env';
+import { startOfDay } from '../dates';
 import { problems, raise } from '../errors';
 import * as tokens from '../services/access-tokens';
+import { findUser } from '../services/users';
 import { issueTokenFor, NewAccessTokenBody } from './access-tokens';
-import { expiresAtParam } from './access-requests';
 import { pageOf, paginationHeaders, paginationQuery, windowOf } from './pagination';
-import { bodyContent, bodyOf, boolParam, instantParam, intParam } from './params';
+import { bodyContent, bodyOf, boolParam, dateParam, instantParam, intParam } from './params';
 import { presentPersonalAccessToken } from './presenters/access-token';
 import { createApiRouter } from './router';
 
@@ -19,7 +19,7 @@ const created = { 201: { description: 'The token, shown this once', content: { '
 const one = { 200: { description: 'The token', content: { 'application/json': { schema: PersonalAccessTokenSchema } } } };
 
 /** A date whose 00:00 UTC bounds token expiry, in epoch seconds. */
-const dateBoundParam = () => expiresAtParam().transform((v) => Date.parse(`${v}T00:00:00Z`) / 1000);
+const dateBoundParam = () => dateParam().transform((v) => startOfDay(v) / 1000);
 
 const createForCaller = createRoute({
   method: 'post',
@@ -64,6 +64,7 @@ const list = createRoute({
   responses: {
     200: { description: 'Tokens', content: { 'application/json': { schema: z.array(PersonalAccessTokenSchema) } } },
     401: { description: "A user_id other than the caller's, from someone who is not an administrator" },
+    404: { description: 'No user has that user_id (administrators)' },
   },
 });
 
@@ -134,7 +135,7 @@ export const personalAccessTokens = createApiRouter()
     const page = pageOf(q);
     let owner: { userId?: number; impersonation?: boolean };
     if (caller.admin) {
-      if (q.user_id !== undefined && !(await directory(c.env).getUser(q.user_id))) return raise(problems.notFound('User'));
+      if (q.user_id !== undefined) await findUser(c.env, q.user_id);
       owner = { userId: q.user_id };
     } else {
       if (q.user_id !== undefined && q.user_id !== caller.id) return raise(problems.unauthorized());

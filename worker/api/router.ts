@@ -7,7 +7,14 @@ interface Issue {
   code: string;
   path: PropertyKey[];
   message: string;
+  /** A union's issues, per option. */
+  errors?: Issue[][];
 }
+
+/** Nothing was sent: every option of a union found nothing either. */
+const isMissing = (issue: Issue): boolean =>
+  (issue.code === 'invalid_type' && /received undefined/.test(issue.message)) ||
+  (issue.code === 'invalid_union' && !!issue.errors?.length && issue.errors.every((option) => option.some(isMissing)));
 
 /**
  * GitLab's wording for a parameter that failed validation: "<name> is missing",
@@ -15,7 +22,7 @@ interface Issue {
  */
 export const describeIssue = (issue: Issue): string => {
   const name = issue.path.map(String).join('.') || 'body';
-  if (issue.code === 'invalid_type' && /received undefined/.test(issue.message)) return `${name} is missing`;
+  if (isMissing(issue)) return `${name} is missing`;
   if (issue.code === 'custom' && issue.message) return `${name} ${issue.message}`;
   if (issue.code === 'invalid_value' || issue.code === 'invalid_union') return `${name} does not have a valid value`;
   return `${name} is invalid`;

@@ -4,13 +4,13 @@ import { hashPassword } from '../auth/crypto';
 import { publicOrigin } from '../config';
 import { directory } from '../durable/directory/directory';
 import { unwrap } from '../durable/result';
-import { json, problems, raise } from '../errors';
 import type { StateAction } from '../durable/user-lifecycle';
 import * as service from '../services/users';
 import { offsetOf, paginationHeaders, paginationQuery } from './pagination';
 import { bodyContent, bodyOf, boolParam, intParam } from './params';
 import { presentUser, presentUserBasic, UserBasicSchema, UserSchema } from './presenters/user';
 import { createApiRouter } from './router';
+import { raises } from './error-answers';
 
 /** GitLab's username rule: letters, digits, `_`, `.`, `-`; no leading or trailing punctuation. */
 export const USERNAME_PATTERN = /^[a-zA-Z0-9_](?:[a-zA-Z0-9_.-]{0,253}[a-zA-Z0-9_-])?$/;
@@ -34,6 +34,7 @@ const createUser = createRoute({
   responses: {
     201: { description: 'The user', content: { 'application/json': { schema: UserSchema } } },
     409: { description: 'Username or email already taken' },
+    ...raises(503),
   },
 });
 
@@ -89,6 +90,7 @@ const updateUser = createRoute({
     200: { description: 'The user', content: { 'application/json': { schema: UserSchema } } },
     404: { description: '404 User Not Found' },
     409: { description: 'Username or email already taken' },
+    ...raises(503),
   },
 });
 
@@ -107,6 +109,7 @@ const stateRoute = (action: StateAction, summary: string) =>
       201: { description: "GitLab's answer", content: { 'application/json': { schema: StateAnswer } } },
       403: { description: 'Not allowed in the user\'s state, or on yourself or the built-in administrator' },
       404: { description: '404 User Not Found' },
+      ...raises(503),
     },
   });
 
@@ -121,6 +124,7 @@ const deleteUser = createRoute({
     204: { description: 'Deleted' },
     404: { description: '404 User Not Found' },
     409: { description: 'The user is the only Owner of a group' },
+    ...raises(503),
   },
 });
 
@@ -158,8 +162,7 @@ export const users = createApiRouter()
   })
   .openapi(getUser, async (c) => {
     const { id } = c.req.valid('param');
-    const user = await directory(c.env).getUser(id);
-    if (!user) return raise(problems.notFound('User'));
+    const user = await service.findUser(c.env, id);
     const caller = c.var.caller;
     return c.json(presentUser(user, publicOrigin(c.env, c.req.url), caller.admin || caller.id === user.id), 200);
   })

@@ -1,4 +1,4 @@
-import { APPROVER_MINIMUM, mayGrant, MAINTAINER, OWNER, type NamespaceKind } from '../../shared/access-levels';
+import { APPROVER_MINIMUM, DEVELOPER, mayGrant, MAINTAINER, OWNER, type NamespaceKind } from '../../shared/access-levels';
 import type { Visibility } from '../../shared/api-types';
 import { VISIBILITIES } from '../../shared/schemas';
 import { problems, type Problem } from '../errors';
@@ -129,3 +129,11 @@ export const mayManageToken = (caller: { id: number; admin: boolean }, token: { 
  * Owners, a project's Maintainers and Owners.
  */
 export const mayManageEvents = (kind: Kind, s: Standing): boolean => effectiveLevel(s) >= kind.managesEvents;
+
+/**
+ * Whose audit events of a group or project a caller may read (GitLab's audit events API docs):
+ * everyone's for who may manage its events (a group's Owners, a project's Maintainers and
+ * Owners), their own for a Developer or Maintainer below that, none for anyone else.
+ */
+export const auditEventReach = (kind: Kind, s: Standing): 'all' | 'own' | 'none' =>
+  mayManageEvents(kind, s) ? 'all' : effectiveLevel(s) >= DEVELOPER ? 'own' : 'none';

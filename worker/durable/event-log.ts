@@ -12,10 +12,12 @@ export interface AuditFilter {
   createdBefore?: string;
   entityType?: 'group' | 'project';
   entityId?: number;
+  /** Only the events this user made (a Developer's own, GitLab's `author_id`). */
+  authorId?: number;
 }
 
 export interface LoggedEvent {
-  /** The event's place in this log; the audit event's `id` here. */
+  /** The event's place in this log (its audit event id is `record.id`, the same in every log). */
   seq: number;
   record: EventRecord;
 }
@@ -30,6 +32,7 @@ const whereOf = (filter: AuditFilter): { clause: string; args: (string | number)
     ['created_at <= ?', filter.createdBefore],
     ['entity_type = ?', filter.entityType],
     ['entity_id = ?', filter.entityId],
+    ['author_id = ?', filter.authorId],
   ];
   const given = conditions.filter((c): c is [string, string | number] => c[1] !== undefined);
   return { clause: given.length ? `WHERE ${given.map(([condition]) => condition).join(' AND ')}` : '', args: given.map(([, value]) => value) };
@@ -48,11 +51,13 @@ export class EventLog {
   append(e: EventRecord, forward: boolean): number | null {
     const row = this.sql
       .exec<{ seq: number }>(
-        `INSERT INTO events (uuid, entity_type, entity_id, action, created_at, record, forward) VALUES (?, ?, ?, ?, ?, ?, ?)
+        `INSERT INTO events (id, uuid, entity_type, entity_id, author_id, action, created_at, record, forward) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
          ON CONFLICT (uuid) DO NOTHING RETURNING seq`,
+        e.id,
         e.uuid,
         e.entity.kind,
         e.entity.id,
+        e.author?.id ?? null,
         e.action,
         e.created_at,
         JSON.stringify(e),
@@ -62,21 +67,30 @@ export class EventLog {
     return row?.seq ?? null;
   }
 
-  /** Newest first (GitLab's order), filtered by time and entity; one index range per page. */
+  /**
+   * Newest first (GitLab's order), filtered by time and entity; one index range per page. Ties in
+   * time go by id, so every log, and the instance log's parts merged, order alike.
+   */
   list(filter: AuditFilter, offset: number, limit: number): { total: number; items: LoggedEvent[] } {
     const { clause, args } = whereOf(filter);
     const total = this.sql.exec<{ n: number }>(`SELECT COUNT(*) AS n FROM events ${clause}`, ...args).one().n;
     const items = this.sql
-      .exec<Row>(`SELECT seq, record FROM events ${clause} ORDER BY created_at DESC, seq DESC LIMIT ? OFFSET ?`, ...args, limit, offset)
+      .exec<Row>(`SELECT seq, record FROM events ${clause} ORDER BY created_at DESC, id DESC LIMIT ? OFFSET ?`, ...args, limit, offset)
       .toArray()
       .map(toLogged);
     return { total, items };
   }
 
-  /** One event by its place in this log, if it passes `filter` (GitLab finds one within the same filters it lists with). */
-  find(seq: number, filter: AuditFilter = {}): LoggedEvent | null {
+  /** One event by its audit id, if it passes `filter` (GitLab finds one within the same filters it lists with). */
+  find(id: number, filter: AuditFilter = {}): LoggedEvent | null {
     const { clause, args } = whereOf(filter);
-    const row = this.sql.exec<Row>(`SELECT seq, record FROM events ${clause ? `${clause} AND` : 'WHERE'} seq = ?`, ...args, seq).toArray()[0];
+    const row = this.sql.exec<Row>(`SELECT seq, record FROM events ${clause ? `${clause} AND` : 'WHERE'} id = ?`, ...args, id).toArray()[0];
+    return row ? toLogged(row) : null;
+  }
+
+  /** One event by its place in this log. */
+  at(seq: number): LoggedEvent | null {
+    const row = this.sql.exec<Row>('SELECT seq, record FROM events WHERE seq = ?', seq).toArray()[0];
     return row ? toLogged(row) : null;
   }
 

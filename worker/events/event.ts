@@ -11,7 +11,7 @@ import { isoNow } from '../clock';
 
 /** A pending access request appeared or went away. */
 export const REQUEST_ACTIONS = ['requested', 'withdrawn', 'denied', 'discarded'] as const;
-/** A membership began, changed or ended. `approved` also ends a request. */
+/** A membership began, changed or ended. `approved` also ends a request (a member event all the same). */
 export const MEMBER_ACTIONS = ['approved', 'added', 'updated', 'removed', 'expired'] as const;
 /** Recorded in the audit log only. */
 export const SETTINGS_ACTIONS = ['settings_changed', 'hook_created', 'hook_updated', 'hook_deleted'] as const;
@@ -37,6 +37,8 @@ export interface EventEntity {
 }
 
 export interface EventRecord {
+  /** Its audit event id, the same in every log (see `eventId`). */
+  id: number;
   uuid: string;
   action: EventAction;
   created_at: string;
@@ -58,9 +60,12 @@ export interface EventRecord {
   hook: { id: number; url: string } | null;
 }
 
-export type NewEvent = Pick<EventRecord, 'action' | 'author'> & Partial<Omit<EventRecord, 'uuid' | 'created_at' | 'entity' | 'action' | 'author'>>;
+/** An event before the object of its group or project has numbered it (see `eventId`). */
+export type EventDraft = Omit<EventRecord, 'id'>;
 
-export const newEvent = (entity: EventEntity, input: NewEvent): EventRecord => ({
+export type NewEvent = Pick<EventRecord, 'action' | 'author'> & Partial<Omit<EventRecord, 'id' | 'uuid' | 'created_at' | 'entity' | 'action' | 'author'>>;
+
+export const newEvent = (entity: EventEntity, input: NewEvent): EventDraft => ({
   uuid: crypto.randomUUID(),
   created_at: isoNow(),
   entity,
@@ -74,14 +79,40 @@ export const newEvent = (entity: EventEntity, input: NewEvent): EventRecord => (
   ...input,
 });
 
-/** The hook setting that subscribes to an event (`approved` answers a request and adds a member). */
+/**
+ * An audit event's id, the same in every log that keeps a copy of it, as GitLab's audit events
+ * have one id: given once, by the object of the group or project where the change happened, to
+ * its `n`-th event, and carried by every copy. The two numbers are paired into one (Szudzik's
+ * pairing), so ids are unique across the instance, grow with `n` within one group or project, and
+ * name the group or project again (`namespaceOfEvent`), hence the part of the instance log that
+ * keeps it. Both numbers stay below 94 million (2^26.5) for the id to be a safe integer.
+ */
+export const eventId = (namespaceId: number, n: number): number =>
+  namespaceId >= n ? namespaceId * namespaceId + namespaceId + n : n * n + namespaceId;
+
+/** The group or project an event id was given by (the inverse of `eventId`). */
+export const namespaceOfEvent = (id: number): number => {
+  let root = Math.floor(Math.sqrt(id));
+  while (root * root > id) root--;
+  while ((root + 1) * (root + 1) <= id) root++;
+  const rest = id - root * root;
+  return rest < root ? rest : root;
+};
+
+/** A hook's setting that subscribes it to a kind of event. */
 export type HookTrigger = 'member_events' | 'access_request_events';
 
-export const triggersOf = (action: EventAction): HookTrigger[] => {
-  if (action === 'approved') return ['member_events', 'access_request_events'];
-  if ((MEMBER_ACTIONS as readonly string[]).includes(action)) return ['member_events'];
-  if ((REQUEST_ACTIONS as readonly string[]).includes(action)) return ['access_request_events'];
-  return [];
+/**
+ * The one setting that subscribes a hook to an event, as docs/webhooks.md lists them:
+ * `member_events` for a membership that begins (an approval too: GitLab's member events fire when
+ * a user is added, "Member events" in its webhook events docs), changes or ends;
+ * `access_request_events` for a request made, withdrawn, denied or discarded. Settings and hook
+ * changes go to the audit log only.
+ */
+export const triggerOf = (action: EventAction): HookTrigger | null => {
+  if ((MEMBER_ACTIONS as readonly string[]).includes(action)) return 'member_events';
+  if ((REQUEST_ACTIONS as readonly string[]).includes(action)) return 'access_request_events';
+  return null;
 };
 
 /** A URL as an audit log may show it: no credentials, no query (either may carry a secret). */

@@ -1,5 +1,5 @@
 import { accessLevelName, DEFAULT_APPROVAL_LEVEL, type NamespaceKind } from '../../shared/access-levels';
-import type { EventRecord, MemberAction, RequestAction, UserRef } from './event';
+import type { EventDraft, MemberAction, RequestAction, UserRef } from './event';
 
 /**
  * The body a webhook receives: GitLab's member hook payloads (lib/gitlab/hook_data/
@@ -41,9 +41,9 @@ const GITLAB_EVENTS: Readonly<Record<RequestAction | MemberAction, GitlabEvent>>
 };
 
 /** Whether an event is delivered to webhooks at all (settings and hook changes are audit-only). */
-export const isHookEvent = (action: EventRecord['action']): action is RequestAction | MemberAction => action in GITLAB_EVENTS;
+export const isHookEvent = (action: EventDraft['action']): action is RequestAction | MemberAction => action in GITLAB_EVENTS;
 
-export const hookEventName = (e: EventRecord): string | null => (isHookEvent(e.action) ? EVENT_NAMES[e.entity.kind][GITLAB_EVENTS[e.action]] : null);
+export const hookEventName = (e: EventDraft): string | null => (isHookEvent(e.action) ? EVENT_NAMES[e.entity.kind][GITLAB_EVENTS[e.action]] : null);
 
 /** GitLab's webhook timestamps: ISO 8601 to the second (Ruby's `xmlschema`). */
 const xmlschema = (iso: string): string => iso.replace(/\.\d+Z$/, 'Z');
@@ -53,7 +53,7 @@ const WEBHOOK_EMAIL = '[REDACTED]';
 
 const actorOf = (u: UserRef | null) => (u ? { id: u.id, username: u.username, name: u.name } : null);
 
-export const hookPayload = (e: EventRecord): Record<string, unknown> | null => {
+export const hookPayload = (e: EventDraft): Record<string, unknown> | null => {
   const eventName = hookEventName(e);
   if (!eventName) return null;
   const user = e.user ?? { id: 0, username: null, name: null };

@@ -1,5 +1,5 @@
 import type { NamespaceRow } from '../durable/namespace-registry';
-import { newEvent, type EventRecord, type UserRef } from './event';
+import { newEvent, type EventDraft, type UserRef } from './event';
 
 /** The settings `PUT /groups/:id` and `PUT /projects/:id` change, as the audit log names them. */
 const ATTRIBUTES = ['name', 'path', 'description', 'visibility', 'request_access_enabled'] as const;
@@ -8,7 +8,7 @@ const ATTRIBUTES = ['name', 'path', 'description', 'visibility', 'request_access
  * One `settings_changed` event per attribute that changed (GitLab records a change per
  * attribute: `change`, `from`, `to`), describing the group or project as it is after the change.
  */
-export const settingsEvents = (before: NamespaceRow, after: NamespaceRow, author: UserRef | null): EventRecord[] => {
+export const settingsEvents = (before: NamespaceRow, after: NamespaceRow, author: UserRef | null): EventDraft[] => {
   if (after.kind === 'user') return [];
   const entity = { id: after.id, kind: after.kind, full_path: after.full_path, name: after.name, visibility: after.visibility };
   return ATTRIBUTES.filter((a) => before[a] !== after[a]).map((attribute) =>

@@ -97,9 +97,9 @@ export const LevelSelect = (p: { id: string; name?: string; levels: AccessLevel[
   </select>
 );
 
-/** A date input for an expiry: empty means none; the earliest choosable day is tomorrow (UTC). */
-export const ExpiryInput = (p: { id: string; value?: string | null; label: string; alert?: FormAlert | null; tomorrow: string }) => (
-  <input type="date" id={p.id} name="expires_at" value={p.value ?? ''} min={p.tomorrow} aria-label={p.label} {...invalid(p.id, p.alert ?? null, 'expires_at')} />
+/** A date input for a membership's expiry: empty means none; `earliest` is the first choosable day (UTC). */
+export const ExpiryInput = (p: { id: string; value?: string | null; label: string; alert?: FormAlert | null; earliest: string }) => (
+  <input type="date" id={p.id} name="expires_at" value={p.value ?? ''} min={p.earliest} aria-label={p.label} {...invalid(p.id, p.alert ?? null, 'expires_at')} />
 );
 
 /** A level's name, as GitLab shows it. */
@@ -116,7 +116,7 @@ export const Section = (p: { id: string; title: string; children: Child }) => (
   </section>
 );
 
-/** Tomorrow's date in UTC, the earliest an expiry may be (a membership ends at 00:00 UTC that day). */
+/** Tomorrow's date in UTC, the earliest a token's expiry may be (it stops at 00:00 UTC that day). */
 export const tomorrowUtc = (now: number): string => new Date(now + 24 * 3600 * 1000).toISOString().slice(0, 10);
 
 /**

@@ -7,7 +7,7 @@ import { KINDS, type Kind } from '../auth/policy';
 import { clock, todayUtc } from '../clock';
 import * as inboxService from '../services/inbox';
 import * as service from '../services/namespaces';
-import { alertFor, FlashNotice, Level, Pagination, pageNumber, PostForm, Section, tomorrowUtc, When, windowFor } from './components';
+import { alertFor, FlashNotice, Level, Pagination, pageNumber, PostForm, Section, When, windowFor } from './components';
 import { takeFlash, type Flash } from './flash';
 import { Layout } from './layout';
 import { approveForm, RequestRow } from './namespace/access-requests';
@@ -34,7 +34,6 @@ const NeedsYou = async (p: { view: DashboardView }) => {
   const page = pageNumber(c.req.query('inbox_page'));
   const { page: inbox } = await inboxService.readInbox(c.env, c.var.caller, {}, windowFor(page), null, p.view.partitions);
   const total = inbox?.total ?? 0;
-  const tomorrow = tomorrowUtc(clock.now());
   return (
     <Section id="inbox" title={`Needs you (${total})`}>
       {!inbox || inbox.items.length === 0 ? (
@@ -53,7 +52,7 @@ const NeedsYou = async (p: { view: DashboardView }) => {
                 levels={levelsAllowedToApprove(item.kind, item.access_level)}
                 csrf={c.var.viewer.csrf}
                 returnTo="/"
-                tomorrow={tomorrow}
+                earliestExpiry={todayUtc()}
                 where={item.source_full_path}
                 alert={alert}
                 values={alert ? flash.values : undefined}

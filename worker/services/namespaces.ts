@@ -278,7 +278,7 @@ export const updateMember = async (
   env: Env,
   target: Target,
   userId: number,
-  change: { accessLevel?: number; expiresAt?: string | null },
+  change: { accessLevel: number; expiresAt?: string | null },
 ): Promise<MemberOf> => oneWithUser(env, target, settle(await objectOf(env, target).updateMember(target.ref, target.actor, userId, change)));
 
 /** `DELETE /:kind/:id/members/:user_id`. */

@@ -3,6 +3,7 @@ import { directory, type UserRow } from '../durable/directory/directory';
 import { unwrap } from '../durable/result';
 import type { StateAction } from '../durable/user-lifecycle';
 import type { Caller, Env } from '../env';
+import { problems, raise } from '../errors';
 
 /**
  * What happens to users (GitLab's `Users::UpdateService`, `BlockService`, `DeactivateService`,
@@ -10,6 +11,9 @@ import type { Caller, Env } from '../env';
  * change for every copy of the user; each of these returns once the copies agree (the user's
  * tokens, grants, sessions and pending requests), so the next request anywhere sees the change.
  */
+
+/** A user by id, or GitLab's `404 User Not Found` (its `find_user_by_id`). */
+export const findUser = async (env: Env, id: number): Promise<UserRow> => (await directory(env).getUser(id)) ?? raise(problems.notFound('User'));
 
 export interface UserEdit {
   username?: string;

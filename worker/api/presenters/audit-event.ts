@@ -76,9 +76,9 @@ const changeOf = (e: EventRecord): Partial<Details> => {
   }
 };
 
-/** An event as GitLab's audit events API shows it; `id` is its place in the log it is read from. */
-export const presentAuditEvent = ({ seq, record: e }: LoggedEvent): AuditEvent => ({
-  id: seq,
+/** An event as GitLab's audit events API shows it; `id` is the same in every log. */
+export const presentAuditEvent = ({ record: e }: LoggedEvent): AuditEvent => ({
+  id: e.id,
   author_id: e.author?.id ?? SYSTEM_AUTHOR_ID,
   entity_id: e.entity.id,
   entity_type: e.entity.kind === 'group' ? 'Group' : 'Project',

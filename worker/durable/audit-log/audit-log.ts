@@ -1,6 +1,6 @@
 import { DurableObject } from 'cloudflare:workers';
 import type { Env } from '../../env';
-import type { EventRecord } from '../../events/event';
+import { namespaceOfEvent, type EventRecord } from '../../events/event';
 import { directory } from '../directory/directory';
 import { EventLog, type AuditFilter, type LoggedEvent } from '../event-log';
 import { migrate } from '../migrations';
@@ -32,8 +32,8 @@ export class AuditLog extends DurableObject<Env> {
     return { total: page.total, items: await this.log.withNames(page.items, (ids) => directory(this.env).getUsers(ids)) };
   }
 
-  async getEvent(seq: number): Promise<LoggedEvent | null> {
-    const found = this.log.find(seq);
+  async getEvent(id: number): Promise<LoggedEvent | null> {
+    const found = this.log.find(id);
     if (!found) return null;
     const [named] = await this.log.withNames([found], (ids) => directory(this.env).getUsers(ids));
     return named ?? found;
@@ -42,36 +42,32 @@ export class AuditLog extends DurableObject<Env> {
 
 /**
  * How many parts the instance log has. Each group's or project's events go to the part of its id,
- * so no one object takes every event of a large instance. Reads merge every part, so the number
- * may only grow (a part left out of reads would hide its events), and at most to SLOTS.
+ * so no one object takes every event of a large instance. Fixed once a deployment has run: an
+ * event is looked up by id in the part of its group's or project's id, which another number
+ * would move.
  */
 export const AUDIT_LOG_PARTS = 16;
-/** An event's id in the instance log: its place in its part times SLOTS, plus the part's number. */
-const SLOTS = 64;
 
 /** Part p of the instance log, named `instance:<p>`. */
 const part = (env: Env, p: number) => env.AUDIT_LOG.getByName(`instance:${p}`);
 
-/** One event of the instance log by its id there (see SLOTS), or null. */
-export const getInstanceEvent = async (env: Env, id: number): Promise<LoggedEvent | null> => {
-  const p = id % SLOTS;
-  if (!Number.isSafeInteger(id) || p < 0 || p >= AUDIT_LOG_PARTS) return null;
-  const found = await part(env, p).getEvent(Math.floor(id / SLOTS));
-  return found && { seq: id, record: found.record };
-};
-
 /** The part of the instance log that keeps the events of group or project `namespaceId`. */
 export const auditLog = (env: Env, namespaceId: number) => part(env, namespaceId % AUDIT_LOG_PARTS);
 
+/** One event of the instance log by its id, asked of the one part that keeps it (the id names its group or project), or null. */
+export const getInstanceEvent = (env: Env, id: number): Promise<LoggedEvent | null> => auditLog(env, namespaceOfEvent(id)).getEvent(id);
+
 /**
  * A page of the instance log, newest first: the first `offset + limit` events of each part that
- * match, merged by time (then id). Costs one call per part, and grows with the page's depth,
- * not with the number of events; for administrators only.
+ * match, merged by time, then id, the order each part lists in (ids are unique across the
+ * instance, so the order is total and a page is the same however the parts split the events).
+ * Costs one call per part, and grows with the page's depth, not with the number of events; for
+ * administrators only.
  */
 export const listInstanceEvents = async (env: Env, filter: AuditFilter, offset: number, limit: number): Promise<{ total: number; items: LoggedEvent[] }> => {
   const pages = await Promise.all(Array.from({ length: AUDIT_LOG_PARTS }, (_, p) => part(env, p).listEvents(filter, 0, offset + limit)));
   const items = pages
-    .flatMap((page, p) => page.items.map((e) => ({ seq: e.seq * SLOTS + p, record: e.record })))
-    .sort((a, b) => (a.record.created_at === b.record.created_at ? b.seq - a.seq : a.record.created_at < b.record.created_at ? 1 : -1));
+    .flatMap((page) => page.items)
+    .sort((a, b) => (a.record.created_at === b.record.created_at ? b.record.id - a.record.id : a.record.created_at < b.record.created_at ? 1 : -1));
   return { total: pages.reduce((n, page) => n + page.total, 0), items: items.slice(offset, offset + limit) };
 };

@@ -6,4 +6,4 @@ import { EVENTS_TABLE } from '../event-log-schema';
  * appends a step to this list and never edits one that shipped (docs/deploy.md, "Changing a
  * schema").
  */
-export const AUDIT_LOG_SCHEMA = [`${EVENTS_TABLE}\n  CREATE INDEX events_entity ON events (entity_type, entity_id, created_at);`];
+export const AUDIT_LOG_SCHEMA = [`${EVENTS_TABLE}\n  CREATE INDEX events_entity ON events (entity_type, entity_id, created_at, id);`];

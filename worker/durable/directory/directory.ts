@@ -3,7 +3,7 @@ import { clock, epochSeconds, isoNow } from '../../clock';
 import type { Env } from '../../env';
 import { problems } from '../../errors';
 import { accessTokenRecord, epochOf, putAccessToken, putRootRecord, revokeAccessTokens, rootRecord } from '../../store/tokens';
-import type { EventRecord, UserRef } from '../../events/event';
+import type { EventDraft, UserRef } from '../../events/event';
 import { settingsEvents } from '../../events/settings-events';
 import { DIRECTORY_SCHEMA } from './schema';
 import { indexPartition, userIndexPartitions, type RegistryLocators } from '../index-partition/index-partition';
@@ -736,8 +736,8 @@ export class Directory extends DurableObject<Env> {
   /** Hands settings events over to their namespaces' objects when the caller could not; true while some are left. */
   private async relayNamespaceEvents(): Promise<boolean> {
     const rows = this.sql.exec<{ namespace_id: number; record: string }>('SELECT namespace_id, record FROM namespace_events ORDER BY rowid LIMIT 500').toArray();
-    const byNamespace = new Map<number, EventRecord[]>();
-    for (const r of rows) byNamespace.set(r.namespace_id, [...(byNamespace.get(r.namespace_id) ?? []), JSON.parse(r.record) as EventRecord]);
+    const byNamespace = new Map<number, EventDraft[]>();
+    for (const r of rows) byNamespace.set(r.namespace_id, [...(byNamespace.get(r.namespace_id) ?? []), JSON.parse(r.record) as EventDraft]);
     for (const [namespaceId, records] of byNamespace) {
       try {
         await this.env.NAMESPACES.getByName(String(namespaceId)).recordEvents(records);

@@ -1,6 +1,7 @@
 import { DurableObject } from 'cloudflare:workers';
-import { DEVELOPER, OWNER, type NamespaceKind } from '../../../shared/access-levels';
+import { accessLevelName, DEVELOPER, OWNER, type NamespaceKind } from '../../../shared/access-levels';
 import {
+  auditEventReach,
   directStanding,
   hasAccess,
   KINDS,
@@ -14,10 +15,11 @@ import {
   type Standing,
 } from '../../auth/policy';
 import { clock, isoNow, todayUtc } from '../../clock';
+import { startOfDay } from '../../dates';
 import type { Visibility } from '../../../shared/api-types';
 import type { Env } from '../../env';
-import { problems } from '../../errors';
-import { newEvent, redactedUrl, type EventEntity, type EventRecord, type HookTrigger, type NewEvent, type UserRef } from '../../events/event';
+import { problems, type Problem } from '../../errors';
+import { eventId, newEvent, redactedUrl, type EventDraft, type EventEntity, type EventRecord, type HookTrigger, type NewEvent, type UserRef } from '../../events/event';
 import { hookPayload } from '../../events/payload';
 import { auditLog } from '../audit-log/audit-log';
 import { directory, type IndexReply } from '../directory/directory';
@@ -62,7 +64,7 @@ export type NamespaceResult<T> = Result<T> | Stale;
 /**
  * The caller. Their direct membership is read here, inside the object that owns it. Their level
  * inherited from ancestor groups is either known already, or the ancestor groups to ask, each
- * its own object (`directLevelOf`), which the object does only when direct membership (or being
+ * its own object (`directMembershipOf`), which the object does only when direct membership (or being
  * an administrator) does not settle the rule at hand.
  */
 export interface Actor {
@@ -117,9 +119,8 @@ const FORWARD_BATCH = 100;
  * so that a burst of changes is handled in one run of the alarm rather than one run each.
  */
 const BACKGROUND_BATCH_MS = 250;
-
-/** When a membership expiring on `date` ends: 00:00 UTC that day. */
-const startOfDay = (date: string): number => Date.parse(`${date}T00:00:00Z`);
+/** The furthest ahead the alarm is set for an expiry (see `scheduleAlarm`). */
+const EXPIRY_HORIZON_MS = 365 * 24 * 3600 * 1000;
 
 /** The object's own copy of its registry row (see `NamespaceRef.snapshot`). */
 interface Settings {
@@ -161,6 +162,22 @@ const membership = (m: MemberRow) => ({ access_level: m.access_level, expires_at
 
 /** Who may read a group's or project's audit events and manage its webhooks. */
 const managesEvents = (kind: Kind) => (s: Standing) => mayManageEvents(kind, s);
+
+/** A user's direct membership of a group, as the groups below it ask for it. */
+export interface GroupMembership {
+  level: number;
+  /** The group's name. */
+  group: string;
+}
+
+/**
+ * GitLab's `higher_access_level_than_group` validation of members (app/models/member.rb): a direct
+ * membership below the one inherited from a group above is refused, with its words.
+ */
+const belowInherited = (inherited: GroupMembership | null, level: number): Problem | null =>
+  inherited && inherited.level > level
+    ? problems.badRequest({ access_level: [`should be greater than or equal to ${accessLevelName(inherited.level)} inherited membership from group ${inherited.group}`] })
+    : null;
 
 /** GitLab's answer when the last Owner of a group would go (`forbidden!` with a reason). */
 const lastOwner = () => problems.forbidden('A group must have at least one owner');
@@ -255,12 +272,17 @@ export class Namespace extends DurableObject<Env> {
     const here = await this.ready(ref);
     if (!here.ok) return here;
     const kind = KINDS[ref.kind];
-    const standing = await this.standing(actor, (s) => mayManageRequests(kind, s) && mayGrantLevel(kind, s, accessLevel));
+    const [standing, inherited] = await Promise.all([
+      this.standing(actor, (s) => mayManageRequests(kind, s) && mayGrantLevel(kind, s, accessLevel)),
+      this.inheritedMembership(userId, accessLevel),
+    ]);
     const result = this.mutate((): Result<ApprovedMemberRow> => {
       if (!maySee(here.value.visibility, standing)) return fail(kind.notFound());
       const request = this.pendingRequest(userId);
       if (!request) return fail(problems.notFound());
       if (!mayManageRequests(kind, standing) || !mayGrantLevel(kind, standing, accessLevel)) return fail(problems.forbidden());
+      const below = belowInherited(inherited, accessLevel);
+      if (below) return fail(below);
       this.closeRequest(userId, { outcome: 'approved', by: actor.userId, level: accessLevel, expiresAt });
       const member = this.sql
         .exec<MemberRow>(
@@ -347,13 +369,15 @@ export class Namespace extends DurableObject<Env> {
     if (!here.ok) return here;
     const kind = KINDS[ref.kind];
     const permitted = (s: Standing) => mayManageMembers(kind, s) && mayGrantLevel(kind, s, accessLevel);
-    const standing = await this.standing(actor, permitted);
+    const [standing, inherited] = await Promise.all([this.standing(actor, permitted), this.inheritedMembership(userId, accessLevel)]);
     const result = this.mutate((): Result<MemberRow> => {
       if (!maySee(here.value.visibility, standing)) return fail(kind.notFound());
       if (!mayManageMembers(kind, standing)) return fail(problems.forbidden());
       if (!user) return fail(problems.notFound('User'));
       if (this.member(userId)) return fail(problems.conflict('Member already exists'));
       if (!mayGrantLevel(kind, standing, accessLevel)) return fail(problems.forbidden());
+      const below = belowInherited(inherited, accessLevel);
+      if (below) return fail(below);
       // Being added answers a pending request as an approval would.
       this.closeRequest(userId, { outcome: 'approved', by: actor.userId, level: accessLevel, expiresAt });
       const member = this.sql
@@ -373,28 +397,29 @@ export class Namespace extends DurableObject<Env> {
     return result;
   }
 
-  /** Changes a member's level and/or expiry (`PUT /:kind/:id/members/:user_id`). */
+  /** Changes a member's level, and their expiry when given (`PUT /:kind/:id/members/:user_id`). */
   async updateMember(
     ref: NamespaceRef,
     actor: Actor,
     userId: number,
-    change: { accessLevel?: number; expiresAt?: string | null },
+    change: { accessLevel: number; expiresAt?: string | null },
   ): Promise<NamespaceResult<MemberRow>> {
     const here = await this.ready(ref);
     if (!here.ok) return here;
     const kind = KINDS[ref.kind];
     const current = this.member(userId);
-    const permitted = (s: Standing) =>
-      mayManageMemberAt(kind, s, current?.access_level ?? 0) && (change.accessLevel === undefined || mayGrantLevel(kind, s, change.accessLevel));
-    const standing = await this.standing(actor, permitted);
+    const level = change.accessLevel;
+    const permitted = (s: Standing) => mayManageMemberAt(kind, s, current?.access_level ?? 0) && mayGrantLevel(kind, s, level);
+    const [standing, inherited] = await Promise.all([this.standing(actor, permitted), this.inheritedMembership(userId, level)]);
     const result = this.mutate((): Result<MemberRow> => {
       if (!maySee(here.value.visibility, standing)) return fail(kind.notFound());
       if (!mayManageMembers(kind, standing)) return fail(problems.forbidden());
       const member = this.member(userId);
       if (!member) return fail(problems.notFound('Member'));
       if (!mayManageMemberAt(kind, standing, member.access_level)) return fail(problems.forbidden());
-      const level = change.accessLevel ?? member.access_level;
-      if (change.accessLevel !== undefined && !mayGrantLevel(kind, standing, level)) return fail(problems.forbidden());
+      if (!mayGrantLevel(kind, standing, level)) return fail(problems.forbidden());
+      const below = belowInherited(inherited, level);
+      if (below) return fail(below);
       if (this.wouldLoseLastOwner(kind, member, level)) return fail(lastOwner());
       const expiresAt = change.expiresAt === undefined ? member.expires_at : change.expiresAt;
       const updated = this.sql
@@ -446,13 +471,16 @@ export class Namespace extends DurableObject<Env> {
   }
 
   /**
-   * A user's direct level here (0 for none), members whose expiry date has come removed first: what
-   * a project or subgroup below asks of each ancestor group for a level inherited from it.
+   * A user's direct level here (0 for none) and this group's name, members whose expiry date has
+   * come removed first: what a project or subgroup below asks of each ancestor group for a
+   * membership inherited from it.
    */
-  async directLevelOf(userId: number): Promise<number> {
-    if (!this.load() || this.readSettings().deleted) return 0;
+  async directMembershipOf(userId: number): Promise<GroupMembership> {
+    if (!this.load()) return { level: 0, group: '' };
+    const settings = (this.settings ??= this.readSettings());
+    if (settings.deleted) return { level: 0, group: settings.name };
     this.expireDue();
-    return this.directLevel(userId);
+    return { level: this.directLevel(userId), group: settings.name };
   }
 
   /** Creates the object's state for a new group or project: its creator as Owner. */
@@ -464,17 +492,17 @@ export class Namespace extends DurableObject<Env> {
 
   /** Its audit events and those of everything below it, newest first (GitLab's audit events API). */
   async listAuditEvents(ref: NamespaceRef, actor: Actor, filter: AuditFilter, offset: number, limit: number): Promise<NamespaceResult<PageOf<LoggedEvent>>> {
-    const here = await this.permitted(ref, actor, managesEvents(KINDS[ref.kind]));
-    if (!here.ok) return here;
-    const page = this.log.list(filter, offset, limit);
+    const reach = await this.readableEvents(ref, actor);
+    if (!reach.ok) return reach;
+    const page = this.log.list({ ...filter, ...reach.value }, offset, limit);
     return ok({ total: page.total, items: await this.log.withNames(page.items, this.lookup) });
   }
 
-  /** One audit event of this log (`GET /:kind/:id/audit_events/:audit_event_id`). */
-  async getAuditEvent(ref: NamespaceRef, actor: Actor, seq: number): Promise<NamespaceResult<LoggedEvent>> {
-    const here = await this.permitted(ref, actor, managesEvents(KINDS[ref.kind]));
-    if (!here.ok) return here;
-    const found = this.log.find(seq);
+  /** One audit event of this log (`GET /:kind/:id/audit_events/:audit_event_id`), within what the caller may read. */
+  async getAuditEvent(ref: NamespaceRef, actor: Actor, id: number): Promise<NamespaceResult<LoggedEvent>> {
+    const reach = await this.readableEvents(ref, actor);
+    if (!reach.ok) return reach;
+    const found = this.log.find(id, reach.value);
     if (!found) return fail(problems.notFound());
     const [named] = await this.log.withNames([found], this.lookup);
     return ok(named ?? found);
@@ -614,7 +642,7 @@ export class Namespace extends DurableObject<Env> {
    * Events of this group or project recorded elsewhere: a settings change is recorded by the
    * Directory in the transaction that makes it, and handed over here (idempotent by uuid).
    */
-  async recordEvents(records: EventRecord[]): Promise<void> {
+  async recordEvents(records: EventDraft[]): Promise<void> {
     if (!this.load()) return;
     this.mutate(() => {
       for (const r of records) this.append(r);
@@ -764,7 +792,10 @@ export class Namespace extends DurableObject<Env> {
     const pending = this.forwardSince;
     const forward = pending === null ? Infinity : Math.max(Date.parse(pending) + BACKGROUND_BATCH_MS, this.forwardRetryAt);
     const delivery = (this.hooks.nextDue() ?? Infinity) + BACKGROUND_BATCH_MS;
-    const due = Math.min(retry, expiry === null ? Infinity : startOfDay(expiry), forward, delivery);
+    // An alarm cannot be set past the year 2189 (workerd refuses it): a later expiry wakes the
+    // object a year from now instead, and that alarm sets the next one.
+    const expiryDue = expiry === null ? Infinity : Math.min(startOfDay(expiry), now + EXPIRY_HORIZON_MS);
+    const due = Math.min(retry, expiryDue, forward, delivery);
     if (due === Infinity) void this.ctx.storage.deleteAlarm();
     else void this.ctx.storage.setAlarm(due);
   }
@@ -904,8 +935,13 @@ export class Namespace extends DurableObject<Env> {
     this.append(newEvent(entity, input));
   }
 
-  /** Appends an event of this object's own, to be copied up, and queues its deliveries. */
-  private append(e: EventRecord): void {
+  /**
+   * Appends an event of this object's own, to be copied up, and queues its deliveries. It gets its
+   * audit id here, once (`eventId`: this group's or project's id and the event's number here).
+   */
+  private append(draft: EventDraft): void {
+    const n = this.sql.exec<{ n: number }>('UPDATE meta SET events_numbered = events_numbered + 1 RETURNING events_numbered AS n').one().n;
+    const e: EventRecord = { ...draft, id: eventId(this.namespaceId ?? draft.entity.id, n) };
     const seq = this.log.append(e, true);
     if (seq === null) return;
     if (this.forwardSince === null) this.forwardSince = e.created_at;
@@ -956,14 +992,28 @@ export class Namespace extends DurableObject<Env> {
     return ids;
   }
 
-  /** `ready`, then the caller may see it (else 404 Group/Project Not Found) and `may` holds (else 403). */
-  private async permitted(ref: NamespaceRef, actor: Actor, may: (s: Standing) => boolean): Promise<Result<Settings> | Stale> {
+  /**
+   * `ready`, then the caller may see it (else 404 Group/Project Not Found) and `may` holds (else
+   * 403); their standing. `settles` is as for `standing`: by default `may` itself.
+   */
+  private async permitted(ref: NamespaceRef, actor: Actor, may: (s: Standing) => boolean, settles = may): Promise<Result<Standing> | Stale> {
     const here = await this.ready(ref);
     if (!here.ok) return here;
-    const standing = await this.standing(actor, may);
+    const standing = await this.standing(actor, settles);
     if (!maySee(here.value.visibility, standing)) return fail(KINDS[ref.kind].notFound());
     if (!may(standing)) return fail(problems.forbidden());
-    return here;
+    return ok(standing);
+  }
+
+  /**
+   * Which of its audit events the caller may read (`auditEventReach`): all of them (an empty
+   * filter) or their own, or 403 when none.
+   */
+  private async readableEvents(ref: NamespaceRef, actor: Actor): Promise<Result<Pick<AuditFilter, 'authorId'>> | Stale> {
+    const kind = KINDS[ref.kind];
+    const standing = await this.permitted(ref, actor, (s) => auditEventReach(kind, s) !== 'none', (s) => auditEventReach(kind, s) === 'all');
+    if (!standing.ok) return standing;
+    return ok(auditEventReach(kind, standing.value) === 'own' ? { authorId: actor.userId } : {});
   }
 
   // ---- helpers ----
@@ -1099,10 +1149,22 @@ export class Namespace extends DurableObject<Env> {
     const direct = directStanding(actor.admin, this.directLevel(actor.userId));
     if (typeof actor.inherited === 'number') return { ...direct, inherited: actor.inherited };
     if (settles(direct)) return direct;
-    const levels = await Promise.all(actor.inherited.ancestorIds.map((id) => namespaceObject(this.env, id).directLevelOf(actor.userId)));
-    const inherited = Math.max(0, ...levels);
+    const memberships = await Promise.all(actor.inherited.ancestorIds.map((id) => namespaceObject(this.env, id).directMembershipOf(actor.userId)));
+    const inherited = Math.max(0, ...memberships.map((m) => m.level));
     // Other calls may have run while this one waited: read direct membership again.
     return { ...directStanding(actor.admin, this.directLevel(actor.userId)), inherited };
+  }
+
+  /**
+   * The highest membership `userId` holds in the groups above this one (GitLab's
+   * `highest_group_member`), asked of each group's own object at once; null when they hold none,
+   * or when none could be above `level` (Owner) and there is nothing to ask.
+   */
+  private async inheritedMembership(userId: number, level: number): Promise<GroupMembership | null> {
+    if (level >= OWNER) return null;
+    const ancestors = await this.ancestorGroups();
+    const found = await Promise.all(ancestors.map((id) => namespaceObject(this.env, id).directMembershipOf(userId)));
+    return found.reduce<GroupMembership | null>((best, m) => (m.level > (best?.level ?? 0) ? m : best), null);
   }
 
   private directLevel(userId: number): number {

@@ -45,6 +45,7 @@ export const NAMESPACE_SCHEMA = [
      registry_version INTEGER NOT NULL DEFAULT 0,
      deleted INTEGER NOT NULL DEFAULT 0,
      ancestor_ids TEXT,
+     events_numbered INTEGER NOT NULL DEFAULT 0,
      tree_ids TEXT,
      source_pushed INTEGER NOT NULL DEFAULT 0,
      index_deleted INTEGER NOT NULL DEFAULT 0

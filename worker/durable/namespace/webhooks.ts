@@ -4,7 +4,7 @@ import { config } from '../../config';
 import type { Env } from '../../env';
 import { afterFailure, ENABLED, isExecutable, PERMANENTLY_DISABLED_FAILURE_THRESHOLD, type FailureState } from '../../events/auto-disable';
 import { attempt, newSigningSecret, notSent, type AttemptResult, type Message } from '../../events/delivery';
-import { redactedUrl, triggersOf, type EventRecord, type HookTrigger } from '../../events/event';
+import { redactedUrl, triggerOf, type EventRecord, type HookTrigger } from '../../events/event';
 import { hookPayload } from '../../events/payload';
 import type { EventLog, UserLookup } from '../event-log';
 
@@ -239,12 +239,11 @@ export class Webhooks {
    * edited, as in GitLab; one that rests does, and they wait for the rest to end.
    */
   enqueue(eventSeq: number, e: Pick<EventRecord, 'action' | 'created_at'>): void {
-    const triggers = triggersOf(e.action);
-    if (triggers.length === 0 || !this.anyHooks()) return;
-    const subscribed = triggers.map((t) => `${t} = 1`).join(' OR ');
+    const trigger = triggerOf(e.action);
+    if (trigger === null || !this.anyHooks()) return;
     this.sql.exec(
       `INSERT INTO deliveries (hook_id, event_seq, next_attempt_at)
-       SELECT id, ?, ? FROM hooks WHERE (${subscribed}) AND created_at <= ? AND recent_failures <= ?`,
+       SELECT id, ?, ? FROM hooks WHERE ${trigger} = 1 AND created_at <= ? AND recent_failures <= ?`,
       eventSeq,
       clock.now(),
       e.created_at,
@@ -284,14 +283,14 @@ export class Webhooks {
       const batch = this.dueBatch(clock.now());
       if (batch.length === 0 || clock.now() > deadline) return;
       const seqs = [...new Set(batch.map((b) => b.delivery.event_seq))];
-      const loaded = seqs.flatMap((seq) => events.find(seq) ?? []);
+      const loaded = seqs.flatMap((seq) => events.at(seq) ?? []);
       // One body per event, the same for every hook and every retry.
       const messages = new Map((await events.withNames(loaded, lookup)).map(({ seq, record }) => [seq, { record, body: JSON.stringify(hookPayload(record)) }]));
       const sent = await Promise.all(
         batch.map(async ({ delivery, hook }): Promise<Sent | null> => {
           const event = messages.get(delivery.event_seq);
-          if (!event) return null;
-          const trigger = hook.member_events && triggersOf(event.record.action).includes('member_events') ? 'member_events' : 'access_request_events';
+          const trigger = event && triggerOf(event.record.action);
+          if (!event || !trigger) return null;
           const message = { id: event.record.uuid, body: event.body };
           return { hook, message, trigger: TRIGGER_NAMES[trigger], queued: delivery, result: await this.attemptTo(hook, message) };
         }),

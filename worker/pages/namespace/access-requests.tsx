@@ -1,7 +1,8 @@
 import { Hono } from 'hono';
 import { z } from '@hono/zod-openapi';
 import { DEFAULT_APPROVAL_LEVEL, accessLevelName } from '../../../shared/access-levels';
-import { accessLevelParam, expiresAtParam, futureDate } from '../../api/access-requests';
+import { accessLevelParam, membershipExpiry } from '../../api/access-requests';
+import { dateParam } from '../../api/params';
 import { withNamespace } from '../../services/finder';
 import { hasAccess, mayManageRequests, type Kind } from '../../auth/policy';
 import { directory } from '../../durable/directory/directory';
@@ -73,7 +74,7 @@ export const RequestRow = (p: {
   levels: ReturnType<typeof grantableLevels>;
   csrf: string;
   returnTo: string;
-  tomorrow: string;
+  earliestExpiry: string;
   where?: string;
   alert: ReturnType<typeof alertFor>;
   values?: Record<string, string>;
@@ -101,7 +102,7 @@ export const RequestRow = (p: {
         <label for={`${id}-level`}>Access level for {who}</label>
         <LevelSelect id={`${id}-level`} levels={p.levels} selected={chosen} label={`Access level for ${who}`} alert={p.alert} />
         <label for={`${id}-expires`}>Expires (optional)</label>
-        <ExpiryInput id={`${id}-expires`} value={p.values?.expires_at} label={`Expiry date for ${who} (optional)`} alert={p.alert} tomorrow={p.tomorrow} />
+        <ExpiryInput id={`${id}-expires`} value={p.values?.expires_at} label={`Expiry date for ${who} (optional)`} alert={p.alert} earliest={p.earliestExpiry} />
         <button class="primary" type="submit" aria-label={`Approve ${who}`}>
           Approve
         </button>
@@ -140,7 +141,7 @@ export const PendingRequests = async (p: { view: NamespaceView }) => {
                 levels={levels}
                 csrf={view.c.var.viewer.csrf}
                 returnTo={view.pagePath}
-                tomorrow={view.tomorrow}
+                earliestExpiry={view.earliestExpiry}
                 alert={alert}
                 values={alert ? view.flash.values : undefined}
               />
@@ -154,7 +155,7 @@ export const PendingRequests = async (p: { view: NamespaceView }) => {
 };
 
 /** Approving reads the API's own parameters: a grantable level, and an optional date after today. */
-const approval = (kind: Kind) => z.object({ access_level: accessLevelParam(kind), expires_at: z.union([expiresAtParam(), z.literal('')]) });
+const approval = (kind: Kind) => z.object({ access_level: accessLevelParam(kind), expires_at: z.union([dateParam(), z.literal('')]) });
 
 /** The access-request forms of a group's or project's page (and of the dashboard). */
 export const accessRequestActions = (kind: Kind) =>
@@ -177,7 +178,7 @@ export const accessRequestActions = (kind: Kind) =>
       const notFound = 'This request is no longer pending: someone may have answered it already.';
       return actOn(c, kind, c.var.form, { form: approveForm(kind, Number(c.req.param('id')), userId), values, notFound }, async (target) => {
         const input = parseForm(approval(kind), values);
-        const member = await service.approveAccessRequest(c.env, target, userId, input.access_level, futureDate(input.expires_at || null));
+        const member = await service.approveAccessRequest(c.env, target, userId, input.access_level, membershipExpiry(input.expires_at || null));
         const until = member.expires_at ? ` until ${member.expires_at}` : '';
         return `Approved @${member.username} as ${accessLevelName(member.access_level)} on ${target.ref.snapshot.full_path}${until}.`;
       });

@@ -1,7 +1,8 @@
 import { z } from '@hono/zod-openapi';
 import { Hono } from 'hono';
 import { DEFAULT_APPROVAL_LEVEL, accessLevelName } from '../../../shared/access-levels';
-import { accessLevelParam, expiresAtParam, futureDate } from '../../api/access-requests';
+import { accessLevelParam, membershipExpiry } from '../../api/access-requests';
+import { dateParam } from '../../api/params';
 import { withNamespace } from '../../services/finder';
 import { mayManageMemberAt, mayManageMembers, type Kind } from '../../auth/policy';
 import { directory } from '../../durable/directory/directory';
@@ -35,7 +36,7 @@ const memberForm = (userId: number) => `member-${userId}`;
 const ADD_FORM = 'add-member';
 
 /** The form's level and expiry, read with the API's own parameters; an empty expiry is none. */
-const membership = (kind: Kind) => z.object({ access_level: accessLevelParam(kind), expires_at: z.union([expiresAtParam(), z.literal('')]) });
+const membership = (kind: Kind) => z.object({ access_level: accessLevelParam(kind), expires_at: z.union([dateParam(), z.literal('')]) });
 
 /** Direct members: level, expiry, who added them; for those who may, change, remove and add. */
 export const Members = async (p: { view: NamespaceView }) => {
@@ -70,7 +71,7 @@ export const Members = async (p: { view: NamespaceView }) => {
                 {manages ? (
                   <PostForm action={`${view.actions}/members/${member.user_id}`} csrf={viewer.csrf} returnTo={view.pagePath} class="row-form" label={`Change ${who}`}>
                     <LevelSelect id={`${id}-level`} levels={levels} selected={member.access_level} label={`Access level of ${who}`} alert={alert} />
-                    <ExpiryInput id={`${id}-expires`} value={member.expires_at} label={`Expiry date of ${who} (empty: none)`} alert={alert} tomorrow={view.tomorrow} />
+                    <ExpiryInput id={`${id}-expires`} value={member.expires_at} label={`Expiry date of ${who} (empty: none)`} alert={alert} earliest={view.earliestExpiry} />
                     <button type="submit" aria-label={`Save ${who}`}>
                       Save
                     </button>
@@ -116,7 +117,7 @@ export const Members = async (p: { view: NamespaceView }) => {
             </div>
             <div>
               <label for="add-expires">Expires (optional)</label>
-              <ExpiryInput id="add-expires" value={addValues.expires_at} label="Expiry date (optional)" alert={addAlert} tomorrow={view.tomorrow} />
+              <ExpiryInput id="add-expires" value={addValues.expires_at} label="Expiry date (optional)" alert={addAlert} earliest={view.earliestExpiry} />
               <FieldError id="add-expires" alert={addAlert} field="expires_at" />
             </div>
           </div>
@@ -144,7 +145,7 @@ export const memberActions = (kind: Kind) =>
       return actOn(c, kind, c.var.form, { form: ADD_FORM, values }, async (target) => {
         const input = parseForm(membership(kind), values);
         const user = (values.username && (await directory(c.env).findUserByUsername(values.username))) || invalidField('username', 'no user has this username');
-        const m = await service.addMember(c.env, target, user.id, input.access_level, futureDate(input.expires_at || null));
+        const m = await service.addMember(c.env, target, user.id, input.access_level, membershipExpiry(input.expires_at || null));
         return `Added @${m.user.username} to ${target.ref.snapshot.full_path} as ${accessLevelName(m.member.access_level)}.`;
       });
     })
@@ -153,7 +154,7 @@ export const memberActions = (kind: Kind) =>
       const values = { access_level: formText(c.var.form, 'access_level'), expires_at: formText(c.var.form, 'expires_at') };
       return actOn(c, kind, c.var.form, { form: memberForm(userId), values, notFound: 'They are no longer a member.' }, async (target) => {
         const input = parseForm(membership(kind), values);
-        const m = await service.updateMember(c.env, target, userId, { accessLevel: input.access_level, expiresAt: futureDate(input.expires_at || null) });
+        const m = await service.updateMember(c.env, target, userId, { accessLevel: input.access_level, expiresAt: membershipExpiry(input.expires_at || null) });
         const until = m.member.expires_at ? `, until ${m.member.expires_at}` : ', with no expiry';
         return `@${m.user.username} is now ${accessLevelName(m.member.access_level)} on ${target.ref.snapshot.full_path}${until}.`;
       });

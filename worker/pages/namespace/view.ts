@@ -1,11 +1,10 @@
 import { ACCESS_LEVELS, type AccessLevel } from '../../../shared/access-levels';
 import { mayGrantLevel, type Kind, type Standing } from '../../auth/policy';
-import { clock } from '../../clock';
+import { todayUtc } from '../../clock';
 import { treeIndex } from '../../durable/index-partition/index-partition';
 import type { NamespaceRow } from '../../durable/namespace-registry';
 import type { Target } from '../../services/finder';
 import * as service from '../../services/namespaces';
-import { tomorrowUtc } from '../components';
 import type { Flash } from '../flash';
 import type { PageContext } from '../viewer';
 
@@ -29,8 +28,8 @@ export interface NamespaceView {
   /** Where the page's forms post (by id, so a rename does not break an open page). */
   actions: string;
   flash: Flash;
-  /** The earliest expiry date a form offers. */
-  tomorrow: string;
+  /** The earliest expiry date a membership form offers: today (see `membershipExpiry`). */
+  earliestExpiry: string;
 }
 
 /** The levels a viewer standing so may grant on this kind, lowest first (the policy decides). */
@@ -60,6 +59,6 @@ export const loadView = async (c: PageContext, kind: Kind, target: Target, flash
     url: c.req.url,
     actions: actionsOf(kind, target.id),
     flash,
-    tomorrow: tomorrowUtc(clock.now()),
+    earliestExpiry: todayUtc(),
   };
 };
