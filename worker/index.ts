@@ -7,5 +7,6 @@ export { User } from './durable/user/user';
 export { SignIn } from './durable/sign-in/sign-in';
 export { IndexPartition } from './durable/index-partition/index-partition';
 export { Namespace } from './durable/namespace/namespace';
+export { SigningKeys } from './durable/signing-keys/signing-keys';
 
 export default app;

@@ -12,6 +12,8 @@ export interface Session {
   idHash: string;
   /** Started before sessions moved to the user's grant authority: kept by the Directory. */
   legacy: boolean;
+  /** When the user signed in (epoch seconds): an id_token's `auth_time`; null for a session the Directory kept, which never recorded it. */
+  signedInAt: number | null;
 }
 
 const SESSION_COOKIE = 'knock_session';
@@ -47,7 +49,7 @@ export const loadSession: MiddlewareHandler<PageEnv> = async (c, next) => {
     const idHash = await hashSecret(c.env, id);
     const owner = sessionOwner(id);
     const found = owner === null ? await directory(c.env).getSession(idHash) : await userObject(c.env, owner).getSession(idHash);
-    if (found && 'user' in found) session = { ...found, idHash, legacy: owner === null };
+    if (found && 'user' in found) session = { signedInAt: null, ...found, idHash, legacy: owner === null };
     else if (found) c.set('sessionEndedBecause', found.endedBecause);
   }
   c.set('session', session);

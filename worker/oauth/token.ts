@@ -1,11 +1,15 @@
 import type { Context } from 'hono';
-import { userObject } from '../durable/user/user';
+import { publicOrigin } from '../config';
+import { userObject, type Issued } from '../durable/user/user';
 import { unwrap, type Result } from '../durable/result';
 import type { BaseEnv } from '../env';
 import { json, problems, raise } from '../errors';
-import { AUTHORIZATION_CODE_PREFIX, REFRESH_TOKEN_PREFIX, routeOf } from '../store/tokens';
+import { groupClaimsOf } from '../services/group-claims';
+import { putTokenClaims, type GroupClaims } from '../store/token-claims';
+import { AUTHORIZATION_CODE_PREFIX, REFRESH_TOKEN_PREFIX, hashSecret, routeOf } from '../store/tokens';
 import { authenticateClient } from './client-auth';
-import { isPublicClient } from './clients';
+import { isPublicClient, type OAuthClient } from './clients';
+import { signIdToken } from './id-token';
 import { isKnownScope, parseScopes } from './scopes';
 import { NO_STORE, type TokenResponse } from '../protocol/token-response';
 import { readOAuthParams } from './request-params';
@@ -16,8 +20,38 @@ const required = (params: Record<string, string>, name: string): string =>
   params[name] ?? raise(problems.oauth('invalid_request', `${name} is missing.`));
 
 /**
- * `POST /login/oauth/access_token` (RFC 6749 §4.1.3 and §6, at GitLab's path). The protocol rules
- * that need state (single use, PKCE, rotation) live in the user's grant authority.
+ * The user's group claims, asked at once beside the grant authority when the application may have
+ * been granted `openid` (it is registered with it), so that an id_token costs no extra round trip;
+ * null otherwise. Unused when the grant turns out not to include `openid`.
+ */
+const groupClaimsAhead = (c: Context<BaseEnv>, client: OAuthClient, userId: number): Promise<GroupClaims> | null => {
+  if (!client.scopes.includes('openid')) return null;
+  const claims = groupClaimsOf(c.env, userId);
+  claims.catch(() => undefined);
+  return claims;
+};
+
+/**
+ * OpenID Connect Core 1.0 §3.1.3.3 and §12.2: when the grant includes `openid`, the response also
+ * carries an id_token, and the group claims read for it are kept for `/oauth/userinfo` as long as
+ * the access token lives.
+ */
+const withIdToken = async (c: Context<BaseEnv>, client: OAuthClient, issued: Issued, ahead: Promise<GroupClaims> | null): Promise<TokenResponse> => {
+  const { response, authentication } = issued;
+  const scopes = parseScopes(response.scope);
+  if (!scopes.includes('openid')) return response;
+  const groups = await (ahead ?? groupClaimsOf(c.env, authentication.user.id));
+  const [idToken] = await Promise.all([
+    signIdToken(c.env, { issuer: publicOrigin(c.env, c.req.url), clientId: client.clientId, scopes, authentication, accessToken: response.access_token, groups }),
+    hashSecret(c.env, response.access_token).then((hash) => putTokenClaims(c.env, hash, groups, response.created_at + response.expires_in)),
+  ]);
+  return { ...response, id_token: idToken };
+};
+
+/**
+ * `POST /oauth/token` (GitLab's path) and `POST /login/oauth/access_token`: RFC 6749 §4.1.3 and §6,
+ * with OpenID Connect's id_token. The protocol rules that need state (single use, PKCE, rotation)
+ * live in the user's grant authority.
  */
 export const tokenEndpoint = async (c: Context<BaseEnv>) => {
   const params = await readOAuthParams(c);
@@ -30,19 +64,21 @@ export const tokenEndpoint = async (c: Context<BaseEnv>) => {
   // deletion itself (clients.ts), so the application's own object is not on every exchange.
   const { client } = await authenticateClient(c, params, { cached: true });
 
-  let result: Result<TokenResponse>;
+  let result: Result<Issued>;
+  let ahead: Promise<GroupClaims> | null;
   if (grantType === 'authorization_code') {
     const code = required(params, 'code');
     const userId = routeOf(AUTHORIZATION_CODE_PREFIX, code);
     if (userId === null) return raise(problems.oauth('invalid_grant', 'The authorization code is invalid, expired or already used.'));
-    result = (await userObject(c.env, userId).redeemCode({
+    ahead = groupClaimsAhead(c, client, userId);
+    result = await userObject(c.env, userId).redeemCode({
       userId,
       code,
       clientId: client.clientId,
       publicClient: isPublicClient(client),
       redirectUri: params.redirect_uri ?? null,
       codeVerifier: params.code_verifier ?? null,
-    }));
+    });
   } else {
     const refreshToken = required(params, 'refresh_token');
     const userId = routeOf(REFRESH_TOKEN_PREFIX, refreshToken);
@@ -52,7 +88,8 @@ export const tokenEndpoint = async (c: Context<BaseEnv>) => {
       scope = parseScopes(params.scope);
       if (scope.length === 0 || !scope.every(isKnownScope)) return raise(problems.oauth('invalid_scope', 'The requested scope is unknown.'));
     }
-    result = (await userObject(c.env, userId).refresh({ userId, refreshToken, clientId: client.clientId, scope }));
+    ahead = groupClaimsAhead(c, client, userId);
+    result = await userObject(c.env, userId).refresh({ userId, refreshToken, clientId: client.clientId, scope });
   }
-  return json(unwrap(result), 200, NO_STORE);
+  return json(await withIdToken(c, client, unwrap(result), ahead), 200, NO_STORE);
 };

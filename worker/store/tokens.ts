@@ -85,6 +85,9 @@ export const routeOf = (prefix: RoutedPrefix, secret: string): number | null => 
 // KV refuses expirations less than 60 seconds ahead.
 const KV_MIN_TTL = 60;
 
+/** The KV expiration of an entry that lives as long as a token expiring at `expiresAt` (epoch seconds). */
+export const kvExpiration = (expiresAt: number): number => Math.max(expiresAt, epochSeconds() + KV_MIN_TTL);
+
 export const tokenHashKey = (env: Env): string => env.TOKEN_HASH_KEY || raise(problems.missingSecret('TOKEN_HASH_KEY'));
 
 /** The keyed hash that identifies a token (or code, or secret) in storage. */
@@ -105,7 +108,7 @@ const kvKey = (hash: string) => `at:${hash}`;
 
 export const putAccessToken = async (env: Env, tokenHash: string, record: AccessTokenRecord): Promise<void> => {
   await env.TOKENS.put(kvKey(tokenHash), JSON.stringify(record), {
-    expiration: Math.max(record.expiresAt, epochSeconds() + KV_MIN_TTL),
+    expiration: kvExpiration(record.expiresAt),
   });
 };
 
@@ -115,7 +118,7 @@ export const revokeAccessTokens = async (env: Env, tokens: { hash: string; expir
   await Promise.all(
     tokens.map((t) =>
       env.TOKENS.put(kvKey(t.hash), JSON.stringify(tombstone(t.expiresAt)), {
-        expiration: Math.max(t.expiresAt, epochSeconds() + KV_MIN_TTL),
+        expiration: kvExpiration(t.expiresAt),
       }),
     ),
   );
@@ -141,8 +144,9 @@ export const lookupRootRecord = (env: Env): Promise<AccessTokenRecord | null> =>
 /** Epoch seconds of an ISO 8601 timestamp. */
 export const epochOf = (iso: string): number => Math.floor(Date.parse(iso) / 1000);
 
-export const lookupAccessToken = async (env: Env, token: string): Promise<TokenLookup> => {
-  const record = await env.TOKENS.get<StoredToken>(kvKey(await hashSecret(env, token)), 'json');
+/** What a token is; `hash` when the caller already has its keyed hash. */
+export const lookupAccessToken = async (env: Env, token: string, hash?: string): Promise<TokenLookup> => {
+  const record = await env.TOKENS.get<StoredToken>(kvKey(hash ?? (await hashSecret(env, token))), 'json');
   if (!record) {
     const exp = embeddedExpiry(token);
     return exp !== null && exp <= epochSeconds() ? { status: 'expired' } : { status: 'unknown' };

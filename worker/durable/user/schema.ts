@@ -1,5 +1,8 @@
 /**
  * Tables of one user's grant authority. Codes and refresh tokens are stored only as keyed hashes.
+ * A code, and the grant it starts, keep what its id_tokens say of the sign-in (OpenID Connect Core
+ * 1.0 §2): the `nonce` the authorization request sent, the session's sign-in time (`auth_time`,
+ * epoch seconds) and the session's `sid` (worker/protocol/session-id.ts).
  * Append new migrations; never edit one that has shipped.
  */
 export const grantsMigrations = [
@@ -26,7 +29,10 @@ export const grantsMigrations = [
      scopes TEXT NOT NULL,
      code_challenge TEXT,
      expires_at INTEGER NOT NULL,
-     grant_id TEXT
+     grant_id TEXT,
+     nonce TEXT,
+     auth_time INTEGER,
+     sid TEXT
    );
    CREATE INDEX codes_expiry ON codes (expires_at);
    CREATE TABLE grants (
@@ -35,7 +41,9 @@ export const grantsMigrations = [
      user_id INTEGER NOT NULL,
      scopes TEXT NOT NULL,
      created_at TEXT NOT NULL,
-     revoked_at TEXT
+     revoked_at TEXT,
+     auth_time INTEGER,
+     sid TEXT
    );
    CREATE INDEX grants_client ON grants (client_id);
    -- One row per issued access/refresh token pair. state: active | rotated | revoked.

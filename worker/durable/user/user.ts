@@ -11,6 +11,7 @@ import {
   AUTHORIZATION_CODE_PREFIX,
   REFRESH_TOKEN_PREFIX,
   accessTokenRecord,
+  epochOf,
   hashSecret,
   newAccessToken,
   newRoutedSecret,
@@ -38,6 +39,28 @@ export interface CodeRequest {
   codeChallenge: string | null;
   /** Remember the user's consent, so the next identical authorization needs no page. */
   rememberConsent: boolean;
+  /** What the id_tokens of this authorization say of the sign-in (OpenID Connect Core 1.0 §2). */
+  nonce: string | null;
+  authTime: number | null;
+  sid: string | null;
+}
+
+/**
+ * Who signed in to the grant, when and in which browser session: what an id_token says besides the
+ * claims read when it is issued. `nonce` only for the code's own exchange (Core §12.2: a refreshed
+ * id_token need not repeat it).
+ */
+export interface Authentication {
+  user: UserRow;
+  authTime: number | null;
+  nonce: string | null;
+  sid: string | null;
+}
+
+/** A token response, with the sign-in behind its grant. */
+export interface Issued {
+  response: TokenResponse;
+  authentication: Authentication;
 }
 
 /** A code, or why none was issued. */
@@ -84,6 +107,9 @@ type CodeRow = {
   code_challenge: string | null;
   expires_at: number;
   grant_id: string | null;
+  nonce: string | null;
+  auth_time: number | null;
+  sid: string | null;
 };
 
 type PairRow = {
@@ -103,6 +129,8 @@ type PairRow = {
   user_id: number;
   grant_scopes: string;
   grant_revoked_at: string | null;
+  auth_time: number | null;
+  sid: string | null;
 };
 
 /** A token pair made ready (and hashed) before the transaction that decides whether it exists. */
@@ -120,16 +148,16 @@ type EndedToken = { hash: string; expiresAt: number };
 
 /** What a transaction decided; the effects outside the object (KV writes) follow it. */
 type Decision =
-  | { kind: 'issued'; pair: PreparedPair; record: AccessTokenRecord; ended: EndedToken[] }
+  | { kind: 'issued'; pair: PreparedPair; record: AccessTokenRecord; ended: EndedToken[]; authentication: Authentication }
   | { kind: 'refused'; problem: Problem; ended: EndedToken[] };
 /** A refresh may also be answered again with the sealed answer of an identical earlier one. */
-type Outcome = Decision | { kind: 'retry'; sealed: ArrayBuffer };
+type Outcome = Decision | { kind: 'retry'; sealed: ArrayBuffer; authentication: Authentication };
 
 const invalidGrant = (description: string) => problems.oauth('invalid_grant', description);
 const inactiveUser = () => invalidGrant('The user of this authorization is no longer active.');
 const refused = (problem: Problem, ended: EndedToken[] = []): Decision => ({ kind: 'refused', problem, ended });
 
-const PAIR_SELECT = `SELECT p.*, g.client_id, g.user_id, g.scopes AS grant_scopes, g.revoked_at AS grant_revoked_at
+const PAIR_SELECT = `SELECT p.*, g.client_id, g.user_id, g.scopes AS grant_scopes, g.revoked_at AS grant_revoked_at, g.auth_time, g.sid
   FROM token_pairs p JOIN grants g ON g.id = p.grant_id`;
 
 const scopeList = (s: string) => s.split(' ').filter(Boolean);
@@ -219,8 +247,8 @@ export class User extends DurableObject<Env> {
         );
       }
       this.sql.exec(
-        `INSERT INTO codes (hash, client_id, user_id, redirect_uri, scopes, code_challenge, expires_at)
-         VALUES (?, ?, ?, ?, ?, ?, ?)`,
+        `INSERT INTO codes (hash, client_id, user_id, redirect_uri, scopes, code_challenge, expires_at, nonce, auth_time, sid)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
         hash,
         req.clientId,
         req.userId,
@@ -228,6 +256,9 @@ export class User extends DurableObject<Env> {
         scopes,
         req.codeChallenge,
         now + config(this.env).codeTtl,
+        req.nonce,
+        req.authTime,
+        req.sid,
       );
       return null;
     });
@@ -241,7 +272,7 @@ export class User extends DurableObject<Env> {
   // ---- token endpoint ----
 
   /** RFC 6749 §4.1.3 with RFC 7636 §4.6: trades a code for the grant's first token pair. */
-  async redeemCode(r: CodeRedemption): Promise<Result<TokenResponse>> {
+  async redeemCode(r: CodeRedemption): Promise<Result<Issued>> {
     const codeHash = await hashSecret(this.env, r.code);
     const seen = this.code(codeHash);
     if (!seen || seen.user_id !== r.userId) return fail(invalidGrant('The authorization code is invalid, expired or already used.'));
@@ -268,22 +299,25 @@ export class User extends DurableObject<Env> {
       if (pkce) return refused(pkce);
 
       this.sql.exec(
-        'INSERT INTO grants (id, client_id, user_id, scopes, created_at) VALUES (?, ?, ?, ?, ?)',
+        'INSERT INTO grants (id, client_id, user_id, scopes, created_at, auth_time, sid) VALUES (?, ?, ?, ?, ?, ?, ?)',
         pair.grantId,
         code.client_id,
         code.user_id,
         code.scopes,
         isoNow(),
+        code.auth_time,
+        code.sid,
       );
       this.sql.exec('UPDATE codes SET grant_id = ? WHERE hash = ?', pair.grantId, codeHash);
       this.insertPair(pair);
-      return { kind: 'issued', pair, record: accessTokenRecord(user, pair.token), ended: [] };
+      const authentication = { user, authTime: code.auth_time, nonce: code.nonce, sid: code.sid };
+      return { kind: 'issued', pair, record: accessTokenRecord(user, pair.token), ended: [], authentication };
     });
     return this.settle(outcome);
   }
 
   /** RFC 6749 §6 with rotation (RFC 9700 §4.14.2): a new pair; the presented pair ends. */
-  async refresh(r: RefreshRequest): Promise<Result<TokenResponse>> {
+  async refresh(r: RefreshRequest): Promise<Result<Issued>> {
     const hash = await hashSecret(this.env, r.refreshToken);
     const seen = this.pair(hash);
     if (!seen || seen.user_id !== r.userId) return fail(invalidGrant('The refresh token is invalid, expired or revoked.'));
@@ -305,7 +339,7 @@ export class User extends DurableObject<Env> {
       const current = this.pair(hash);
       if (!current) return refused(invalidGrant('The refresh token is invalid, expired or revoked.'));
       if (current.grant_revoked_at || current.state === 'revoked') return refused(invalidGrant('The refresh token has been revoked.'));
-      if (current.state === 'rotated') return this.retryOrRevoke(current, retryRequest, now);
+      if (current.state === 'rotated') return this.retryOrRevoke(current, retryRequest, user, now);
       if (current.refresh_expires_at <= now) return refused(invalidGrant('The refresh token has expired.'));
 
       this.sql.exec(
@@ -319,11 +353,13 @@ export class User extends DurableObject<Env> {
         hash,
       );
       this.insertPair(pair);
-      return { kind: 'issued', pair, record: accessTokenRecord(user, pair.token), ended: [{ hash: current.access_hash, expiresAt: current.access_expires_at }] };
+      const authentication = { user, authTime: current.auth_time, nonce: null, sid: current.sid };
+      const ended = [{ hash: current.access_hash, expiresAt: current.access_expires_at }];
+      return { kind: 'issued', pair, record: accessTokenRecord(user, pair.token), ended, authentication };
     });
     if (outcome.kind === 'retry') {
       const again = await openResponse(key, outcome.sealed);
-      return again ? ok(again) : fail(invalidGrant('The refresh token has already been used.'));
+      return again ? ok({ response: again, authentication: outcome.authentication }) : fail(invalidGrant('The refresh token has already been used.'));
     }
     if (outcome.kind === 'issued') await this.forgetRetryAnswerLater();
     return this.settle(outcome);
@@ -392,13 +428,15 @@ export class User extends DurableObject<Env> {
    * answers); why it no longer works when the user was blocked or deactivated since; null for no
    * (live) session.
    */
-  getSession(idHash: string): SessionLookup {
-    const row = this.sql.exec<{ csrf_token: string; expires_at: number }>('SELECT csrf_token, expires_at FROM sessions WHERE id_hash = ?', idHash).toArray()[0];
+  getSession(idHash: string): SessionLookup | { user: UserRow; csrfToken: string; signedInAt: number } {
+    const row = this.sql
+      .exec<{ csrf_token: string; expires_at: number; created_at: string }>('SELECT csrf_token, expires_at, created_at FROM sessions WHERE id_hash = ?', idHash)
+      .toArray()[0];
     if (!row || row.expires_at <= clock.now()) return null;
     const user = this.storedUser();
     if (!user || user.state === 'deleted') return null;
     if (user.state !== 'active') return { endedBecause: user.state };
-    return { user, csrfToken: row.csrf_token };
+    return { user, csrfToken: row.csrf_token, signedInAt: epochOf(row.created_at) };
   }
 
   deleteSession(idHash: string): void {
@@ -640,7 +678,7 @@ export class User extends DurableObject<Env> {
    * Except an identical retry within RETRY_GRACE_SECONDS whose successor is still unused: that is
    * a lost response (the client never saw the new pair), and it gets the same answer again.
    */
-  private retryOrRevoke(pair: PairRow, retryRequest: string, now: number): Outcome {
+  private retryOrRevoke(pair: PairRow, retryRequest: string, user: UserRow, now: number): Outcome {
     const successor = pair.successor_hash
       ? this.sql.exec<{ state: string }>('SELECT state FROM token_pairs WHERE refresh_hash = ?', pair.successor_hash).toArray()[0]
       : undefined;
@@ -650,7 +688,7 @@ export class User extends DurableObject<Env> {
       now < pair.retry_until &&
       pair.retry_request === retryRequest &&
       successor?.state === 'active';
-    if (identicalRetry) return { kind: 'retry', sealed: pair.retry_response as ArrayBuffer };
+    if (identicalRetry) return { kind: 'retry', sealed: pair.retry_response as ArrayBuffer, authentication: { user, authTime: pair.auth_time, nonce: null, sid: pair.sid } };
     const ended = this.revokeGrantTx(pair.grant_id, now);
     return refused(invalidGrant('The refresh token has already been used; the authorization has been revoked.'), ended);
   }
@@ -714,7 +752,7 @@ export class User extends DurableObject<Env> {
   }
 
   /** Applies a decided outcome to KV: the new access token appears, ended ones become tombstones. */
-  private async settle(outcome: Decision): Promise<Result<TokenResponse>> {
+  private async settle(outcome: Decision): Promise<Result<Issued>> {
     if (outcome.kind === 'refused') {
       await revokeAccessTokens(this.env, outcome.ended);
       return fail(outcome.problem);
@@ -729,7 +767,7 @@ export class User extends DurableObject<Env> {
     if (!grant || grant.revoked_at) {
       await revokeAccessTokens(this.env, [{ hash: pair.accessHash, expiresAt: record.expiresAt }]);
     }
-    return ok(pair.response);
+    return ok({ response: pair.response, authentication: outcome.authentication });
   }
 
   /** Forgets what can no longer matter: long-expired codes, dead pairs, stale retry answers. */
