@@ -1,4 +1,6 @@
 import { app } from './app';
+import type { Env } from './env';
+import { publishedDocument } from './oauth/published';
 
 export { AuditLog } from './durable/audit-log/audit-log';
 export { ClientHolders } from './durable/client-holders/client-holders';
@@ -9,4 +11,6 @@ export { IndexPartition } from './durable/index-partition/index-partition';
 export { Namespace } from './durable/namespace/namespace';
 export { SigningKeys } from './durable/signing-keys/signing-keys';
 
-export default app;
+export default {
+  fetch: (request: Request, env: Env, ctx: ExecutionContext): Response | Promise<Response> => publishedDocument(request, env) ?? app.fetch(request, env, ctx),
+};

@@ -2,8 +2,8 @@
 // Bearer token, GitLab's claims, and RFC 6750's errors.
 import { beforeAll, describe, expect, it } from 'vitest';
 import { advance } from './support/clock';
-import { call, createUser, ORIGIN } from './support/http';
-import { admin, startWorker } from './support/namespaces';
+import { call, createUser, issueToken, ORIGIN } from './support/http';
+import { admin, createGroup, startWorker } from './support/namespaces';
 import { authorizeCode, exchange, signedIn, tokenCall } from './support/oauth';
 import { openidApp, signInWithKnock, userinfo } from './support/oidc';
 
@@ -36,12 +36,19 @@ describe('userinfo', () => {
     expect(claims).not.toHaveProperty('email_verified');
   });
 
-  it('shows the user’s rename, which the token’s record follows', async () => {
+  it('shows the user’s rename, which the token’s record follows, and keeps the group claims it was issued with', async () => {
     const app = await openidApp();
     const { browser, user } = await signedIn('renamed');
+    const headers = { 'PRIVATE-TOKEN': await issueToken(user.id, user.username, ['api']) };
+    const own = await createGroup({ id: user.id, username: user.username, name: `Name ${user.username}`, headers });
     const tokens = await signInWithKnock(browser, app);
     expect((await admin.put(`/users/${user.id}`, { name: 'Robert Tables' })).status).toBe(200);
-    expect(await (await userinfo(tokens.access_token)).json()).toMatchObject({ name: 'Robert Tables', preferred_username: user.username });
+    expect(await (await userinfo(tokens.access_token)).json()).toMatchObject({
+      name: 'Robert Tables',
+      preferred_username: user.username,
+      groups: [own.full_path],
+      'https://gitlab.org/claims/groups/owner': [own.full_path],
+    });
   });
 
   it('refuses without a token, with an unknown, revoked or expired token (401), and a token without openid (403)', async () => {

@@ -1,4 +1,4 @@
-import type { GroupClaims } from '../store/token-claims';
+import type { GroupClaims } from '../store/tokens';
 import { CLAIMS, type Claim, type ClaimSink } from './provider';
 
 /** The user as claims describe them: the grant's copy when a token is issued, the token record's at `/oauth/userinfo`. */

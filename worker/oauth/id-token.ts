@@ -3,7 +3,7 @@ import { base64url } from '../auth/crypto';
 import { epochSeconds } from '../clock';
 import type { Authentication } from '../durable/user/user';
 import type { Env } from '../env';
-import type { GroupClaims } from '../store/token-claims';
+import type { GroupClaims } from '../store/tokens';
 import { releasedClaims, userClaims } from './claims';
 import { PROVIDER } from './provider';
 import { currentSigningKey } from './signing-keys';

@@ -1,6 +1,7 @@
 import type { Context } from 'hono';
-import type { BaseEnv } from '../env';
-import { keySet } from './signing-keys';
+import type { BaseEnv, Env } from '../env';
+import { publishedHeaders } from './metadata';
+import { keySet, keySetInMemory } from './signing-keys';
 
 /**
  * `GET /oauth/discovery/keys` (GitLab's path; the `jwks_uri` of OpenID Connect Discovery 1.0 §3):
@@ -9,5 +10,10 @@ import { keySet } from './signing-keys';
  * isolate's memory; clients may cache it five minutes, so a rotation made at once after a leak
  * (docs/deploy.md) reaches them within that time.
  */
-export const jwksEndpoint = async (c: Context<BaseEnv>) =>
-  new Response((await keySet(c.env)).jwks, { headers: { 'Content-Type': 'application/json', 'Cache-Control': 'public, max-age=300' } });
+export const jwksResponse = (env: Env): Promise<Response> => {
+  const respond = (jwks: string) => new Response(jwks, { headers: publishedHeaders(300) });
+  const fresh = keySetInMemory();
+  return fresh ? Promise.resolve(respond(fresh.jwks)) : keySet(env).then((set) => respond(set.jwks));
+};
+
+export const jwksEndpoint = (c: Context<BaseEnv>) => jwksResponse(c.env);

@@ -35,9 +35,13 @@ const read = async (env: Env): Promise<KeySet> => {
 
 const isFresh = (set: KeySet, now: number) => now >= set.readAt && now - set.readAt < KEY_CACHE_MS;
 
+/** The published keys as this isolate holds them, while fresh; else null. */
+export const keySetInMemory = (): KeySet | null => (cached && isFresh(cached, clock.now()) ? cached : null);
+
 /** The published keys, from memory while fresh; one read at a time per isolate. */
 export const keySet = async (env: Env): Promise<KeySet> => {
-  if (cached && isFresh(cached, clock.now())) return cached;
+  const fresh = keySetInMemory();
+  if (fresh) return fresh;
   reading ??= read(env).finally(() => {
     reading = null;
   });

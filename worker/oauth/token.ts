@@ -4,9 +4,7 @@ import { userObject, type Issued } from '../durable/user/user';
 import { unwrap, type Result } from '../durable/result';
 import type { BaseEnv } from '../env';
 import { json, problems, raise } from '../errors';
-import { groupClaimsOf } from '../services/group-claims';
-import { putTokenClaims, type GroupClaims } from '../store/token-claims';
-import { AUTHORIZATION_CODE_PREFIX, REFRESH_TOKEN_PREFIX, hashSecret, routeOf } from '../store/tokens';
+import { AUTHORIZATION_CODE_PREFIX, REFRESH_TOKEN_PREFIX, routeOf } from '../store/tokens';
 import { authenticateClient } from './client-auth';
 import { isPublicClient, type OAuthClient } from './clients';
 import { signIdToken } from './id-token';
@@ -20,31 +18,14 @@ const required = (params: Record<string, string>, name: string): string =>
   params[name] ?? raise(problems.oauth('invalid_request', `${name} is missing.`));
 
 /**
- * The user's group claims, asked at once beside the grant authority when the application may have
- * been granted `openid` (it is registered with it), so that an id_token costs no extra round trip;
- * null otherwise. Unused when the grant turns out not to include `openid`.
- */
-const groupClaimsAhead = (c: Context<BaseEnv>, client: OAuthClient, userId: number): Promise<GroupClaims> | null => {
-  if (!client.scopes.includes('openid')) return null;
-  const claims = groupClaimsOf(c.env, userId);
-  claims.catch(() => undefined);
-  return claims;
-};
-
-/**
  * OpenID Connect Core 1.0 §3.1.3.3 and §12.2: when the grant includes `openid`, the response also
- * carries an id_token, and the group claims read for it are kept for `/oauth/userinfo` as long as
- * the access token lives.
+ * carries an id_token, with the group claims the grant authority read for the new access token.
  */
-const withIdToken = async (c: Context<BaseEnv>, client: OAuthClient, issued: Issued, ahead: Promise<GroupClaims> | null): Promise<TokenResponse> => {
-  const { response, authentication } = issued;
+const withIdToken = async (c: Context<BaseEnv>, client: OAuthClient, issued: Issued): Promise<TokenResponse> => {
+  const { response, authentication, groups } = issued;
   const scopes = parseScopes(response.scope);
-  if (!scopes.includes('openid')) return response;
-  const groups = await (ahead ?? groupClaimsOf(c.env, authentication.user.id));
-  const [idToken] = await Promise.all([
-    signIdToken(c.env, { issuer: publicOrigin(c.env, c.req.url), clientId: client.clientId, scopes, authentication, accessToken: response.access_token, groups }),
-    hashSecret(c.env, response.access_token).then((hash) => putTokenClaims(c.env, hash, groups, response.created_at + response.expires_in)),
-  ]);
+  if (!groups || !scopes.includes('openid')) return response;
+  const idToken = await signIdToken(c.env, { issuer: publicOrigin(c.env, c.req.url), clientId: client.clientId, scopes, authentication, accessToken: response.access_token, groups });
   return { ...response, id_token: idToken };
 };
 
@@ -65,12 +46,10 @@ export const tokenEndpoint = async (c: Context<BaseEnv>) => {
   const { client } = await authenticateClient(c, params, { cached: true });
 
   let result: Result<Issued>;
-  let ahead: Promise<GroupClaims> | null;
   if (grantType === 'authorization_code') {
     const code = required(params, 'code');
     const userId = routeOf(AUTHORIZATION_CODE_PREFIX, code);
     if (userId === null) return raise(problems.oauth('invalid_grant', 'The authorization code is invalid, expired or already used.'));
-    ahead = groupClaimsAhead(c, client, userId);
     result = await userObject(c.env, userId).redeemCode({
       userId,
       code,
@@ -88,8 +67,7 @@ export const tokenEndpoint = async (c: Context<BaseEnv>) => {
       scope = parseScopes(params.scope);
       if (scope.length === 0 || !scope.every(isKnownScope)) return raise(problems.oauth('invalid_scope', 'The requested scope is unknown.'));
     }
-    ahead = groupClaimsAhead(c, client, userId);
     result = await userObject(c.env, userId).refresh({ userId, refreshToken, clientId: client.clientId, scope });
   }
-  return json(await withIdToken(c, client, unwrap(result), ahead), 200, NO_STORE);
+  return json(await withIdToken(c, client, unwrap(result)), 200, NO_STORE);
 };

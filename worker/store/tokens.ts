@@ -29,10 +29,30 @@ export interface AccessTokenRecord {
    */
   email: string | null;
   userCreatedAt: string;
+  /**
+   * For an OAuth token granted `openid`: the user's group claims read when it was issued, which
+   * `/oauth/userinfo` answers with (OpenID Connect Core 1.0 §5.3), so that costs this one read.
+   */
+  groups?: GroupClaims;
+}
+
+/**
+ * The group claims of OpenID Connect as GitLab releases them (config/initializers/
+ * doorkeeper_openid_connect.rb): `groups`, the full paths of every group the user is in, directly
+ * or through an ancestor group; `groups_direct`, those they are a direct member of; and the direct
+ * groups where they are exactly Owner, Maintainer or Developer. Computed by
+ * worker/durable/user/group-claims.ts.
+ */
+export interface GroupClaims {
+  groups: string[];
+  groups_direct: string[];
+  owner: string[];
+  maintainer: string[];
+  developer: string[];
 }
 
 /** What a token's record says besides the user; `tokenId` must be given (null for OAuth tokens). */
-export type TokenFacts = Pick<AccessTokenRecord, 'scopes' | 'clientId' | 'grantId' | 'createdAt' | 'expiresAt'> & { tokenId: number | null };
+export type TokenFacts = Pick<AccessTokenRecord, 'scopes' | 'clientId' | 'grantId' | 'createdAt' | 'expiresAt' | 'groups'> & { tokenId: number | null };
 
 /** The record of a token issued to `user`: who they are, and what the token may do until when. */
 export const accessTokenRecord = (
@@ -86,7 +106,7 @@ export const routeOf = (prefix: RoutedPrefix, secret: string): number | null => 
 const KV_MIN_TTL = 60;
 
 /** The KV expiration of an entry that lives as long as a token expiring at `expiresAt` (epoch seconds). */
-export const kvExpiration = (expiresAt: number): number => Math.max(expiresAt, epochSeconds() + KV_MIN_TTL);
+const kvExpiration = (expiresAt: number): number => Math.max(expiresAt, epochSeconds() + KV_MIN_TTL);
 
 export const tokenHashKey = (env: Env): string => env.TOKEN_HASH_KEY || raise(problems.missingSecret('TOKEN_HASH_KEY'));
 
@@ -144,9 +164,8 @@ export const lookupRootRecord = (env: Env): Promise<AccessTokenRecord | null> =>
 /** Epoch seconds of an ISO 8601 timestamp. */
 export const epochOf = (iso: string): number => Math.floor(Date.parse(iso) / 1000);
 
-/** What a token is; `hash` when the caller already has its keyed hash. */
-export const lookupAccessToken = async (env: Env, token: string, hash?: string): Promise<TokenLookup> => {
-  const record = await env.TOKENS.get<StoredToken>(kvKey(hash ?? (await hashSecret(env, token))), 'json');
+export const lookupAccessToken = async (env: Env, token: string): Promise<TokenLookup> => {
+  const record = await env.TOKENS.get<StoredToken>(kvKey(await hashSecret(env, token)), 'json');
   if (!record) {
     const exp = embeddedExpiry(token);
     return exp !== null && exp <= epochSeconds() ? { status: 'expired' } : { status: 'unknown' };

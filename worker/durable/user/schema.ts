@@ -2,7 +2,9 @@
  * Tables of one user's grant authority. Codes and refresh tokens are stored only as keyed hashes.
  * A code, and the grant it starts, keep what its id_tokens say of the sign-in (OpenID Connect Core
  * 1.0 §2): the `nonce` the authorization request sent, the session's sign-in time (`auth_time`,
- * epoch seconds) and the session's `sid` (worker/protocol/session-id.ts).
+ * epoch seconds) and the session's `sid` (worker/protocol/session-id.ts). A token pair granted
+ * `openid` keeps the group claims read when it was issued (JSON), which its access token's KV
+ * record carries.
  * Append new migrations; never edit one that has shipped.
  */
 export const grantsMigrations = [
@@ -62,7 +64,8 @@ export const grantsMigrations = [
      successor_hash TEXT,
      retry_request TEXT,
      retry_response BLOB,
-     retry_until INTEGER
+     retry_until INTEGER,
+     groups TEXT
    );
    CREATE INDEX token_pairs_grant ON token_pairs (grant_id);
    CREATE INDEX token_pairs_expiry ON token_pairs (refresh_expires_at);`,

@@ -18,10 +18,12 @@ import {
   putAccessToken,
   revokeAccessTokens,
   type AccessTokenRecord,
+  type GroupClaims,
   type TokenFacts,
 } from '../../store/tokens';
 import { clientHoldersOf } from '../client-holders/client-holders';
 import { directory, type SessionLookup, type UserRow, type UserSnapshot } from '../directory/directory';
+import { groupClaimsOf } from './group-claims';
 import { grantsMigrations } from './schema';
 import { migrate } from '../migrations';
 import { fail, ok, type Result } from '../result';
@@ -57,10 +59,11 @@ export interface Authentication {
   sid: string | null;
 }
 
-/** A token response, with the sign-in behind its grant. */
+/** A token response, with the sign-in behind its grant and, when `openid` was granted, the group claims its access token carries. */
 export interface Issued {
   response: TokenResponse;
   authentication: Authentication;
+  groups: GroupClaims | null;
 }
 
 /** A code, or why none was issued. */
@@ -125,6 +128,7 @@ type PairRow = {
   retry_request: string | null;
   retry_response: ArrayBuffer | null;
   retry_until: number | null;
+  groups: string | null;
   client_id: string;
   user_id: number;
   grant_scopes: string;
@@ -151,7 +155,7 @@ type Decision =
   | { kind: 'issued'; pair: PreparedPair; record: AccessTokenRecord; ended: EndedToken[]; authentication: Authentication }
   | { kind: 'refused'; problem: Problem; ended: EndedToken[] };
 /** A refresh may also be answered again with the sealed answer of an identical earlier one. */
-type Outcome = Decision | { kind: 'retry'; sealed: ArrayBuffer; authentication: Authentication };
+type Outcome = Decision | { kind: 'retry'; sealed: ArrayBuffer; authentication: Authentication; groups: GroupClaims | null };
 
 const invalidGrant = (description: string) => problems.oauth('invalid_grant', description);
 const inactiveUser = () => invalidGrant('The user of this authorization is no longer active.');
@@ -359,7 +363,7 @@ export class User extends DurableObject<Env> {
     });
     if (outcome.kind === 'retry') {
       const again = await openResponse(key, outcome.sealed);
-      return again ? ok({ response: again, authentication: outcome.authentication }) : fail(invalidGrant('The refresh token has already been used.'));
+      return again ? ok({ response: again, authentication: outcome.authentication, groups: outcome.groups }) : fail(invalidGrant('The refresh token has already been used.'));
     }
     if (outcome.kind === 'issued') await this.forgetRetryAnswerLater();
     return this.settle(outcome);
@@ -621,8 +625,8 @@ export class User extends DurableObject<Env> {
         const now = epochSeconds();
         if (isActive(user)) {
           const live = this.sql
-            .exec<{ access_hash: string; access_expires_at: number; scopes: string; created_at: number; grant_id: string; client_id: string }>(
-              `SELECT p.access_hash, p.access_expires_at, p.scopes, p.created_at, p.grant_id, g.client_id
+            .exec<{ access_hash: string; access_expires_at: number; scopes: string; created_at: number; grant_id: string; client_id: string; groups: string | null }>(
+              `SELECT p.access_hash, p.access_expires_at, p.scopes, p.created_at, p.grant_id, g.client_id, p.groups
                FROM token_pairs p JOIN grants g ON g.id = p.grant_id
                WHERE p.state = 'active' AND g.revoked_at IS NULL AND p.access_expires_at > ?`,
               now,
@@ -633,7 +637,15 @@ export class User extends DurableObject<Env> {
               putAccessToken(
                 this.env,
                 t.access_hash,
-                accessTokenRecord(user, { scopes: scopeList(t.scopes), clientId: t.client_id, grantId: t.grant_id, tokenId: null, createdAt: t.created_at, expiresAt: t.access_expires_at }),
+                accessTokenRecord(user, {
+                  scopes: scopeList(t.scopes),
+                  clientId: t.client_id,
+                  grantId: t.grant_id,
+                  tokenId: null,
+                  createdAt: t.created_at,
+                  expiresAt: t.access_expires_at,
+                  ...(t.groups !== null && { groups: JSON.parse(t.groups) as GroupClaims }),
+                }),
               ),
             ),
           );
@@ -688,7 +700,11 @@ export class User extends DurableObject<Env> {
       now < pair.retry_until &&
       pair.retry_request === retryRequest &&
       successor?.state === 'active';
-    if (identicalRetry) return { kind: 'retry', sealed: pair.retry_response as ArrayBuffer, authentication: { user, authTime: pair.auth_time, nonce: null, sid: pair.sid } };
+    if (identicalRetry) {
+      const groups = this.sql.exec<{ groups: string | null }>('SELECT groups FROM token_pairs WHERE refresh_hash = ?', pair.successor_hash).toArray()[0]?.groups ?? null;
+      const authentication = { user, authTime: pair.auth_time, nonce: null, sid: pair.sid };
+      return { kind: 'retry', sealed: pair.retry_response as ArrayBuffer, authentication, groups: groups === null ? null : (JSON.parse(groups) as GroupClaims) };
+    }
     const ended = this.revokeGrantTx(pair.grant_id, now);
     return refused(invalidGrant('The refresh token has already been used; the authorization has been revoked.'), ended);
   }
@@ -720,12 +736,20 @@ export class User extends DurableObject<Env> {
     return this.sql.exec<PairRow>(`${PAIR_SELECT} WHERE p.refresh_hash = ?`, refreshHash).toArray()[0];
   }
 
+  /**
+   * A new pair for `scopes`. With `openid` (OpenID Connect Core 1.0 §5.4), the user's group claims
+   * are read at the same time (group-claims.ts), for the id_token and the access token's record.
+   */
   private async preparePair(userId: number, clientId: string, grantId: string, scopes: string[]): Promise<PreparedPair> {
     const { accessTokenTtl, refreshTokenTtl } = config(this.env);
     const now = epochSeconds();
     const accessToken = newAccessToken(now + accessTokenTtl);
     const refreshToken = newRoutedSecret(REFRESH_TOKEN_PREFIX, userId);
-    const [accessHash, refreshHash] = await Promise.all([hashSecret(this.env, accessToken), hashSecret(this.env, refreshToken)]);
+    const [accessHash, refreshHash, groups] = await Promise.all([
+      hashSecret(this.env, accessToken),
+      hashSecret(this.env, refreshToken),
+      scopes.includes('openid') ? groupClaimsOf(this.env, this.indexPartitions(), userId) : undefined,
+    ]);
     const scope = [...scopes].sort().join(' ');
     return {
       grantId,
@@ -733,14 +757,14 @@ export class User extends DurableObject<Env> {
       refreshHash,
       refreshExpiresAt: now + refreshTokenTtl,
       response: tokenResponse({ accessToken, refreshToken, expiresIn: accessTokenTtl, scope, createdAt: now }),
-      token: { scopes: scope.split(' '), clientId, grantId, tokenId: null, createdAt: now, expiresAt: now + accessTokenTtl },
+      token: { scopes: scope.split(' '), clientId, grantId, tokenId: null, createdAt: now, expiresAt: now + accessTokenTtl, ...(groups && { groups }) },
     };
   }
 
   private insertPair(p: PreparedPair): void {
     this.sql.exec(
-      `INSERT INTO token_pairs (refresh_hash, grant_id, access_hash, access_expires_at, refresh_expires_at, scopes, created_at, state)
-       VALUES (?, ?, ?, ?, ?, ?, ?, 'active')`,
+      `INSERT INTO token_pairs (refresh_hash, grant_id, access_hash, access_expires_at, refresh_expires_at, scopes, created_at, state, groups)
+       VALUES (?, ?, ?, ?, ?, ?, ?, 'active', ?)`,
       p.refreshHash,
       p.grantId,
       p.accessHash,
@@ -748,6 +772,7 @@ export class User extends DurableObject<Env> {
       p.refreshExpiresAt,
       p.response.scope,
       p.token.createdAt,
+      p.token.groups ? JSON.stringify(p.token.groups) : null,
     );
   }
 
@@ -767,7 +792,7 @@ export class User extends DurableObject<Env> {
     if (!grant || grant.revoked_at) {
       await revokeAccessTokens(this.env, [{ hash: pair.accessHash, expiresAt: record.expiresAt }]);
     }
-    return ok({ response: pair.response, authentication: outcome.authentication });
+    return ok({ response: pair.response, authentication: outcome.authentication, groups: pair.token.groups ?? null });
   }
 
   /** Forgets what can no longer matter: long-expired codes, dead pairs, stale retry answers. */
