@@ -2,7 +2,8 @@
 // GitLab's claims, and the claims as they are when the token is issued.
 import { beforeAll, describe, expect, it } from 'vitest';
 import { advance } from './support/clock';
-import { ORIGIN, createUser } from './support/http';
+import { ORIGIN, createUser, unique } from './support/http';
+import { consoleSession, consoleUser, textOf } from './support/console';
 import { admin, as, createGroup, startWorker, type Person } from './support/namespaces';
 import { Browser, authorizeCode, exchange, registerApp, whoAmI } from './support/oauth';
 import { openidApp, refreshed, signInWithKnock, userinfoClaims, verifyIdToken, type OidcTokens } from './support/oidc';
@@ -207,5 +208,16 @@ describe('applications', () => {
     }
     const refused = await admin.post('/applications', { name: 'x', redirect_uri: 'https://x.example/cb', scopes: 'openid phone' });
     expect(refused.status).toBe(400);
+  });
+
+  it('register openid, profile and email through the console, which offers them beside the API scopes', async () => {
+    const { browser, csrf } = await consoleSession(await consoleUser('adm', { admin: true }));
+    const form = await (await browser.get('/admin/applications')).text();
+    for (const scope of ['api', 'read_api', 'read_user', 'openid', 'profile', 'email']) expect(form).toContain(`name="scopes" value="${scope}"`);
+    const name = unique('RP ');
+    const res = await browser.post('/admin/applications', { authenticity_token: csrf, name, redirect_uri: 'https://rp.example/cb', scopes: ['openid', 'email'], confidential: 'true' });
+    expect(res.status).toBe(201);
+    const list = textOf(await (await browser.get('/admin/applications')).text());
+    expect(list).toMatch(new RegExp(`${name} confidential [0-9a-f]+ https://rp\\.example/cb openid, email`));
   });
 });
