@@ -35,7 +35,7 @@ describe('python3-authlib against Knock', () => {
       scopes: 'openid profile email',
     });
     // bob is let into acme, which the demo data has him asking for.
-    const [me] = await callApi<{ id: number }[]>(server, bob.token, 'GET', '/users?username=bob', 200);
+    const me = await callApi<{ id: number }>(server, bob.token, 'GET', '/user', 200);
     await callApi(server, alice.token, 'PUT', `/groups/acme/access_requests/${me.id}/approve`, 201, { access_level: 40 });
 
     const { stdout } = await promisify(execFile)(PYTHON, [SCRIPT], {
