@@ -14,6 +14,7 @@ import { BENCH, ROOT } from './lib/paths.mjs';
 import { buildExtension, popupSize } from './lib/popup-size.mjs';
 import { startReceiver } from './lib/receiver.mjs';
 import { renderSvg, renderTable, verdict } from './lib/report.mjs';
+import { oidcScenarios } from './lib/oidc.mjs';
 import { PARTITIONS, partitionScenarios } from './lib/partitions.mjs';
 import { durableObjectClasses, freshStateDir, startRuntime } from './lib/runtime.mjs';
 import * as setup from './lib/setup.mjs';
@@ -29,7 +30,7 @@ const APPROVE_RATE = Number(process.env.BENCH_APPROVE_RATE ?? 25);
 /** Webhooks attached to the project of the `approve_hooks` scenario. */
 const HOOKS = 3;
 const WARM_POOL = 100;
-/** `BENCH_ONLY=inbox` runs only the inbox scenarios, `partitions` only those of issue 16, `core` only the others; default all. */
+/** `BENCH_ONLY=inbox` runs only the inbox scenarios, `partitions` only those of issue 16, `oidc` only OpenID Connect's, `core` only the others; default all. */
 const ONLY = (process.env.BENCH_ONLY ?? 'all').split(',');
 const runs = (part) => ONLY.includes('all') || ONLY.includes(part);
 const INBOX_SCALE = (process.env.BENCH_INBOX_SCALE ?? '10,10000').split(',').map(Number);
@@ -65,6 +66,7 @@ const results = {
   scale: { available: false, reason: 'not run' },
   inbox: { available: false, reason: 'not run' },
   partitions: { available: false, reason: 'not run' },
+  oidc: { available: false, reason: 'not run' },
   popup: { available: false, reason: 'not run' },
   webhooks: { available: false, reason: 'not run' },
   goals: [],
@@ -523,6 +525,16 @@ try {
   // ---- the owners' inbox
   if (runs('inbox')) await inboxScenarios(urls);
 
+  // ---- OpenID Connect (issue 24)
+  if (runs('oidc')) {
+    try {
+      results.oidc = await oidcScenarios({ urls, adminToken, codes: CODES, warm: WARM_POOL, log });
+    } catch (e) {
+      results.oidc = { available: false, reason: firstLine(e) };
+      log(`  OpenID Connect scenarios failed: ${results.oidc.reason}`);
+    }
+  }
+
   // ---- past one object: runtimes of their own, so the shared one stops first
   if (runs('partitions')) {
     await runtime.dispose();
@@ -610,6 +622,13 @@ if (runs('partitions')) {
     `${scale.worst.op}: ${scale.worst.p50Large.toFixed(2)} ms against ${scale.worst.p50Small.toFixed(2)} ms`,
   );
 }
+if (runs('oidc')) {
+  const r = results.oidc.available ? results.oidc.ratios : {};
+  goal('Discovery ÷ hello baseline (req/s)', r.discoveryToHello, '>=', 0.9);
+  goal('JWKS ÷ hello baseline (req/s)', r.jwksToHello, '>=', 0.9);
+  goal('/oauth/userinfo p50 ÷ GET /api/v4/user p50', r.userinfoToUser, '<=', 1.2);
+  goal('Code exchange p50, with openid ÷ without', r.exchangeOpenidToPlain, '<=', 1.2);
+}
 results.totalSeconds = Math.round((Date.now() - started) / 1000);
 
 // ---- output
@@ -620,15 +639,17 @@ for (const g of results.goals) {
   console.log(`  goal: ${g.figure.padEnd(52)} ${Number.isFinite(g.value) ? g.value.toFixed(2) : ' n/a'}  (${g.op === '>=' ? '≥' : '≤'} ${g.target})  ${g.verdict}`);
   if (g.cause) console.log(`        cause: ${g.cause}`);
 }
-console.log(`\nTotal ${results.totalSeconds} s. Wrote bench/results.json${ONLY.length === 1 && ONLY[0] === 'partitions' ? ' (its partitions part)' : ' and docs/bench.svg'}.`);
+const partOnly = ONLY.length === 1 && ['partitions', 'oidc'].includes(ONLY[0]) ? ONLY[0] : null;
+console.log(`\nTotal ${results.totalSeconds} s. Wrote bench/results.json${partOnly ? ` (its ${partOnly} part)` : ' and docs/bench.svg'}.`);
 results.table = `${header}\n\n${table}`;
-if (ONLY.length === 1 && ONLY[0] === 'partitions') {
-  // A partitions-only run replaces only its own part of the last full run's results.
+if (partOnly) {
+  // A partitions-only or oidc-only run replaces only its own part of the last full run's results.
   const resultsFile = join(BENCH, 'results.json');
   const previous = existsSync(resultsFile) ? JSON.parse(readFileSync(resultsFile, 'utf8')) : {};
   const mine = new Set(results.goals.map((g) => g.figure));
-  const merged = { ...previous, partitions: results.partitions, partitionsRun: { generatedAt: results.generatedAt, machine: results.machine, totalSeconds: results.totalSeconds } };
-  merged.goals = [...(previous.goals ?? []).filter((g) => !mine.has(g.figure) && !/^Busiest object|^Worst p50/.test(g.figure)), ...results.goals];
+  const merged = { ...previous, [partOnly]: results[partOnly], [`${partOnly}Run`]: { generatedAt: results.generatedAt, machine: results.machine, totalSeconds: results.totalSeconds } };
+  const stale = partOnly === 'partitions' ? /^Busiest object|^Worst p50/ : /^Discovery|^JWKS|^\/oauth\/userinfo|^Code exchange p50, with openid/;
+  merged.goals = [...(previous.goals ?? []).filter((g) => !mine.has(g.figure) && !stale.test(g.figure)), ...results.goals];
   writeFileSync(resultsFile, JSON.stringify(merged, null, 2) + '\n');
 } else {
   writeFileSync(join(BENCH, 'results.json'), JSON.stringify(results, null, 2) + '\n');

@@ -134,7 +134,7 @@ export const ProjectSchema = z
 
 export const VersionSchema = z.object({ version: z.string(), revision: z.string() }).openapi('Version');
 
-/** RFC 6749 §5.1: the token endpoint's success body. */
+/** RFC 6749 §5.1: the token endpoint's success body; with `openid` granted, OpenID Connect Core 1.0 §3.1.3.3's id_token. */
 export const TokenResponseSchema = z
   .object({
     access_token: z.string(),
@@ -143,6 +143,7 @@ export const TokenResponseSchema = z
     refresh_token: z.string(),
     scope: z.string(),
     created_at: z.number().int(),
+    id_token: z.string().optional(),
   })
   .openapi('TokenResponse');
 

@@ -9,6 +9,7 @@ import { publicOrigin } from './config';
 import type { BaseEnv, PageEnv } from './env';
 import { json, problems, raise, renderError } from './errors';
 import { authorizeRoutes } from './oauth/authorize';
+import { ENDPOINTS } from './oauth/provider';
 import { oauthRoutes } from './oauth/routes';
 import { accountPages } from './pages/accounts';
 import { authorizedApplicationsPages } from './pages/authorized-applications';
@@ -23,7 +24,7 @@ export const MAX_BODY_BYTES = 1024 * 1024;
  * Paths served as HTML pages: they get the browser session and origin-checked forms. Each page
  * form's POST route also checks the form's session-bound token with formCsrf (pages/form-csrf.ts).
  */
-const PAGE_PATHS = [...new Set([...CONSOLE_PATHS, '/users/*', '/oauth/*', '/login/oauth/authorize'])];
+const PAGE_PATHS = [...new Set([...CONSOLE_PATHS, '/users/*', '/oauth/authorized_applications', '/oauth/authorized_applications/*', ...ENDPOINTS.authorization])];
 
 export const app = new Hono<BaseEnv>();
 

@@ -1,4 +1,6 @@
 import { app } from './app';
+import type { Env } from './env';
+import { publishedDocument } from './oauth/published';
 
 export { AuditLog } from './durable/audit-log/audit-log';
 export { ClientHolders } from './durable/client-holders/client-holders';
@@ -7,5 +9,8 @@ export { User } from './durable/user/user';
 export { SignIn } from './durable/sign-in/sign-in';
 export { IndexPartition } from './durable/index-partition/index-partition';
 export { Namespace } from './durable/namespace/namespace';
+export { SigningKeys } from './durable/signing-keys/signing-keys';
 
-export default app;
+export default {
+  fetch: (request: Request, env: Env, ctx: ExecutionContext): Response | Promise<Response> => publishedDocument(request, env) ?? app.fetch(request, env, ctx),
+};

@@ -1,6 +1,7 @@
 import type { MiddlewareHandler } from 'hono';
 import type { BaseEnv, Env } from './env';
 import { problems, raise } from './errors';
+import { METADATA_PATHS } from './oauth/provider';
 
 /**
  * Secrets without which the Worker cannot serve a request. TOKEN_HASH_KEY keys the hash under
@@ -12,9 +13,9 @@ export const REQUIRED_SECRETS = ['TOKEN_HASH_KEY'] as const satisfies readonly (
 
 /**
  * Paths served without the secrets: static documents that read no token, session or secret
- * (the OpenAPI description, the stylesheet, the RFC 8414 authorization server metadata).
+ * (the OpenAPI description, the stylesheet, the provider's metadata).
  */
-const SERVED_WITHOUT_SECRETS = new Set(['/api/v4/openapi.json', '/assets/knock.css', '/.well-known/oauth-authorization-server']);
+const SERVED_WITHOUT_SECRETS = new Set(['/api/v4/openapi.json', '/assets/knock.css', ...METADATA_PATHS]);
 
 export const missingSecrets = (env: Env): string[] => REQUIRED_SECRETS.filter((name) => !env[name]);
 

@@ -33,7 +33,18 @@ describe('an authorization request (RFC 6749 §4.1.1)', () => {
   it('is accepted with the client, redirect URI, state and the client’s scopes by default', async () => {
     expect(await check(confidential)).toEqual({
       kind: 'ok',
-      request: { client: CONFIDENTIAL, redirectUri: 'https://ci.example/callback', redirectUriNamed: true, state: 'xyz', scopes: ['api', 'read_api'], codeChallenge: null },
+      request: {
+        client: CONFIDENTIAL,
+        redirectUri: 'https://ci.example/callback',
+        redirectUriNamed: true,
+        state: 'xyz',
+        scopes: ['api', 'read_api'],
+        codeChallenge: null,
+        nonce: null,
+        prompt: [],
+        maxAge: null,
+        loginHint: null,
+      },
     });
   });
 

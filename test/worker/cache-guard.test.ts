@@ -22,6 +22,8 @@ const CACHES = {
   copies:
     "Copies of registry rows in the index partitions of their trees (IndexPartition index:<p>, pushed from the Directory's registry_outbox), read by the lists of what a user reaches and the finder's misses; and the names and states of users with rows there, read by the members lists: creations, settings and path changes, the paths below a renamed group, a user's rename or block, deletions",
   sessions: "Browser sessions (each user's User object): a password change, a block, deactivation or deletion ends them",
+  signingKeys:
+    'Signing keys (their SigningKeys object; worker/oauth/signing-keys.ts keeps them a minute per isolate; the JWKS may be cached five minutes by clients): a rotation',
   inbox:
     "The owners' inbox (the inbox rows of each IndexPartition index:<p> and each user's inbox version there, their sum the ETag), fed by each Namespace object's outbox: requests made, approved, denied or withdrawn; member changes; a source's rename, settings or deletion; a requester's rename, block, deactivation or deletion",
 } as const;
@@ -73,6 +75,25 @@ const inboxSources: Covered = ['inbox.test.ts', 'shows a renamed source by its n
 const inboxRequesters: Covered = ['inbox.test.ts', 'drops the requests of a blocked, deactivated or deleted requester, with a new ETag'];
 const HOOKS_OWN_OBJECT = "hooks are kept and read in their group's or project's own object at each delivery; the opened signing key is remembered under its sealed value, which a new secret changes";
 const SENDS = 'sends a delivery now and logs it in the hook\'s object; nothing else keeps a copy';
+
+/** What the token service's POST routes do to the caches, by Knock's path (GitLab's path is the same handler). */
+const TOKEN_SERVICE: Record<string, Effect> = {
+  '/login/oauth/authorize': none('records consent and a code in the grant authority, which is read on every redemption'),
+  '/login/oauth/introspect': none('reads only'),
+  '/login/oauth/userinfo': none('reads only (OpenID Connect Core 1.0 §5.3.1: GET or POST)'),
+  '/login/oauth/access_token': changes({
+    tokens: [
+      ['oauth-grants.test.ts', 'each refresh returns a new pair and ends the old pair'],
+      ['oauth-grants.test.ts', 'refuses a replayed code and revokes every token issued from it'],
+    ],
+  }),
+  '/login/oauth/revoke': changes({
+    tokens: [
+      ['oauth-revocation.test.ts', 'revoking the refresh token ends the grant and its access token'],
+      ['oauth-revocation.test.ts', 'revoking the access token ends the grant too, whatever the hint says'],
+    ],
+  }),
+};
 
 /**
  * Every route that changes something (POST, PUT, PATCH, DELETE), keyed by method and path as the
@@ -194,19 +215,18 @@ const ROUTES: Record<string, Effect> = {
   'POST /users/sign_in': none("starts a session; sessions are read from the user's User object on every page"),
   'POST /users/sign_out': none("ends a session; sessions are read from the user's User object on every page"),
   'POST /users/sign_up': through('POST /api/v4/users'),
-  'POST /login/oauth/authorize': none('records consent and a code in the grant authority, which is read on every redemption'),
-  'POST /login/oauth/introspect': none('reads only'),
-  'POST /login/oauth/access_token': changes({
-    tokens: [
-      ['oauth-grants.test.ts', 'each refresh returns a new pair and ends the old pair'],
-      ['oauth-grants.test.ts', 'refuses a replayed code and revokes every token issued from it'],
-    ],
-  }),
-  'POST /login/oauth/revoke': changes({
-    tokens: [
-      ['oauth-revocation.test.ts', 'revoking the refresh token ends the grant and its access token'],
-      ['oauth-revocation.test.ts', 'revoking the access token ends the grant too, whatever the hint says'],
-    ],
+  // The token service at Knock's paths and at GitLab's (one handler each).
+  ...Object.fromEntries(
+    [
+      ['/login/oauth/authorize', '/oauth/authorize'],
+      ['/login/oauth/introspect', '/oauth/introspect'],
+      ['/login/oauth/access_token', '/oauth/token'],
+      ['/login/oauth/revoke', '/oauth/revoke'],
+      ['/login/oauth/userinfo', '/oauth/userinfo'],
+    ].flatMap(([seed, gitlab]) => [seed, gitlab].map((path) => [`POST ${path}`, TOKEN_SERVICE[seed]])),
+  ),
+  'POST /api/v4/admin/signing_keys/rotate': changes({
+    signingKeys: [['oidc-keys.test.ts', 'after a leak: the new key signs at once and every earlier key leaves the JWKS, so what it signed stops verifying']],
   }),
   'POST /oauth/authorized_applications/revoke': changes({ tokens: [['oauth-flow.test.ts', 'shows the authorized applications and Revoke ends the grant, its tokens and the remembered consent']] }),
 };

@@ -47,6 +47,7 @@ describe('a Worker deployed without TOKEN_HASH_KEY', () => {
     expect((await callWith(NO_HASH_KEY, '/api/v4/openapi.json')).status).toBe(200);
     expect((await callWith(NO_HASH_KEY, '/assets/knock.css')).status).toBe(200);
     expect((await callWith(NO_HASH_KEY, '/.well-known/oauth-authorization-server')).status).toBe(200);
+    expect((await callWith(NO_HASH_KEY, '/.well-known/openid-configuration')).status).toBe(200);
   });
 
   it('has tokenHashKey raise the same 503, for code that runs outside a request (Durable Objects)', () => {

@@ -146,28 +146,3 @@ describe('introspection (RFC 7662)', () => {
     expect(missing.status).toBe(400);
   });
 });
-
-describe('authorization server metadata (RFC 8414)', () => {
-  it('describes every endpoint, grant type, authentication method and PKCE method', async () => {
-    const res = await call('/.well-known/oauth-authorization-server');
-    expect(res.status).toBe(200);
-    expect(res.headers.get('Content-Type')).toBe('application/json');
-    expect(res.headers.get('Access-Control-Allow-Origin')).toBe('*');
-    expect(await res.json()).toEqual({
-      issuer: ORIGIN,
-      authorization_endpoint: `${ORIGIN}/login/oauth/authorize`,
-      token_endpoint: `${ORIGIN}/login/oauth/access_token`,
-      revocation_endpoint: `${ORIGIN}/login/oauth/revoke`,
-      introspection_endpoint: `${ORIGIN}/login/oauth/introspect`,
-      scopes_supported: ['api', 'read_api', 'read_user'],
-      response_types_supported: ['code'],
-      response_modes_supported: ['query'],
-      grant_types_supported: ['authorization_code', 'refresh_token'],
-      token_endpoint_auth_methods_supported: ['client_secret_basic', 'client_secret_post', 'none'],
-      revocation_endpoint_auth_methods_supported: ['client_secret_basic', 'client_secret_post', 'none'],
-      introspection_endpoint_auth_methods_supported: ['client_secret_basic', 'client_secret_post'],
-      code_challenge_methods_supported: ['S256'],
-      authorization_response_iss_parameter_supported: true,
-    });
-  });
-});

@@ -229,11 +229,12 @@ describe('CORS', () => {
   const paths = [
     '/', '/users/sign_in', '/users/sign_up', '/users/sign_out', '/oauth/authorized_applications', '/oauth/authorized_applications/revoke',
     '/login/oauth/authorize', '/login/oauth/access_token', '/login/oauth/revoke', '/login/oauth/introspect', '/.well-known/oauth-authorization-server',
+    '/oauth/authorize', '/oauth/token', '/oauth/revoke', '/oauth/introspect', '/oauth/userinfo', '/oauth/discovery/keys', '/.well-known/openid-configuration',
     '/api/v4/user', '/api/v4/users', '/api/v4/groups', '/api/v4/projects', '/api/v4/groups/1/access_requests', '/api/v4/projects/1/access_requests/1/approve',
     '/api/v4/applications', '/api/v4/version', '/api/v4/openapi.json',
   ];
 
-  it('is allowed only on the token, revocation and metadata endpoints, never with credentials', async () => {
+  it('is allowed only on the token, revocation, userinfo, keys and metadata endpoints, never with credentials', async () => {
     for (const path of paths) {
       for (const method of ['GET', 'POST', 'PUT']) {
         const preflight = await call(path, {

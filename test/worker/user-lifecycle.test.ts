@@ -446,6 +446,9 @@ describe('a user blocked while signing in or authorizing', () => {
       scopes: ['api'],
       codeChallenge: null,
       rememberConsent: true,
+      nonce: null,
+      authTime: null,
+      sid: null,
     });
     expect(code).toEqual({ refused: 'inactive_user' });
     // Unblocking brings neither back.

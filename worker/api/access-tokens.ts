@@ -4,7 +4,7 @@ import { dateOf, startOfDay } from '../dates';
 import { directory } from '../durable/directory/directory';
 import type { Env } from '../env';
 import { problems, raise } from '../errors';
-import { isKnownScope, parseScopes } from '../oauth/scopes';
+import { isTokenScope, parseScopes } from '../oauth/scopes';
 import * as tokens from '../services/access-tokens';
 import { dateParam } from './params';
 
@@ -19,7 +19,7 @@ export const NewAccessTokenBody = z
     scopes: z
       .preprocess((v) => (typeof v === 'string' ? parseScopes(v) : v), z.array(z.string()))
       .transform((v) => [...new Set(v)])
-      .refine((s) => s.length > 0 && s.every(isKnownScope), { message: 'does not have a valid value' }),
+      .refine((s) => s.length > 0 && s.every(isTokenScope), { message: 'does not have a valid value' }),
     expires_at: dateParam().optional(),
   })
   .openapi('NewAccessToken');

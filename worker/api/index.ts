@@ -13,6 +13,7 @@ import { memberRoutes } from './members';
 import { groups, projects } from './namespaces';
 import { personalAccessTokens } from './personal-access-tokens';
 import { createApiRouter, createRouter } from './router';
+import { signingKeys } from './signing-keys';
 import { users } from './users';
 import type { BaseEnv } from '../env';
 
@@ -25,6 +26,7 @@ authenticated.route('/users', users);
 authenticated.route('/users', impersonationTokens);
 authenticated.route('/', personalAccessTokens);
 authenticated.route('/applications', applications);
+authenticated.route('/admin/signing_keys', signingKeys);
 authenticated.route('/audit_events', instanceAuditEvents);
 authenticated.route('/groups', groups);
 authenticated.route('/projects', projects);

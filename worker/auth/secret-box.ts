@@ -4,7 +4,8 @@ import { base64url, fromBase64url, randomBytes } from './crypto';
 
 /**
  * Secrets Knock must be able to use again later, so cannot keep as a keyed hash: a webhook's
- * secret token (sent back as `X-Gitlab-Token`) and its signing secret. They are stored encrypted
+ * secret token (sent back as `X-Gitlab-Token`) and its signing secret, and the private keys that
+ * sign id_tokens (durable/signing-keys/). They are stored encrypted
  * with AES-256-GCM (NIST SP 800-38D) under a key derived from TOKEN_HASH_KEY with HKDF-SHA-256
  * (RFC 5869), so a copy of the storage alone opens nothing. The additional data names what the
  * secret belongs to, so a sealed value moved to another hook or field does not open.

@@ -10,6 +10,8 @@ export interface Session {
   user: UserRow;
   csrfToken: string;
   idHash: string;
+  /** When the user signed in (epoch seconds): an id_token's `auth_time`. */
+  signedInAt: number;
 }
 
 const SESSION_COOKIE = 'knock_session';

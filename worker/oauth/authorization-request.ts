@@ -1,9 +1,13 @@
 import { isPublicClient, type OAuthClient } from './oauth-client';
 import { isS256Challenge } from '../protocol/pkce';
 import { matchesRegisteredRedirectUri } from './redirect-uri';
+import { PROVIDER } from './provider';
 import { isKnownScope, parseScopes } from './scopes';
 
-/** A valid authorization request (RFC 6749 §4.1.1 with RFC 7636 §4.3). */
+/** A value of OpenID Connect's `prompt` that Knock supports (provider.ts `PROVIDER.prompts`). */
+export type Prompt = (typeof PROVIDER.prompts)[number];
+
+/** A valid authorization request (RFC 6749 §4.1.1 with RFC 7636 §4.3 and OpenID Connect Core 1.0 §3.1.2.1). */
 export interface AuthorizationRequest {
   client: OAuthClient;
   /** Where the answer goes: the request's redirect_uri, or the application's only one. */
@@ -13,7 +17,19 @@ export interface AuthorizationRequest {
   state: string | null;
   scopes: string[];
   codeChallenge: string | null;
+  /** Returned in the id_token, to bind it to the client's session (Core §3.1.2.1). */
+  nonce: string | null;
+  /** `none` never shows a page; `login` signs the user in again; `consent` asks again (Core §3.1.2.1). */
+  prompt: Prompt[];
+  /** The longest time in seconds since the user signed in that the client accepts. */
+  maxAge: number | null;
+  /** The username the client expects, offered on the sign-in page. */
+  loginHint: string | null;
 }
+
+/** Longest `nonce` and `login_hint` kept (they are stored with the code). */
+const MAX_NONCE_LENGTH = 512;
+const MAX_LOGIN_HINT_LENGTH = 255;
 
 /**
  * What to do with an authorization request, in the order RFC 6749 §4.1.2.1 requires: a bad
@@ -67,6 +83,11 @@ export const checkAuthorizationRequest = async (findClient: FindClient, params: 
 
   const responseType = params.get('response_type') ?? 'code';
   if (responseType !== 'code') return back('unsupported_response_type', 'Only response_type=code is supported.');
+  const responseMode = params.get('response_mode');
+  if (responseMode !== undefined && responseMode !== 'query') return back('invalid_request', 'Only response_mode=query is supported.');
+  // OpenID Connect Core 1.0 §6: request objects are not supported (Discovery: request_parameter_supported false).
+  if (params.has('request')) return back('request_not_supported', 'Request objects are not supported.');
+  if (params.has('request_uri')) return back('request_uri_not_supported', 'request_uri is not supported.');
 
   const scopes = params.has('scope') ? parseScopes(params.get('scope') as string) : client.scopes;
   if (scopes.length === 0 || !scopes.every(isKnownScope)) return back('invalid_scope', 'The requested scope is unknown.');
@@ -83,10 +104,26 @@ export const checkAuthorizationRequest = async (findClient: FindClient, params: 
     if (!isS256Challenge(challenge as string)) return back('invalid_request', 'code_challenge is not a valid S256 challenge.');
   }
 
-  return {
-    kind: 'ok',
-    request: { client, redirectUri, redirectUriNamed: requested !== undefined, state, scopes: [...scopes].sort(), codeChallenge: challenge ?? null },
-  };
+  const oidc = openIdParams(params);
+  if ('problem' in oidc) return back('invalid_request', oidc.problem);
+
+  return { kind: 'ok', request: { client, redirectUri, redirectUriNamed: requested !== undefined, state, scopes: [...scopes].sort(), codeChallenge: challenge ?? null, ...oidc } };
+};
+
+/** OpenID Connect Core 1.0 §3.1.2.1: `nonce`, `prompt`, `max_age` and `login_hint`, or what is wrong with them. */
+const openIdParams = (params: Map<string, string | null>): Pick<AuthorizationRequest, 'nonce' | 'prompt' | 'maxAge' | 'loginHint'> | { problem: string } => {
+  const nonce = params.get('nonce') ?? null;
+  if (nonce !== null && nonce.length > MAX_NONCE_LENGTH) return { problem: `nonce may have at most ${MAX_NONCE_LENGTH} characters.` };
+  const loginHint = params.get('login_hint') ?? null;
+  if (loginHint !== null && loginHint.length > MAX_LOGIN_HINT_LENGTH) return { problem: `login_hint may have at most ${MAX_LOGIN_HINT_LENGTH} characters.` };
+  const maxAgeText = params.get('max_age');
+  if (maxAgeText !== undefined && !/^[0-9]{1,10}$/.test(maxAgeText as string)) return { problem: 'max_age must be a whole number of seconds.' };
+  const prompt = [...new Set((params.get('prompt') ?? '').split(' ').filter(Boolean))];
+  const unknown = prompt.find((p) => !(PROVIDER.prompts as readonly string[]).includes(p));
+  if (unknown !== undefined) return { problem: `prompt=${unknown} is not supported: use ${PROVIDER.prompts.join(', ')}.` };
+  // §3.1.2.1: none with any other value is an error.
+  if (prompt.includes('none') && prompt.length > 1) return { problem: 'prompt=none cannot be combined with other values.' };
+  return { nonce, prompt: prompt as Prompt[], maxAge: maxAgeText === undefined ? null : Number(maxAgeText), loginHint };
 };
 
 /**

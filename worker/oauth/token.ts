@@ -1,12 +1,14 @@
 import type { Context } from 'hono';
-import { userObject } from '../durable/user/user';
+import { publicOrigin } from '../config';
+import { userObject, type Issued } from '../durable/user/user';
 import { unwrap, type Result } from '../durable/result';
 import { enforceLimit, LIMITS } from '../edge/rate-limits';
 import type { BaseEnv } from '../env';
 import { json, problems, raise } from '../errors';
 import { AUTHORIZATION_CODE_PREFIX, REFRESH_TOKEN_PREFIX, routeOf } from '../store/tokens';
 import { authenticateClient } from './client-auth';
-import { isPublicClient } from './clients';
+import { isPublicClient, type OAuthClient } from './clients';
+import { signIdToken } from './id-token';
 import { isKnownScope, parseScopes } from './scopes';
 import { NO_STORE, type TokenResponse } from '../protocol/token-response';
 import { readOAuthParams } from './request-params';
@@ -17,8 +19,21 @@ const required = (params: Record<string, string>, name: string): string =>
   params[name] ?? raise(problems.oauth('invalid_request', `${name} is missing.`));
 
 /**
- * `POST /login/oauth/access_token` (RFC 6749 §4.1.3 and §6, at GitLab's path). The protocol rules
- * that need state (single use, PKCE, rotation) live in the user's grant authority.
+ * OpenID Connect Core 1.0 §3.1.3.3 and §12.2: when the grant includes `openid`, the response also
+ * carries an id_token, with the group claims the grant authority read for the new access token.
+ */
+const withIdToken = async (c: Context<BaseEnv>, client: OAuthClient, issued: Issued): Promise<TokenResponse> => {
+  const { response, authentication, groups } = issued;
+  const scopes = parseScopes(response.scope);
+  if (!groups || !scopes.includes('openid')) return response;
+  const idToken = await signIdToken(c.env, { issuer: publicOrigin(c.env, c.req.url), clientId: client.clientId, scopes, authentication, accessToken: response.access_token, groups });
+  return { ...response, id_token: idToken };
+};
+
+/**
+ * `POST /oauth/token` (GitLab's path) and `POST /login/oauth/access_token`: RFC 6749 §4.1.3 and §6,
+ * with OpenID Connect's id_token. The protocol rules that need state (single use, PKCE, rotation)
+ * live in the user's grant authority.
  */
 export const tokenEndpoint = async (c: Context<BaseEnv>) => {
   const params = await readOAuthParams(c);
@@ -34,19 +49,19 @@ export const tokenEndpoint = async (c: Context<BaseEnv>) => {
   // own would let one abuser lock every user of it out (edge/rate-limits.ts).
   if (!isPublicClient(client)) await enforceLimit(c.env, LIMITS.oauthClient, client.clientId);
 
-  let result: Result<TokenResponse>;
+  let result: Result<Issued>;
   if (grantType === 'authorization_code') {
     const code = required(params, 'code');
     const userId = routeOf(AUTHORIZATION_CODE_PREFIX, code);
     if (userId === null) return raise(problems.oauth('invalid_grant', 'The authorization code is invalid, expired or already used.'));
-    result = (await userObject(c.env, userId).redeemCode({
+    result = await userObject(c.env, userId).redeemCode({
       userId,
       code,
       clientId: client.clientId,
       publicClient: isPublicClient(client),
       redirectUri: params.redirect_uri ?? null,
       codeVerifier: params.code_verifier ?? null,
-    }));
+    });
   } else {
     const refreshToken = required(params, 'refresh_token');
     const userId = routeOf(REFRESH_TOKEN_PREFIX, refreshToken);
@@ -56,7 +71,7 @@ export const tokenEndpoint = async (c: Context<BaseEnv>) => {
       scope = parseScopes(params.scope);
       if (scope.length === 0 || !scope.every(isKnownScope)) return raise(problems.oauth('invalid_scope', 'The requested scope is unknown.'));
     }
-    result = (await userObject(c.env, userId).refresh({ userId, refreshToken, clientId: client.clientId, scope }));
+    result = await userObject(c.env, userId).refresh({ userId, refreshToken, clientId: client.clientId, scope });
   }
-  return json(unwrap(result), 200, NO_STORE);
+  return json(await withIdToken(c, client, unwrap(result)), 200, NO_STORE);
 };

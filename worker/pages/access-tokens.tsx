@@ -3,7 +3,7 @@ import { issueTokenFor, NewAccessTokenBody } from '../api/access-tokens';
 import { clock } from '../clock';
 import type { AccessTokenRow } from '../durable/directory/directory';
 import { ApiError } from '../errors';
-import { SCOPES } from '../oauth/scopes';
+import { TOKEN_SCOPES } from '../oauth/scopes';
 import * as tokens from '../services/access-tokens';
 import { formText, parseForm, problemPage } from './actions';
 import { Confirm, DataTable, FieldError, FormError, invalid, PostForm, TextField, tomorrowUtc, When } from './components';
@@ -66,7 +66,7 @@ export const TokenForm = (p: { action: string; csrf: string; kind: tokens.TokenK
       </div>
       <fieldset>
         <legend>Scopes</legend>
-        {SCOPES.map((s) => (
+        {TOKEN_SCOPES.map((s) => (
           <label class="choice">
             <input type="checkbox" name="scopes" value={s} checked={chosen.includes(s)} /> {s}
           </label>

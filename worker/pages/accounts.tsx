@@ -84,10 +84,16 @@ const signupOpen: MiddlewareHandler<PageEnv> = async (c, next) => {
 export const accountPages = new Hono<PageEnv>()
   .get('/users/sign_in', (c) => {
     const returnTo = safeReturnTo(c.req.query('return_to'));
-    if (c.var.session) return c.redirect(returnTo, 303);
+    // OpenID Connect's prompt=login and max_age (oauth/interaction.ts): a signed-in user signs in again.
+    const again = c.req.query('reauthenticate') === '1';
+    if (c.var.session && !again) return c.redirect(returnTo, 303);
+    // Core 1.0 §3.1.2.1 login_hint: the username the application expects, offered in the form.
+    const hint = (c.req.query('login_hint') ?? c.var.session?.user.username)?.slice(0, 255);
     // A session that ended with a block or deactivation says why, as GitLab does on the next page.
     const ended = c.var.sessionEndedBecause;
-    return c.html(<SignInPage csrf={csrfTokenFor(c)} returnTo={returnTo} error={ended ? INACTIVE[ended] : null} signupEnabled={config(c.env).signupEnabled} />);
+    return c.html(
+      <SignInPage csrf={csrfTokenFor(c)} returnTo={returnTo} username={hint} error={ended ? INACTIVE[ended] : null} signupEnabled={config(c.env).signupEnabled} />,
+    );
   })
   .post('/users/sign_in', perAddress, formCsrf(), async (c) => {
     const form = c.var.form;

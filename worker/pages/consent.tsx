@@ -1,14 +1,7 @@
 import type { Context } from 'hono';
 import type { UserRow } from '../durable/directory/directory';
-import { isKnownScope, type Scope } from '../oauth/scopes';
+import { isKnownScope, SCOPE_TABLE } from '../oauth/scopes';
 import { CsrfField, Layout } from './layout';
-
-/** What each scope lets an application do, in the user's words. */
-export const SCOPE_DESCRIPTIONS: Record<Scope, string> = {
-  api: 'Act as you on the Knock API: see groups and projects, request access, approve and deny requests.',
-  read_api: 'Read the Knock API as you: see groups, projects and access requests, without changing anything.',
-  read_user: 'Read your profile and the list of users, and nothing else.',
-};
 
 export interface ConsentProps {
   applicationName: string;
@@ -16,6 +9,8 @@ export interface ConsentProps {
   scopes: string[];
   user: UserRow;
   csrf: string;
+  /** Where the form posts: the authorization endpoint. */
+  action: string;
   /** The authorization request, carried unchanged to the POST that answers it. */
   hidden: Record<string, string | null>;
 }
@@ -31,12 +26,12 @@ const ConsentPage = (p: ConsentProps) => (
       <ul class="scopes">
         {p.scopes.map((s) => (
           <li>
-            <strong>{s}</strong>: {isKnownScope(s) ? SCOPE_DESCRIPTIONS[s] : s}
+            <strong>{s}</strong>: {isKnownScope(s) ? SCOPE_TABLE[s].consent : s}
           </li>
         ))}
       </ul>
       <p class="muted">You will be sent back to {p.redirectHost}. You can revoke this later under Authorized applications.</p>
-      <form method="post" action="/login/oauth/authorize">
+      <form method="post" action={p.action}>
         <CsrfField token={p.csrf} />
         {Object.entries(p.hidden).map(([name, value]) => (value === null ? null : <input type="hidden" name={name} value={value} />))}
         <div class="actions stretch">

@@ -29,10 +29,30 @@ export interface AccessTokenRecord {
    */
   email: string | null;
   userCreatedAt: string;
+  /**
+   * For an OAuth token granted `openid`: the user's group claims read when it was issued, which
+   * `/oauth/userinfo` answers with (OpenID Connect Core 1.0 §5.3), so that costs this one read.
+   */
+  groups?: GroupClaims;
+}
+
+/**
+ * The group claims of OpenID Connect as GitLab releases them (config/initializers/
+ * doorkeeper_openid_connect.rb): `groups`, the full paths of every group the user is in, directly
+ * or through an ancestor group; `groups_direct`, those they are a direct member of; and the direct
+ * groups where they are exactly Owner, Maintainer or Developer. Computed by
+ * worker/durable/user/group-claims.ts.
+ */
+export interface GroupClaims {
+  groups: string[];
+  groups_direct: string[];
+  owner: string[];
+  maintainer: string[];
+  developer: string[];
 }
 
 /** What a token's record says besides the user; `tokenId` must be given (null for OAuth tokens). */
-export type TokenFacts = Pick<AccessTokenRecord, 'scopes' | 'clientId' | 'grantId' | 'createdAt' | 'expiresAt'> & { tokenId: number | null };
+export type TokenFacts = Pick<AccessTokenRecord, 'scopes' | 'clientId' | 'grantId' | 'createdAt' | 'expiresAt' | 'groups'> & { tokenId: number | null };
 
 /** The record of a token issued to `user`: who they are, and what the token may do until when. */
 export const accessTokenRecord = (
@@ -85,6 +105,9 @@ export const routeOf = (prefix: RoutedPrefix, secret: string): number | null => 
 // KV refuses expirations less than 60 seconds ahead.
 const KV_MIN_TTL = 60;
 
+/** The KV expiration of an entry that lives as long as a token expiring at `expiresAt` (epoch seconds). */
+const kvExpiration = (expiresAt: number): number => Math.max(expiresAt, epochSeconds() + KV_MIN_TTL);
+
 export const tokenHashKey = (env: Env): string => env.TOKEN_HASH_KEY || raise(problems.missingSecret('TOKEN_HASH_KEY'));
 
 /** The keyed hash that identifies a token (or code, or secret) in storage. */
@@ -105,7 +128,7 @@ const kvKey = (hash: string) => `at:${hash}`;
 
 export const putAccessToken = async (env: Env, tokenHash: string, record: AccessTokenRecord): Promise<void> => {
   await env.TOKENS.put(kvKey(tokenHash), JSON.stringify(record), {
-    expiration: Math.max(record.expiresAt, epochSeconds() + KV_MIN_TTL),
+    expiration: kvExpiration(record.expiresAt),
   });
 };
 
@@ -115,7 +138,7 @@ export const revokeAccessTokens = async (env: Env, tokens: { hash: string; expir
   await Promise.all(
     tokens.map((t) =>
       env.TOKENS.put(kvKey(t.hash), JSON.stringify(tombstone(t.expiresAt)), {
-        expiration: Math.max(t.expiresAt, epochSeconds() + KV_MIN_TTL),
+        expiration: kvExpiration(t.expiresAt),
       }),
     ),
   );

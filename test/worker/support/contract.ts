@@ -1,8 +1,19 @@
 import { expect } from 'vitest';
 import { ORIGIN } from './http';
 
-/** Paths where a browser-facing CORS answer is allowed (token, revocation, metadata). */
-export const CORS_PATHS = new Set(['/login/oauth/access_token', '/login/oauth/revoke', '/.well-known/oauth-authorization-server']);
+/** Paths where a browser-facing CORS answer is allowed (token, revocation, userinfo, keys, metadata), at GitLab's and Knock's paths. */
+export const CORS_PATHS = new Set([
+  '/login/oauth/access_token',
+  '/oauth/token',
+  '/login/oauth/revoke',
+  '/oauth/revoke',
+  '/login/oauth/userinfo',
+  '/oauth/userinfo',
+  '/login/oauth/discovery/keys',
+  '/oauth/discovery/keys',
+  '/.well-known/oauth-authorization-server',
+  '/.well-known/openid-configuration',
+]);
 
 const MESSAGE_KEYS = new Set(['message']);
 const OAUTH_KEYS = new Set(['error', 'error_description', 'scope']);
@@ -68,7 +79,7 @@ export const expectContract = async (ex: Exchange, redirects: RedirectPolicy = s
     return text;
   }
   // RFC 7009: a revocation answers 200 with no body.
-  if (res.status === 200 && text === '' && pathname === '/login/oauth/revoke') return null;
+  if (res.status === 200 && text === '' && (pathname === '/login/oauth/revoke' || pathname === '/oauth/revoke')) return null;
   if (res.status === 204 || method === 'HEAD') {
     expect(text, `${where}: body on a ${method === 'HEAD' ? 'HEAD' : '204'}`).toBe('');
     return null;

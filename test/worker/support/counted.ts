@@ -20,6 +20,7 @@ const BINDINGS = {
   CLIENT_HOLDERS: 'ClientHolders',
   SIGN_IN: 'SignIn',
   INDEX_PARTITIONS: 'IndexPartition',
+  SIGNING_KEYS: 'SigningKeys',
 } as const;
 
 /** `env` with every Durable Object binding wrapped to report each method call made through `getByName`. */

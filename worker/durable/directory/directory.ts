@@ -48,8 +48,6 @@ export interface UserRow {
 }
 
 /** A browser session as the pages find it in the user's `User` object: live, ended by a block or deactivation of its user, or none. */
-export type SessionLookup = { user: UserRow; csrfToken: string } | { endedBecause: Exclude<UserState, 'active'> } | null;
-
 /** A user who was deleted: final, so it outranks every version a live row could have had. */
 export interface DeletedUser {
   id: number;

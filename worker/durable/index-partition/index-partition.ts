@@ -5,6 +5,7 @@ import { OWNER } from '../../../shared/access-levels';
 import type { IndexReply, UserRow, UserSnapshot } from '../directory/directory';
 import { userObject } from '../user/user';
 import { readInbox, requesterChanged, sourcesRenamed, requestsDeletedWith, type InboxFilter, type InboxPage, type InboxReader, type OwnRequestRow } from './inbox-index';
+import { groupMembershipsOf, type GroupMemberships } from './group-memberships';
 import { INDEX_PARTITION_SCHEMA } from './schema';
 import { migrate } from '../migrations';
 import {
@@ -367,6 +368,11 @@ export class IndexPartition extends DurableObject<Env> {
       .exec<{ namespace_id: number; access_level: number }>('SELECT namespace_id, access_level FROM memberships WHERE user_id = ? AND access_level > 0', userId)
       .toArray()
       .map((r) => [r.namespace_id, r.access_level]);
+  }
+
+  /** The user's groups here for OpenID Connect's group claims (group-memberships.ts). */
+  groupMemberships(userId: number): GroupMemberships {
+    return groupMembershipsOf(this.sql, userId, todayUtc());
   }
 
   /**

@@ -24,6 +24,12 @@
  *   membership, a request, so an inbox), added by a partition before the change that gave the user
  *   their first row there answers; it only grows. A user's inbox and own requests are read from
  *   these partitions alone.
+ *
+ * A code, and the grant it starts, keep what its id_tokens say of the sign-in (OpenID Connect Core
+ * 1.0 §2): the `nonce` the authorization request sent, the session's sign-in time (`auth_time`,
+ * epoch seconds) and the session's `sid` (worker/protocol/session-id.ts). A token pair granted
+ * `openid` keeps the group claims read when it was issued (JSON), which its access token's KV
+ * record carries.
  */
 export const USER_SCHEMA = [
   `CREATE TABLE consents (
@@ -45,7 +51,10 @@ export const USER_SCHEMA = [
      scopes TEXT NOT NULL,
      code_challenge TEXT,
      expires_at INTEGER NOT NULL,
-     grant_id TEXT
+     grant_id TEXT,
+     nonce TEXT,
+     auth_time INTEGER,
+     sid TEXT
    );
    CREATE INDEX codes_expiry ON codes (expires_at);
    CREATE TABLE grants (
@@ -54,7 +63,9 @@ export const USER_SCHEMA = [
      user_id INTEGER NOT NULL,
      scopes TEXT NOT NULL,
      created_at TEXT NOT NULL,
-     revoked_at TEXT
+     revoked_at TEXT,
+     auth_time INTEGER,
+     sid TEXT
    );
    CREATE INDEX grants_client ON grants (client_id);
    CREATE TABLE token_pairs (
@@ -70,7 +81,8 @@ export const USER_SCHEMA = [
      successor_hash TEXT,
      retry_request TEXT,
      retry_response BLOB,
-     retry_until INTEGER
+     retry_until INTEGER,
+     groups TEXT
    );
    CREATE INDEX token_pairs_grant ON token_pairs (grant_id);
    CREATE INDEX token_pairs_expiry ON token_pairs (refresh_expires_at);

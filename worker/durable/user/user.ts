@@ -11,21 +11,28 @@ import {
   AUTHORIZATION_CODE_PREFIX,
   REFRESH_TOKEN_PREFIX,
   accessTokenRecord,
+  epochOf,
   hashSecret,
   newAccessToken,
   newRoutedSecret,
   putAccessToken,
   revokeAccessTokens,
   type AccessTokenRecord,
+  type GroupClaims,
   type TokenFacts,
 } from '../../store/tokens';
 import { clientHoldersOf } from '../client-holders/client-holders';
-import { directory, type SessionLookup, type UserRow, type UserSnapshot } from '../directory/directory';
+import { directory, type UserRow, type UserSnapshot } from '../directory/directory';
+import type { UserState } from '../user-lifecycle';
+import { groupClaimsOf } from './group-claims';
 import { USER_SCHEMA } from './schema';
 import { migrate } from '../migrations';
 import { fail, ok, type Result } from '../result';
 
 /** An identical retry of a rotated refresh token within this window gets the same answer (see retryOrRevoke). */
+
+/** A browser session as its user's object finds it: live (with when the user signed in, epoch seconds), ended by the user's state, or none. */
+export type SessionLookup = { user: UserRow; csrfToken: string; signedInAt: number } | { endedBecause: Exclude<UserState, 'active'> } | null;
 export const RETRY_GRACE_SECONDS = 30;
 /** Redeemed codes are kept this long past their expiry so a late replay still revokes. */
 const USED_CODE_MEMORY_SECONDS = 24 * 3600;
@@ -39,6 +46,29 @@ export interface CodeRequest {
   codeChallenge: string | null;
   /** Remember the user's consent, so the next identical authorization needs no page. */
   rememberConsent: boolean;
+  /** What the id_tokens of this authorization say of the sign-in (OpenID Connect Core 1.0 §2). */
+  nonce: string | null;
+  authTime: number | null;
+  sid: string | null;
+}
+
+/**
+ * Who signed in to the grant, when and in which browser session: what an id_token says besides the
+ * claims read when it is issued. `nonce` only for the code's own exchange (Core §12.2: a refreshed
+ * id_token need not repeat it).
+ */
+export interface Authentication {
+  user: UserRow;
+  authTime: number | null;
+  nonce: string | null;
+  sid: string | null;
+}
+
+/** A token response, with the sign-in behind its grant and, when `openid` was granted, the group claims its access token carries. */
+export interface Issued {
+  response: TokenResponse;
+  authentication: Authentication;
+  groups: GroupClaims | null;
 }
 
 /** A code, or why none was issued. */
@@ -85,6 +115,9 @@ type CodeRow = {
   code_challenge: string | null;
   expires_at: number;
   grant_id: string | null;
+  nonce: string | null;
+  auth_time: number | null;
+  sid: string | null;
 };
 
 type PairRow = {
@@ -100,10 +133,13 @@ type PairRow = {
   retry_request: string | null;
   retry_response: ArrayBuffer | null;
   retry_until: number | null;
+  groups: string | null;
   client_id: string;
   user_id: number;
   grant_scopes: string;
   grant_revoked_at: string | null;
+  auth_time: number | null;
+  sid: string | null;
 };
 
 /** A token pair made ready (and hashed) before the transaction that decides whether it exists. */
@@ -121,16 +157,16 @@ type EndedToken = { hash: string; expiresAt: number };
 
 /** What a transaction decided; the effects outside the object (KV writes) follow it. */
 type Decision =
-  | { kind: 'issued'; pair: PreparedPair; record: AccessTokenRecord; ended: EndedToken[] }
+  | { kind: 'issued'; pair: PreparedPair; record: AccessTokenRecord; ended: EndedToken[]; authentication: Authentication }
   | { kind: 'refused'; problem: Problem; ended: EndedToken[] };
 /** A refresh may also be answered again with the sealed answer of an identical earlier one. */
-type Outcome = Decision | { kind: 'retry'; sealed: ArrayBuffer };
+type Outcome = Decision | { kind: 'retry'; sealed: ArrayBuffer; authentication: Authentication; groups: GroupClaims | null };
 
 const invalidGrant = (description: string) => problems.oauth('invalid_grant', description);
 const inactiveUser = () => invalidGrant('The user of this authorization is no longer active.');
 const refused = (problem: Problem, ended: EndedToken[] = []): Decision => ({ kind: 'refused', problem, ended });
 
-const PAIR_SELECT = `SELECT p.*, g.client_id, g.user_id, g.scopes AS grant_scopes, g.revoked_at AS grant_revoked_at
+const PAIR_SELECT = `SELECT p.*, g.client_id, g.user_id, g.scopes AS grant_scopes, g.revoked_at AS grant_revoked_at, g.auth_time, g.sid
   FROM token_pairs p JOIN grants g ON g.id = p.grant_id`;
 
 const scopeList = (s: string) => s.split(' ').filter(Boolean);
@@ -220,8 +256,8 @@ export class User extends DurableObject<Env> {
         );
       }
       this.sql.exec(
-        `INSERT INTO codes (hash, client_id, user_id, redirect_uri, scopes, code_challenge, expires_at)
-         VALUES (?, ?, ?, ?, ?, ?, ?)`,
+        `INSERT INTO codes (hash, client_id, user_id, redirect_uri, scopes, code_challenge, expires_at, nonce, auth_time, sid)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
         hash,
         req.clientId,
         req.userId,
@@ -229,6 +265,9 @@ export class User extends DurableObject<Env> {
         scopes,
         req.codeChallenge,
         now + config(this.env).codeTtl,
+        req.nonce,
+        req.authTime,
+        req.sid,
       );
       return null;
     });
@@ -242,7 +281,7 @@ export class User extends DurableObject<Env> {
   // ---- token endpoint ----
 
   /** RFC 6749 §4.1.3 with RFC 7636 §4.6: trades a code for the grant's first token pair. */
-  async redeemCode(r: CodeRedemption): Promise<Result<TokenResponse>> {
+  async redeemCode(r: CodeRedemption): Promise<Result<Issued>> {
     const codeHash = await hashSecret(this.env, r.code);
     const seen = this.code(codeHash);
     if (!seen || seen.user_id !== r.userId) return fail(invalidGrant('The authorization code is invalid, expired or already used.'));
@@ -271,22 +310,25 @@ export class User extends DurableObject<Env> {
       if (pkce) return refused(pkce);
 
       this.sql.exec(
-        'INSERT INTO grants (id, client_id, user_id, scopes, created_at) VALUES (?, ?, ?, ?, ?)',
+        'INSERT INTO grants (id, client_id, user_id, scopes, created_at, auth_time, sid) VALUES (?, ?, ?, ?, ?, ?, ?)',
         pair.grantId,
         code.client_id,
         code.user_id,
         code.scopes,
         isoNow(),
+        code.auth_time,
+        code.sid,
       );
       this.sql.exec('UPDATE codes SET grant_id = ? WHERE hash = ?', pair.grantId, codeHash);
       this.insertPair(pair);
-      return { kind: 'issued', pair, record: accessTokenRecord(user, pair.token), ended: [] };
+      const authentication = { user, authTime: code.auth_time, nonce: code.nonce, sid: code.sid };
+      return { kind: 'issued', pair, record: accessTokenRecord(user, pair.token), ended: [], authentication };
     });
     return this.settle(outcome);
   }
 
   /** RFC 6749 §6 with rotation (RFC 9700 §4.14.2): a new pair; the presented pair ends. */
-  async refresh(r: RefreshRequest): Promise<Result<TokenResponse>> {
+  async refresh(r: RefreshRequest): Promise<Result<Issued>> {
     const hash = await hashSecret(this.env, r.refreshToken);
     const seen = this.pair(hash);
     if (!seen || seen.user_id !== r.userId) return fail(invalidGrant('The refresh token is invalid, expired or revoked.'));
@@ -308,7 +350,7 @@ export class User extends DurableObject<Env> {
       const current = this.pair(hash);
       if (!current) return refused(invalidGrant('The refresh token is invalid, expired or revoked.'));
       if (current.grant_revoked_at || current.state === 'revoked') return refused(invalidGrant('The refresh token has been revoked.'));
-      if (current.state === 'rotated') return this.retryOrRevoke(current, retryRequest, now);
+      if (current.state === 'rotated') return this.retryOrRevoke(current, retryRequest, user, now);
       if (current.refresh_expires_at <= now) return refused(invalidGrant('The refresh token has expired.'));
 
       this.sql.exec(
@@ -322,11 +364,13 @@ export class User extends DurableObject<Env> {
         hash,
       );
       this.insertPair(pair);
-      return { kind: 'issued', pair, record: accessTokenRecord(user, pair.token), ended: [{ hash: current.access_hash, expiresAt: current.access_expires_at }] };
+      const authentication = { user, authTime: current.auth_time, nonce: null, sid: current.sid };
+      const ended = [{ hash: current.access_hash, expiresAt: current.access_expires_at }];
+      return { kind: 'issued', pair, record: accessTokenRecord(user, pair.token), ended, authentication };
     });
     if (outcome.kind === 'retry') {
       const again = await openResponse(key, outcome.sealed);
-      return again ? ok(again) : fail(invalidGrant('The refresh token has already been used.'));
+      return again ? ok({ response: again, authentication: outcome.authentication, groups: outcome.groups }) : fail(invalidGrant('The refresh token has already been used.'));
     }
     if (outcome.kind === 'issued') await this.forgetRetryAnswerLater();
     return this.settle(outcome);
@@ -396,12 +440,14 @@ export class User extends DurableObject<Env> {
    * (live) session.
    */
   getSession(idHash: string): SessionLookup {
-    const row = this.sql.exec<{ csrf_token: string; expires_at: number }>('SELECT csrf_token, expires_at FROM sessions WHERE id_hash = ?', idHash).toArray()[0];
+    const row = this.sql
+      .exec<{ csrf_token: string; expires_at: number; created_at: string }>('SELECT csrf_token, expires_at, created_at FROM sessions WHERE id_hash = ?', idHash)
+      .toArray()[0];
     if (!row || row.expires_at <= clock.now()) return null;
     const user = this.storedUser();
     if (!user || user.state === 'deleted') return null;
     if (user.state !== 'active') return { endedBecause: user.state };
-    return { user, csrfToken: row.csrf_token };
+    return { user, csrfToken: row.csrf_token, signedInAt: epochOf(row.created_at) };
   }
 
   deleteSession(idHash: string): void {
@@ -586,8 +632,8 @@ export class User extends DurableObject<Env> {
         const now = epochSeconds();
         if (isActive(user)) {
           const live = this.sql
-            .exec<{ access_hash: string; access_expires_at: number; scopes: string; created_at: number; grant_id: string; client_id: string }>(
-              `SELECT p.access_hash, p.access_expires_at, p.scopes, p.created_at, p.grant_id, g.client_id
+            .exec<{ access_hash: string; access_expires_at: number; scopes: string; created_at: number; grant_id: string; client_id: string; groups: string | null }>(
+              `SELECT p.access_hash, p.access_expires_at, p.scopes, p.created_at, p.grant_id, g.client_id, p.groups
                FROM token_pairs p JOIN grants g ON g.id = p.grant_id
                WHERE p.state = 'active' AND g.revoked_at IS NULL AND p.access_expires_at > ?`,
               now,
@@ -598,7 +644,15 @@ export class User extends DurableObject<Env> {
               putAccessToken(
                 this.env,
                 t.access_hash,
-                accessTokenRecord(user, { scopes: scopeList(t.scopes), clientId: t.client_id, grantId: t.grant_id, tokenId: null, createdAt: t.created_at, expiresAt: t.access_expires_at }),
+                accessTokenRecord(user, {
+                  scopes: scopeList(t.scopes),
+                  clientId: t.client_id,
+                  grantId: t.grant_id,
+                  tokenId: null,
+                  createdAt: t.created_at,
+                  expiresAt: t.access_expires_at,
+                  ...(t.groups !== null && { groups: JSON.parse(t.groups) as GroupClaims }),
+                }),
               ),
             ),
           );
@@ -643,7 +697,7 @@ export class User extends DurableObject<Env> {
    * Except an identical retry within RETRY_GRACE_SECONDS whose successor is still unused: that is
    * a lost response (the client never saw the new pair), and it gets the same answer again.
    */
-  private retryOrRevoke(pair: PairRow, retryRequest: string, now: number): Outcome {
+  private retryOrRevoke(pair: PairRow, retryRequest: string, user: UserRow, now: number): Outcome {
     const successor = pair.successor_hash
       ? this.sql.exec<{ state: string }>('SELECT state FROM token_pairs WHERE refresh_hash = ?', pair.successor_hash).toArray()[0]
       : undefined;
@@ -653,7 +707,11 @@ export class User extends DurableObject<Env> {
       now < pair.retry_until &&
       pair.retry_request === retryRequest &&
       successor?.state === 'active';
-    if (identicalRetry) return { kind: 'retry', sealed: pair.retry_response as ArrayBuffer };
+    if (identicalRetry) {
+      const groups = this.sql.exec<{ groups: string | null }>('SELECT groups FROM token_pairs WHERE refresh_hash = ?', pair.successor_hash).toArray()[0]?.groups ?? null;
+      const authentication = { user, authTime: pair.auth_time, nonce: null, sid: pair.sid };
+      return { kind: 'retry', sealed: pair.retry_response as ArrayBuffer, authentication, groups: groups === null ? null : (JSON.parse(groups) as GroupClaims) };
+    }
     const ended = this.revokeGrantTx(pair.grant_id, now);
     return refused(invalidGrant('The refresh token has already been used; the authorization has been revoked.'), ended);
   }
@@ -685,12 +743,20 @@ export class User extends DurableObject<Env> {
     return this.sql.exec<PairRow>(`${PAIR_SELECT} WHERE p.refresh_hash = ?`, refreshHash).toArray()[0];
   }
 
+  /**
+   * A new pair for `scopes`. With `openid` (OpenID Connect Core 1.0 §5.4), the user's group claims
+   * are read at the same time (group-claims.ts), for the id_token and the access token's record.
+   */
   private async preparePair(userId: number, clientId: string, grantId: string, scopes: string[]): Promise<PreparedPair> {
     const { accessTokenTtl, refreshTokenTtl } = config(this.env);
     const now = epochSeconds();
     const accessToken = newAccessToken(now + accessTokenTtl);
     const refreshToken = newRoutedSecret(REFRESH_TOKEN_PREFIX, userId);
-    const [accessHash, refreshHash] = await Promise.all([hashSecret(this.env, accessToken), hashSecret(this.env, refreshToken)]);
+    const [accessHash, refreshHash, groups] = await Promise.all([
+      hashSecret(this.env, accessToken),
+      hashSecret(this.env, refreshToken),
+      scopes.includes('openid') ? groupClaimsOf(this.env, this.indexPartitions(), userId) : undefined,
+    ]);
     const scope = [...scopes].sort().join(' ');
     return {
       grantId,
@@ -698,14 +764,14 @@ export class User extends DurableObject<Env> {
       refreshHash,
       refreshExpiresAt: now + refreshTokenTtl,
       response: tokenResponse({ accessToken, refreshToken, expiresIn: accessTokenTtl, scope, createdAt: now }),
-      token: { scopes: scope.split(' '), clientId, grantId, tokenId: null, createdAt: now, expiresAt: now + accessTokenTtl },
+      token: { scopes: scope.split(' '), clientId, grantId, tokenId: null, createdAt: now, expiresAt: now + accessTokenTtl, ...(groups && { groups }) },
     };
   }
 
   private insertPair(p: PreparedPair): void {
     this.sql.exec(
-      `INSERT INTO token_pairs (refresh_hash, grant_id, access_hash, access_expires_at, refresh_expires_at, scopes, created_at, state)
-       VALUES (?, ?, ?, ?, ?, ?, ?, 'active')`,
+      `INSERT INTO token_pairs (refresh_hash, grant_id, access_hash, access_expires_at, refresh_expires_at, scopes, created_at, state, groups)
+       VALUES (?, ?, ?, ?, ?, ?, ?, 'active', ?)`,
       p.refreshHash,
       p.grantId,
       p.accessHash,
@@ -713,11 +779,12 @@ export class User extends DurableObject<Env> {
       p.refreshExpiresAt,
       p.response.scope,
       p.token.createdAt,
+      p.token.groups ? JSON.stringify(p.token.groups) : null,
     );
   }
 
   /** Applies a decided outcome to KV: the new access token appears, ended ones become tombstones. */
-  private async settle(outcome: Decision): Promise<Result<TokenResponse>> {
+  private async settle(outcome: Decision): Promise<Result<Issued>> {
     if (outcome.kind === 'refused') {
       await revokeAccessTokens(this.env, outcome.ended);
       return fail(outcome.problem);
@@ -732,7 +799,7 @@ export class User extends DurableObject<Env> {
     if (!grant || grant.revoked_at) {
       await revokeAccessTokens(this.env, [{ hash: pair.accessHash, expiresAt: record.expiresAt }]);
     }
-    return ok(pair.response);
+    return ok({ response: pair.response, authentication: outcome.authentication, groups: pair.token.groups ?? null });
   }
 
   /** Forgets what can no longer matter: long-expired codes, dead pairs, stale retry answers. */

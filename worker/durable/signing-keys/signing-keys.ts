@@ -1,0 +1,177 @@
+import { DurableObject } from 'cloudflare:workers';
+import { calculateJwkThumbprint, exportJWK, generateKeyPair, type JWK } from 'jose';
+import { seal } from '../../auth/secret-box';
+import { clock } from '../../clock';
+import type { Env } from '../../env';
+import { migrate } from '../migrations';
+import { signingKeysMigrations } from './schema';
+
+const DAY_MS = 24 * 3600 * 1000;
+/** Each key signs for this long before the next one takes over. */
+export const KEY_SIGNS_FOR_MS = 30 * DAY_MS;
+/**
+ * The next key is published this long before it signs, so relying parties that cache the JWKS
+ * (Knock's answer may be cached 5 minutes, and Workers keep it a minute) have it before the first
+ * id_token it signs.
+ */
+export const KEY_PUBLISHED_AHEAD_MS = DAY_MS;
+/**
+ * A key stays published this long after it stopped signing: the last id_token it signed lives two
+ * minutes, and a Worker that has not yet heard of an unscheduled rotation may sign with it for one
+ * more (its cache of the keys); the rest is for clocks that disagree.
+ */
+export const KEY_KEPT_AFTER_MS = 10 * 60 * 1000;
+
+/** A key as the Worker takes it: the public JWK it publishes, and the private one, sealed. */
+export interface PublishedKey {
+  kid: string;
+  publicJwk: JWK;
+  /** secret-box `seal` of the private JWK, purpose `signingKeyPurpose(kid)`. */
+  sealedPrivateJwk: string;
+  /** Milliseconds: when it starts (or started) signing. */
+  signsFrom: number;
+  /** Milliseconds: when it leaves the JWKS; null while it has no successor. */
+  publishedUntil: number | null;
+}
+
+/** What a sealed private key is bound to, so a sealed value moved to another key does not open. */
+export const signingKeyPurpose = (kid: string) => `signing-key:${kid}`;
+
+type KeyRow = { kid: string; public_jwk: string; sealed_private_jwk: string; signs_from: number; published_until: number | null };
+
+const toKey = (r: KeyRow): PublishedKey => ({
+  kid: r.kid,
+  publicJwk: JSON.parse(r.public_jwk) as JWK,
+  sealedPrivateJwk: r.sealed_private_jwk,
+  signsFrom: r.signs_from,
+  publishedUntil: r.published_until,
+});
+
+/** A new RS256 key pair (RFC 7518 §3.3, 2048-bit as §3.3 requires at least), named by its RFC 7638 thumbprint. */
+const newKeyPair = async (env: Env): Promise<{ kid: string; publicJwk: JWK; sealed: string }> => {
+  const { publicKey, privateKey } = await generateKeyPair('RS256', { modulusLength: 2048, extractable: true });
+  const pub = await exportJWK(publicKey);
+  const kid = await calculateJwkThumbprint(pub, 'sha256');
+  const publicJwk: JWK = { kty: pub.kty, n: pub.n, e: pub.e, kid, alg: 'RS256', use: 'sig' };
+  const sealed = await seal(env, signingKeyPurpose(kid), JSON.stringify({ ...(await exportJWK(privateKey)), kid, alg: 'RS256' }));
+  return { kid, publicJwk, sealed };
+};
+
+/**
+ * The keys that sign Knock's id_tokens: the one owner of them, a single object (`keys`), read by
+ * each Worker isolate about once a minute (worker/oauth/signing-keys.ts keeps them in memory), so
+ * it is on no request's path. The first read makes the first key. Every key signs for
+ * KEY_SIGNS_FOR_MS; its successor is made and published KEY_PUBLISHED_AHEAD_MS before it takes
+ * over, and the old key stays published KEY_KEPT_AFTER_MS after it stopped, then is deleted. The
+ * schedule is kept by every read and by the alarm, whichever comes first. `rotateNow` replaces the
+ * keys at once (after a leak: docs/deploy.md).
+ */
+export class SigningKeys extends DurableObject<Env> {
+  private readonly sql: SqlStorage;
+  /** The running `keep`, so that concurrent reads make one key, not two. */
+  private keeping: Promise<void> | null = null;
+
+  constructor(ctx: DurableObjectState, env: Env) {
+    super(ctx, env);
+    this.sql = ctx.storage.sql;
+    migrate(ctx.storage, signingKeysMigrations);
+  }
+
+  /** The published keys, oldest first, after the schedule has been kept. */
+  async published(): Promise<PublishedKey[]> {
+    await this.keepSchedule();
+    const now = clock.now();
+    return this.sql
+      .exec<KeyRow>('SELECT * FROM keys WHERE published_until IS NULL OR published_until > ? ORDER BY signs_from', now)
+      .toArray()
+      .map(toKey);
+  }
+
+  /**
+   * A new key that signs from now. `withdraw`: every other key leaves the JWKS at once (a private
+   * key leaked: what it signed must no longer verify); else they stay published KEY_KEPT_AFTER_MS,
+   * as after a scheduled rotation, and a successor made ahead is dropped.
+   */
+  async rotateNow(withdraw: boolean): Promise<PublishedKey[]> {
+    const made = await newKeyPair(this.env);
+    this.ctx.storage.transactionSync(() => {
+      const now = clock.now();
+      if (withdraw) this.sql.exec('DELETE FROM keys');
+      else {
+        this.sql.exec('DELETE FROM keys WHERE signs_from > ?', now);
+        this.sql.exec('UPDATE keys SET published_until = MIN(COALESCE(published_until, ?1), ?1)', now + KEY_KEPT_AFTER_MS);
+      }
+      this.insert(made, now, now);
+    });
+    await this.scheduleAlarm();
+    return this.published();
+  }
+
+  async alarm(): Promise<void> {
+    await this.keepSchedule();
+  }
+
+  /** Runs `keep` once at a time. */
+  private keepSchedule(): Promise<void> {
+    this.keeping ??= this.keep().finally(() => {
+      this.keeping = null;
+    });
+    return this.keeping;
+  }
+
+  /**
+   * The schedule: expired keys go; with no key signing, one is made that signs from now (the first
+   * use); within KEY_PUBLISHED_AHEAD_MS of the current key's end, its successor is made, and the
+   * keys before it get the time they leave the JWKS. Then the alarm is set for the next step.
+   */
+  private async keep(): Promise<void> {
+    const now = clock.now();
+    this.sql.exec('DELETE FROM keys WHERE published_until IS NOT NULL AND published_until <= ?', now);
+    const current = this.sql.exec<{ signs_from: number }>('SELECT signs_from FROM keys WHERE signs_from <= ? ORDER BY signs_from DESC LIMIT 1', now).toArray()[0];
+    const next = this.sql.exec('SELECT 1 FROM keys WHERE signs_from > ?', now).toArray().length > 0;
+    if (!current) {
+      const made = await newKeyPair(this.env);
+      this.ctx.storage.transactionSync(() => this.insert(made, now, now));
+    } else if (!next && now >= current.signs_from + KEY_SIGNS_FOR_MS - KEY_PUBLISHED_AHEAD_MS) {
+      const made = await newKeyPair(this.env);
+      const signsFrom = Math.max(now + KEY_PUBLISHED_AHEAD_MS, current.signs_from + KEY_SIGNS_FOR_MS);
+      this.ctx.storage.transactionSync(() => this.insert(made, now, signsFrom));
+    }
+    await this.scheduleAlarm();
+  }
+
+  /** Stores a key; every older key without an end leaves the JWKS KEY_KEPT_AFTER_MS after this one takes over. */
+  private insert(made: { kid: string; publicJwk: JWK; sealed: string }, now: number, signsFrom: number): void {
+    this.sql.exec(
+      'UPDATE keys SET published_until = ? WHERE published_until IS NULL AND signs_from < ?',
+      signsFrom + KEY_KEPT_AFTER_MS,
+      signsFrom,
+    );
+    this.sql.exec(
+      'INSERT INTO keys (kid, public_jwk, sealed_private_jwk, created_at, signs_from) VALUES (?, ?, ?, ?, ?)',
+      made.kid,
+      JSON.stringify(made.publicJwk),
+      made.sealed,
+      now,
+      signsFrom,
+    );
+  }
+
+  /** The alarm rings when the next key is due to be made, or the next retired key to leave. */
+  private async scheduleAlarm(): Promise<void> {
+    const due = this.sql
+      .exec<{ at: number | null }>(
+        `SELECT MIN(at) AS at FROM (
+           SELECT MIN(published_until) AS at FROM keys WHERE published_until IS NOT NULL
+           UNION ALL
+           SELECT MAX(signs_from) + ? FROM keys HAVING COUNT(*) > 0
+         )`,
+        KEY_SIGNS_FOR_MS - KEY_PUBLISHED_AHEAD_MS,
+      )
+      .one().at;
+    if (due !== null) await this.ctx.storage.setAlarm(Math.max(due, clock.now() + 1000));
+  }
+}
+
+/** The deployment's signing keys. */
+export const signingKeysObject = (env: Env) => env.SIGNING_KEYS.getByName('keys');
