@@ -76,7 +76,7 @@ describe('GitLab’s paths beside Knock’s', () => {
       const answer = await browser.post('/login/oauth/authorize', { ...consentFields(html), authenticity_token: csrfOf(html), decision: 'authorize' });
       expect(answer.status).toBe(303);
       const code = locationParams(answer).get('code')!;
-      const res = await tokenCall({ client_id: app.clientId, client_secret: app.secret!, code, grant_type: 'authorization_code' }, { path: token, form: true });
+      const res = await tokenCall({ client_id: app.clientId, client_secret: app.secret!, code, grant_type: 'authorization_code', redirect_uri: app.redirectUri }, { path: token, form: true });
       expect(res.status, token).toBe(200);
       const tokens = (await res.json()) as OidcTokens;
       expect((await verifyIdToken(tokens.id_token!, app)).payload.sub).toBe(String(user.id));
