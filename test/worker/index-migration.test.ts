@@ -4,7 +4,6 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { DEVELOPER, OWNER } from '../../shared/access-levels';
 import type { Directory } from '../../worker/durable/directory/directory';
 import type { IndexPartition } from '../../worker/durable/index-partition/index-partition';
-import { applyMembershipChanges } from '../../worker/durable/namespace-registry';
 import { allIndexPartitions } from '../../worker/durable/index-partition/index-partition';
 import { as, createGroup, createProject, person, startWorker } from './support/namespaces';
 
@@ -12,7 +11,7 @@ import { as, createGroup, createProject, person, startWorker } from './support/n
  * The membership, requester and inbox indexes moved from the Directory to the index partitions.
  * A deployment updated from the version before keeps its memberships and requests: the old index
  * is copied into the partitions once, before anyone reads them. Here the state is written the way
- * the version before wrote it (the Directory's own tables, pushed by `applyMembershipChanges`),
+ * the version before wrote it (the Directory's own tables: memberships and pending requests),
  * with nothing in the partitions or in the users' `User` lists, then read through the API.
  */
 
@@ -20,7 +19,7 @@ const directoryStub = () => env.DIRECTORY.getByName('directory');
 
 /** Empties every index partition and every user's list of them: a deployment from before partitions. */
 const forgetPartitions = async (userIds: number[]) => {
-  const tables = ['namespaces', 'users', 'memberships', 'pending_requests', 'request_scopes', 'inbox', 'inbox_versions', 'known_users', 'deleted_namespaces'];
+  const tables = ['namespaces', 'users', 'memberships', 'pending_requests', 'request_scopes', 'inbox', 'inbox_versions', 'inbox_outbox', 'known_users', 'deleted_namespaces'];
   await Promise.all(
     allIndexPartitions(env).map((p) =>
       runInDurableObject(p, (_i: IndexPartition, state) => {
@@ -53,28 +52,11 @@ describe('moving the indexes out of the Directory', () => {
       // The update's migration queues every registry row once for the partitions' copies.
       sql.exec('DELETE FROM registry_outbox');
       sql.exec('INSERT INTO registry_outbox (namespace_id) SELECT id FROM namespaces WHERE id IN (?, ?)', group.id, project.id);
-      applyMembershipChanges(sql, group.id, [{ userId: owner.id, accessLevel: OWNER, createdAt: requestedAt, createdBy: null, version: 1 }]);
-      applyMembershipChanges(
-        sql,
-        project.id,
-        [
-          { userId: owner.id, accessLevel: OWNER, createdAt: requestedAt, createdBy: null, version: 1 },
-          { userId: member.id, accessLevel: DEVELOPER, createdAt: requestedAt, createdBy: owner.id, version: 2 },
-        ],
-        [
-          {
-            userId: requester.id,
-            pending: true,
-            version: 3,
-            requestedAt,
-            outcome: null,
-            grantedLevel: null,
-            expiresAt: null,
-            decidedBy: null,
-            decidedAt: null,
-          },
-        ],
-      );
+      const membership = 'INSERT OR REPLACE INTO memberships (user_id, namespace_id, access_level, created_at, created_by, version) VALUES (?, ?, ?, ?, ?, ?)';
+      sql.exec(membership, owner.id, group.id, OWNER, requestedAt, null, 1);
+      sql.exec(membership, owner.id, project.id, OWNER, requestedAt, null, 1);
+      sql.exec(membership, member.id, project.id, DEVELOPER, requestedAt, owner.id, 2);
+      sql.exec('INSERT OR REPLACE INTO pending_requests (user_id, namespace_id, pending, version, requested_at) VALUES (?, ?, 1, 3, ?)', requester.id, project.id, requestedAt);
     });
     // The namespace objects hold the same (they are the authority); only the index is missing.
     await runInDurableObject(env.NAMESPACES.getByName(String(project.id)), (_i, state) => {
