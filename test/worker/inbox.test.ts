@@ -218,6 +218,27 @@ describe('the inbox ETag', () => {
     expect((await poll(owner, '*')).status).toBe(304);
     expect((await poll(owner, 'W/"garbage')).status).toBe(200);
   });
+
+  it('asks the User an ETag names before the token is checked only for an ETag that user was given, and answers only the token’s user', async () => {
+    const { etag } = await inboxOf(owner);
+    expect(etag.startsWith(`W/"${owner.id}.`)).toBe(true);
+    // Another user's token with the owner's ETag: the caller's own inbox, never the owner's version.
+    const theirs = await poll(other, etag);
+    expect(theirs.status).toBe(200);
+    expect(theirs.headers.get('etag')?.startsWith(`W/"${other.id}.`)).toBe(true);
+    // A token that proves nobody: 401 alone, whatever was asked beside it.
+    const unknown = await counted('/access_requests', { 'PRIVATE-TOKEN': 'not-a-token', 'If-None-Match': etag });
+    expect([unknown.status, unknown.body]).toEqual([401, { message: '401 Unauthorized' }]);
+    // An ETag naming the owner with a mark this deployment did not make, or no token: no object is asked.
+    const forged = etag.replace(/^(W\/"[0-9]+\.[0-9]+\.)[0-9a-f]{16}\./, '$10123456789abcdef.');
+    expect(forged).not.toBe(etag);
+    const guessed = await counted('/access_requests', { 'PRIVATE-TOKEN': 'not-a-token', 'If-None-Match': forged });
+    expect([guessed.status, guessed.calls]).toEqual([401, []]);
+    const anonymous = await counted('/access_requests', { 'If-None-Match': etag });
+    expect([anonymous.status, anonymous.calls]).toEqual([401, []]);
+    // The owner's own poll with the forged mark is not a match either: a fresh answer.
+    expect((await poll(owner, forged)).status).toBe(200);
+  });
 });
 
 describe('the inbox follows members, expiry, settings and requesters', () => {
