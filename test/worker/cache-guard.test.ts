@@ -23,7 +23,7 @@ const CACHES = {
     "Copies of registry rows in the index partitions of their trees (IndexPartition index:<p>, pushed from the Directory's registry_outbox), read by the lists of what a user reaches and the finder's misses; and the names and states of users with rows there, read by the members lists: creations, settings and path changes, the paths below a renamed group, a user's rename or block, deletions",
   sessions: "Browser sessions (each user's User object, and those the Directory kept before): a password change, a block, deactivation or deletion ends them",
   inbox:
-    "The owners' inbox (the Directory's inbox rows and each user's inbox version, its ETag), fed by each Namespace object's outbox: requests made, approved, denied or withdrawn; member changes; a source's rename, settings or deletion; a requester's rename, block, deactivation or deletion",
+    "The owners' inbox (the index partitions' inbox rows, each manager's share of them in their User, and the User's inbox version, its ETag), fed by each Namespace object's outbox and the partitions' inbox outbox: requests made, approved, denied or withdrawn; member changes; a source's rename, settings or deletion; a requester's rename, block, deactivation or deletion",
 } as const;
 type Cache = keyof typeof CACHES;
 
@@ -67,7 +67,7 @@ const listedNew = listed('show a new group, subgroup and project at once, field 
 const listedRenamed = listed('follow a rename of the top-level group down the tree, and a settings change, before the change answers');
 const listedDeleted = listed('leave out a deleted project');
 const memberNames: Covered = ['registry-partitions.test.ts', 'asks the Directory for a member once, then shows their rename and block from the copy'];
-const inboxRequests: Covered = ['inbox.test.ts', 'answers 304 to the current ETag from the caller’s User and their one index partition, no group or project object, 200 with a new ETag after each change'];
+const inboxRequests: Covered = ['inbox.test.ts', 'answers 304 to the current ETag from one call to the caller’s User, no index partition and no group or project object, 200 with a new ETag after each change'];
 const inboxMembers: Covered = ['inbox.test.ts', 'shows a new Maintainer their project at once, and forgets a removed one'];
 const inboxSources: Covered = ['inbox.test.ts', 'shows a renamed source by its new name and path, keeps requests when requests are turned off or visibility changes, and drops them when it is deleted'];
 const inboxRequesters: Covered = ['inbox.test.ts', 'drops the requests of a blocked, deactivated or deleted requester, with a new ETag'];
