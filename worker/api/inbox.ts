@@ -44,9 +44,9 @@ const userMark = async (env: Env, userId: number) => (await hashSecret(env, `inb
  * with its mark, or every request for an administrator) and the query, since each page and filter
  * is its own representation. Weak: an equal tag means an equivalent answer, not the same bytes.
  */
-const etagParts = async (env: Env, caller: Caller, page: Page, q: InboxQuery) => ({
+const etagParts = async (env: Env, caller: Caller, page: Page, q: InboxQuery, mark?: string) => ({
   head: `${caller.admin ? 'all' : caller.id}.`,
-  tail: `.${caller.admin ? '' : await userMark(env, caller.id)}.${page.page}.${page.perPage}.${q.source_type ?? ''}.${q.min_requested_at ?? ''}`,
+  tail: `.${caller.admin ? '' : (mark ?? (await userMark(env, caller.id)))}.${page.page}.${page.perPage}.${q.source_type ?? ''}.${q.min_requested_at ?? ''}`,
 });
 const etagOf = (parts: { head: string; tail: string }, version: number) => `W/"${parts.head}${version}${parts.tail}"`;
 
@@ -66,45 +66,48 @@ const knownVersion = (header: string | undefined, parts: { head: string; tail: s
   return null;
 };
 
-/**
- * The user an inbox ETag names (`W/"<user id>.<version>.<mark>.…"`): the first tag of
- * `If-None-Match` that is a user's inbox tag with that user's mark, or null.
- */
-const userNamedBy = async (env: Env, header: string | undefined): Promise<number | null> => {
+/** The user an inbox ETag names and the mark it carries (`W/"<user id>.<version>.<mark>.…"`): the first of `If-None-Match`'s that has them. */
+const userNamedBy = (header: string | undefined): { userId: number; mark: string } | null => {
   for (const tag of header?.split(',') ?? []) {
     const m = /^\s*(?:W\/)?"([0-9]{1,15})\.[0-9]{1,15}\.([0-9a-f]{16})\./.exec(tag);
-    if (!m) continue;
-    const userId = Number(m[1]);
-    return safeEqual(m[2], await userMark(env, userId)) ? userId : null;
+    if (m) return { userId: Number(m[1]), mark: m[2] };
   }
   return null;
 };
 
-/** Inbox versions asked before the token was checked, by request (see `askInboxVersionEarly`). */
-const earlyVersions = new WeakMap<Request, { userId: number; version: Promise<number> }>();
+/** A user's inbox version asked before the token was checked, with the user's mark. */
+type EarlyAsk = { userId: number; mark: string; version: Promise<number> };
+
+/** What each poll asked before its token was checked (see `askInboxVersionEarly`). */
+const earlyAsks = new WeakMap<Request, Promise<EarlyAsk | null>>();
 
 /**
- * Mounted before authentication on `GET /access_requests`: a poll whose ETag names a user starts
- * (with their mark) starts asking that user's inbox version at once, beside the token's KV read, so an unchanged poll costs
- * the longer of the two rather than both. The answer is used only once the token proved to be that
- * user's (`inboxRoutes`); for any other caller it is dropped unread, and a request without a token
- * asks nothing.
+ * Mounted before authentication on `GET /access_requests`: a poll whose ETag names a user with
+ * that user's mark starts asking the user's inbox version at once, beside the token's check and
+ * KV read, so an unchanged poll costs the longer of the two rather than both. The answer is used
+ * only once the token proved to be that user's (`inboxRoutes`); for any other caller it is dropped
+ * unread. A request without a token, or whose mark this deployment did not make, asks nothing.
  */
 export const askInboxVersionEarly: MiddlewareHandler<ApiEnv> = async (c, next) => {
-  const userId = c.req.method === 'GET' && presentedToken(c.req.raw.headers) ? await userNamedBy(c.env, c.req.header('if-none-match')) : null;
-  if (userId !== null) {
-    const version = service.inboxVersionOf(c.env, userId);
-    // Dropped unread when the caller is someone else: its failure is nobody's.
-    version.catch(() => undefined);
-    earlyVersions.set(c.req.raw, { userId, version });
+  const named = c.req.method === 'GET' && presentedToken(c.req.raw.headers) ? userNamedBy(c.req.header('if-none-match')) : null;
+  if (named) {
+    const ask = userMark(c.env, named.userId).then((mark): EarlyAsk | null => {
+      if (!safeEqual(named.mark, mark)) return null;
+      const version = service.inboxVersionOf(c.env, named.userId);
+      // Dropped unread when the caller is someone else: its failure is nobody's.
+      version.catch(() => undefined);
+      return { userId: named.userId, mark, version };
+    });
+    ask.catch(() => undefined);
+    earlyAsks.set(c.req.raw, ask);
   }
   await next();
 };
 
-/** The caller's own inbox version asked early, if it was. */
-const earlyVersionOf = (request: Request, caller: Caller): Promise<number> | undefined => {
-  const early = earlyVersions.get(request);
-  return early && !caller.admin && early.userId === caller.id ? early.version : undefined;
+/** What this poll asked early, if it asked for the caller's own inbox. */
+const earlyAskOf = async (request: Request, caller: Caller): Promise<EarlyAsk | null> => {
+  const early = await earlyAsks.get(request);
+  return early && !caller.admin && early.userId === caller.id ? early : null;
 };
 
 const tags = ['Access requests inbox (Knock)'];
@@ -148,10 +151,11 @@ export const inboxRoutes = createApiRouter()
   .openapi(inbox, async (c) => {
     const q = c.req.valid('query');
     const page = pageOf(q);
-    const parts = await etagParts(c.env, c.var.caller, page, q);
+    const early = await earlyAskOf(c.req.raw, c.var.caller);
+    const parts = await etagParts(c.env, c.var.caller, page, q, early?.mark);
     const filter = { kind: q.source_type && KIND_OF_SOURCE_TYPE[q.source_type], minRequestedAt: q.min_requested_at };
     const known = knownVersion(c.req.valid('header')['if-none-match'], parts);
-    const { version, page: found } = await service.readInbox(c.env, c.var.caller, filter, windowOf(page), known, earlyVersionOf(c.req.raw, c.var.caller));
+    const { version, page: found } = await service.readInbox(c.env, c.var.caller, filter, windowOf(page), known, early?.version);
     const headers = { ETag: etagOf(parts, version), 'Cache-Control': CACHE_CONTROL };
     if (!found) return c.body(null, 304, headers);
     const origin = publicOrigin(c.env, c.req.url);
