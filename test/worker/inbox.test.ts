@@ -294,6 +294,23 @@ describe('the inbox follows members, expiry, settings and requesters', () => {
     expect(keysOf((await inboxOf(owner)).items)).toEqual([key('Project', project, r)]);
   });
 
+  it('keeps a request at the level left when a higher membership expires, before the alarm removes it', async () => {
+    const [owner, temp, r] = await Promise.all([person('own'), person('tmp'), person('r')]);
+    const group = await createGroup(owner);
+    const project = await createProject(owner, { namespace_id: group.id });
+    expect((await as(owner).post(`/groups/${group.id}/members`, { user_id: temp.id, access_level: 50, expires_at: tomorrow() })).status).toBe(201);
+    expect((await as(owner).post(`/projects/${project.id}/members`, { user_id: temp.id, access_level: 40 })).status).toBe(201);
+    await ask(r, 'projects', project);
+    const before = await inboxOf(temp);
+    expect(before.items.map((i) => [i.source_id, i.id, i.max_access_level])).toEqual([[project.id, r.id, 50]]);
+    advance(2 * 24 * 3600);
+    const after = await counted('/access_requests', { ...temp.headers, 'If-None-Match': before.etag });
+    expect(after.status).toBe(200);
+    expect((after.body as InboxAccessRequest[]).map((i) => [i.source_id, i.id, i.max_access_level])).toEqual([[project.id, r.id, 40]]);
+    expect(await runDurableObjectAlarm(env.NAMESPACES.getByName(String(group.id)))).toBe(true);
+    expect((await counted('/access_requests', { ...temp.headers, 'If-None-Match': after.headers.get('etag') ?? '' })).status).toBe(304);
+  });
+
   it('shows a renamed source by its new name and path, keeps requests when requests are turned off or visibility changes, and drops them when it is deleted', async () => {
     const [owner, r1, r2] = await Promise.all([person('own'), person('r'), person('r')]);
     const group = await createGroup(owner);
