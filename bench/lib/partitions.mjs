@@ -141,11 +141,14 @@ export const SEEDS = [
           [`INSERT INTO memberships (user_id, namespace_id, access_level, created_at, created_by, version) VALUES (?, ?, 50, ?, ?, 1)`, u.id, group, at, u.id],
         );
       } else if (u.n % 10 === 5) {
-        // Waiting for access to the group: the requester index, the request's scopes, the owner's inbox.
+        // Waiting for access to the group: the requester index, the request's scopes, the owner's
+        // inbox row (Owner of the group, no expiry) and its version, as sent. The owners' `User`
+        // objects are not seeded (one per synthetic owner, and no scenario reads their inbox).
         rows.push(
           [`INSERT INTO pending_requests (user_id, namespace_id, pending, version, requested_at) VALUES (?, ?, 1, 1, ?)`, u.id, group, at],
           [`INSERT INTO request_scopes (scope_id, namespace_id, user_id) VALUES (?, ?, ?)`, group, group, u.id],
-          [`INSERT INTO inbox (manager_id, namespace_id, user_id, requested_at, kind, access_level) VALUES (?, ?, ?, ?, 'group', 50)`, u.id - 5, group, u.id, at],
+          [`INSERT INTO inbox (manager_id, namespace_id, user_id, grants) VALUES (?, ?, ?, '[[50,null]]')`, u.id - 5, group, u.id],
+          [`INSERT INTO inbox_versions (user_id, version) VALUES (?, 1)`, u.id - 5],
         );
       } else {
         // A member, approved some time ago.

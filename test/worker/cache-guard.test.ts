@@ -25,7 +25,7 @@ const CACHES = {
   signingKeys:
     'Signing keys (their SigningKeys object; worker/oauth/signing-keys.ts keeps them a minute per isolate; the JWKS may be cached five minutes by clients): a rotation',
   inbox:
-    "The owners' inbox (the inbox rows of each IndexPartition index:<p> and each user's inbox version there, their sum the ETag), fed by each Namespace object's outbox: requests made, approved, denied or withdrawn; member changes; a source's rename, settings or deletion; a requester's rename, block, deactivation or deletion",
+    "The owners' inbox (the index partitions' inbox rows, each manager's share of them in their User, and the User's inbox version, its ETag), fed by each Namespace object's outbox and the partitions' inbox outbox: requests made, approved, denied or withdrawn; member changes; a source's rename, settings or deletion; a requester's rename, block, deactivation or deletion",
 } as const;
 type Cache = keyof typeof CACHES;
 
@@ -69,7 +69,7 @@ const listedNew = listed('show a new group, subgroup and project at once, field 
 const listedRenamed = listed('follow a rename of the top-level group down the tree, and a settings change, before the change answers');
 const listedDeleted = listed('leave out a deleted project');
 const memberNames: Covered = ['registry-partitions.test.ts', 'asks the Directory for a member once, then shows their rename and block from the copy'];
-const inboxRequests: Covered = ['inbox.test.ts', 'answers 304 to the current ETag from the caller’s User and their one index partition, no group or project object, 200 with a new ETag after each change'];
+const inboxRequests: Covered = ['inbox.test.ts', 'answers 304 to the current ETag from one call to the caller’s User, no index partition and no group or project object, 200 with a new ETag after each change'];
 const inboxMembers: Covered = ['inbox.test.ts', 'shows a new Maintainer their project at once, and forgets a removed one'];
 const inboxSources: Covered = ['inbox.test.ts', 'shows a renamed source by its new name and path, keeps requests when requests are turned off or visibility changes, and drops them when it is deleted'];
 const inboxRequesters: Covered = ['inbox.test.ts', 'drops the requests of a blocked, deactivated or deleted requester, with a new ETag'];

@@ -171,7 +171,7 @@ describe('the inbox ETag', () => {
     othersProject = await createProject(other);
   });
 
-  it('answers 304 to the current ETag from the caller’s User and their one index partition, no group or project object, 200 with a new ETag after each change', async () => {
+  it('answers 304 to the current ETag from one call to the caller’s User, no index partition and no group or project object, 200 with a new ETag after each change', async () => {
     const [r1, r2, r3, r4] = await Promise.all([person('r'), person('r'), person('r'), person('r')]);
     let { etag } = await inboxOf(owner);
     expect(etag).toMatch(/^W\/".+"$/);
@@ -181,7 +181,7 @@ describe('the inbox ETag', () => {
     expect(unchanged.body).toBeNull();
     expect(unchanged.headers.get('etag')).toBe(etag);
     expect(unchanged.headers.get('cache-control')).toBe('private, no-cache');
-    expect(unchanged.calls).toEqual(['User.indexPartitions', 'IndexPartition.inbox']);
+    expect(unchanged.calls).toEqual(['User.inboxVersion']);
 
     const steps: [string, () => Promise<unknown>, string[]][] = [
       ['a request', () => ask(r1, 'projects', project), [key('Project', project, r1)]],
@@ -217,6 +217,27 @@ describe('the inbox ETag', () => {
     expect((await poll(owner, etag.replace(/^W\//, ''))).status).toBe(304);
     expect((await poll(owner, '*')).status).toBe(304);
     expect((await poll(owner, 'W/"garbage')).status).toBe(200);
+  });
+
+  it('asks the User an ETag names before the token is checked only for an ETag that user was given, and answers only the token’s user', async () => {
+    const { etag } = await inboxOf(owner);
+    expect(etag.startsWith(`W/"${owner.id}.`)).toBe(true);
+    // Another user's token with the owner's ETag: the caller's own inbox, never the owner's version.
+    const theirs = await poll(other, etag);
+    expect(theirs.status).toBe(200);
+    expect(theirs.headers.get('etag')?.startsWith(`W/"${other.id}.`)).toBe(true);
+    // A token that proves nobody: 401 alone, whatever was asked beside it.
+    const unknown = await counted('/access_requests', { 'PRIVATE-TOKEN': 'not-a-token', 'If-None-Match': etag });
+    expect([unknown.status, unknown.body]).toEqual([401, { message: '401 Unauthorized' }]);
+    // An ETag naming the owner with a mark this deployment did not make, or no token: no object is asked.
+    const forged = etag.replace(/^(W\/"[0-9]+\.[0-9]+\.)[0-9a-f]{16}\./, '$10123456789abcdef.');
+    expect(forged).not.toBe(etag);
+    const guessed = await counted('/access_requests', { 'PRIVATE-TOKEN': 'not-a-token', 'If-None-Match': forged });
+    expect([guessed.status, guessed.calls]).toEqual([401, []]);
+    const anonymous = await counted('/access_requests', { 'If-None-Match': etag });
+    expect([anonymous.status, anonymous.calls]).toEqual([401, []]);
+    // The owner's own poll with the forged mark is not a match either: a fresh answer.
+    expect((await poll(owner, forged)).status).toBe(200);
   });
 });
 
@@ -271,6 +292,23 @@ describe('the inbox follows members, expiry, settings and requesters', () => {
     const settled = await counted('/access_requests', { ...temp.headers, 'If-None-Match': after.headers.get('etag') ?? '' });
     expect(settled.status).toBe(304);
     expect(keysOf((await inboxOf(owner)).items)).toEqual([key('Project', project, r)]);
+  });
+
+  it('keeps a request at the level left when a higher membership expires, before the alarm removes it', async () => {
+    const [owner, temp, r] = await Promise.all([person('own'), person('tmp'), person('r')]);
+    const group = await createGroup(owner);
+    const project = await createProject(owner, { namespace_id: group.id });
+    expect((await as(owner).post(`/groups/${group.id}/members`, { user_id: temp.id, access_level: 50, expires_at: tomorrow() })).status).toBe(201);
+    expect((await as(owner).post(`/projects/${project.id}/members`, { user_id: temp.id, access_level: 40 })).status).toBe(201);
+    await ask(r, 'projects', project);
+    const before = await inboxOf(temp);
+    expect(before.items.map((i) => [i.source_id, i.id, i.max_access_level])).toEqual([[project.id, r.id, 50]]);
+    advance(2 * 24 * 3600);
+    const after = await counted('/access_requests', { ...temp.headers, 'If-None-Match': before.etag });
+    expect(after.status).toBe(200);
+    expect((after.body as InboxAccessRequest[]).map((i) => [i.source_id, i.id, i.max_access_level])).toEqual([[project.id, r.id, 40]]);
+    expect(await runDurableObjectAlarm(env.NAMESPACES.getByName(String(group.id)))).toBe(true);
+    expect((await counted('/access_requests', { ...temp.headers, 'If-None-Match': after.headers.get('etag') ?? '' })).status).toBe(304);
   });
 
   it('shows a renamed source by its new name and path, keeps requests when requests are turned off or visibility changes, and drops them when it is deleted', async () => {

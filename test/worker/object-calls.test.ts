@@ -118,12 +118,16 @@ describe('objects each operation calls (docs/architecture.md)', () => {
     expect(await me.json()).toMatchObject({ id: signer.id, username: signer.username });
   });
 
-  it('requests, lists, approves and denies', async () => {
+  it('requests, reads the inbox, lists, approves and denies', async () => {
     const api = (who: Person, method: string) => ({ method, headers: who.headers });
     expect((await record('request', `/api/v4/projects/${project.id}/access_requests`, api(requester, 'POST'))).status).toBe(201);
     expect((await as(other).post(`/projects/${project.id}/access_requests`)).status).toBe(201);
     const mine = await record('your projects', '/api/v4/projects?membership=true', api(owner, 'GET'));
     expect(((await mine.json()) as { id: number }[]).map((p) => p.id)).toEqual([project.id]);
+    const inbox = await record('inbox', '/api/v4/access_requests', api(owner, 'GET'));
+    expect(((await inbox.json()) as { id: number }[]).map((r) => r.id).sort()).toEqual([requester.id, other.id].sort());
+    const etag = inbox.headers.get('etag') ?? '';
+    expect((await record('inbox poll', '/api/v4/access_requests', { headers: { ...owner.headers, 'If-None-Match': etag } })).status).toBe(304);
     const list = await record('list', `/api/v4/projects/${project.id}/access_requests`, api(owner, 'GET'));
     expect(list.status).toBe(200);
     expect(((await list.json()) as { id: number }[]).map((r) => r.id).sort()).toEqual([requester.id, other.id].sort());

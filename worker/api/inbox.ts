@@ -1,9 +1,13 @@
 import { createRoute, z } from '@hono/zod-openapi';
+import type { MiddlewareHandler } from 'hono';
+import { presentedToken } from '../auth/api-auth';
+import { safeEqual } from '../auth/crypto';
 import { SourceTypeSchema } from '../../shared/schemas';
 import { todayUtc } from '../clock';
 import { publicOrigin } from '../config';
-import type { Caller } from '../env';
+import type { ApiEnv, Caller, Env } from '../env';
 import * as service from '../services/inbox';
+import { hashSecret } from '../store/tokens';
 import { pageOf, paginationHeaders, paginationQuery, windowOf, type Page } from './pagination';
 import { instantParam } from './params';
 import { InboxAccessRequestSchema, KIND_OF_SOURCE_TYPE, OwnAccessRequestSchema, presentInboxItem, presentOwnRequest } from './presenters/inbox';
@@ -12,8 +16,9 @@ import { createApiRouter } from './router';
 /**
  * Knock's additions to GitLab's access-request API: the owners' inbox, every pending request the
  * caller may act on in one request (GitLab has no such endpoint: a client asks each group and
- * project), and the requesters' own view with outcomes. Both are answered by the index
- * partitions without calling any group's or project's object (docs/architecture.md).
+ * project), and the requesters' own view with outcomes. Neither calls any group's or project's
+ * object: a manager's inbox is one call to their own `User` object, the requesters' view the index
+ * partitions' (docs/architecture.md).
  */
 
 const InboxQuery = z.object({
@@ -27,13 +32,21 @@ type InboxQuery = z.infer<typeof InboxQuery>;
 const CACHE_CONTROL = 'private, no-cache';
 
 /**
- * The inbox's entity tag (RFC 9110 §8.8.3): the caller's inbox version, with whose inbox (theirs, or
- * every request for an administrator) and the query, since each page and filter is its own
- * representation. Weak: an equal tag means an equivalent answer, not the same bytes.
+ * A mark of the user an inbox ETag names, keyed (so only this deployment makes it): an ETag
+ * naming a user therefore came from that user's own answer, and a poll may start asking their
+ * `User` object before the token is checked (`askInboxVersionEarly`) without letting anyone reach
+ * the object of a user they never got an answer for.
  */
-const etagParts = (caller: Caller, page: Page, q: InboxQuery) => ({
+const userMark = async (env: Env, userId: number) => (await hashSecret(env, `inbox-etag:${userId}`)).slice(0, 16);
+
+/**
+ * The inbox's entity tag (RFC 9110 §8.8.3): the caller's inbox version, with whose inbox (theirs,
+ * with its mark, or every request for an administrator) and the query, since each page and filter
+ * is its own representation. Weak: an equal tag means an equivalent answer, not the same bytes.
+ */
+const etagParts = async (env: Env, caller: Caller, page: Page, q: InboxQuery, mark?: string) => ({
   head: `${caller.admin ? 'all' : caller.id}.`,
-  tail: `.${page.page}.${page.perPage}.${q.source_type ?? ''}.${q.min_requested_at ?? ''}`,
+  tail: `.${caller.admin ? '' : (mark ?? (await userMark(env, caller.id)))}.${page.page}.${page.perPage}.${q.source_type ?? ''}.${q.min_requested_at ?? ''}`,
 });
 const etagOf = (parts: { head: string; tail: string }, version: number) => `W/"${parts.head}${version}${parts.tail}"`;
 
@@ -51,6 +64,50 @@ const knownVersion = (header: string | undefined, parts: { head: string; tail: s
     if (/^[0-9]{1,15}$/.test(version)) return Number(version);
   }
   return null;
+};
+
+/** The user an inbox ETag names and the mark it carries (`W/"<user id>.<version>.<mark>.…"`): the first of `If-None-Match`'s that has them. */
+const userNamedBy = (header: string | undefined): { userId: number; mark: string } | null => {
+  for (const tag of header?.split(',') ?? []) {
+    const m = /^\s*(?:W\/)?"([0-9]{1,15})\.[0-9]{1,15}\.([0-9a-f]{16})\./.exec(tag);
+    if (m) return { userId: Number(m[1]), mark: m[2] };
+  }
+  return null;
+};
+
+/** A user's inbox version asked before the token was checked, with the user's mark. */
+type EarlyAsk = { userId: number; mark: string; version: Promise<number> };
+
+/** What each poll asked before its token was checked (see `askInboxVersionEarly`). */
+const earlyAsks = new WeakMap<Request, Promise<EarlyAsk | null>>();
+
+/**
+ * Mounted before authentication on `GET /access_requests`: a poll whose ETag names a user with
+ * that user's mark starts asking the user's inbox version at once, beside the token's check and
+ * KV read, so an unchanged poll costs the longer of the two rather than both. The answer is used
+ * only once the token proved to be that user's (`inboxRoutes`); for any other caller it is dropped
+ * unread. A request without a token, or whose mark this deployment did not make, asks nothing.
+ */
+export const askInboxVersionEarly: MiddlewareHandler<ApiEnv> = async (c, next) => {
+  const named = c.req.method === 'GET' && presentedToken(c.req.raw.headers) ? userNamedBy(c.req.header('if-none-match')) : null;
+  if (named) {
+    const ask = userMark(c.env, named.userId).then((mark): EarlyAsk | null => {
+      if (!safeEqual(named.mark, mark)) return null;
+      const version = service.inboxVersionOf(c.env, named.userId);
+      // Dropped unread when the caller is someone else: its failure is nobody's.
+      version.catch(() => undefined);
+      return { userId: named.userId, mark, version };
+    });
+    ask.catch(() => undefined);
+    earlyAsks.set(c.req.raw, ask);
+  }
+  await next();
+};
+
+/** What this poll asked early, if it asked for the caller's own inbox. */
+const earlyAskOf = async (request: Request, caller: Caller): Promise<EarlyAsk | null> => {
+  const early = await earlyAsks.get(request);
+  return early && !caller.admin && early.userId === caller.id ? early : null;
 };
 
 const tags = ['Access requests inbox (Knock)'];
@@ -94,10 +151,11 @@ export const inboxRoutes = createApiRouter()
   .openapi(inbox, async (c) => {
     const q = c.req.valid('query');
     const page = pageOf(q);
-    const parts = etagParts(c.var.caller, page, q);
+    const early = await earlyAskOf(c.req.raw, c.var.caller);
+    const parts = await etagParts(c.env, c.var.caller, page, q, early?.mark);
     const filter = { kind: q.source_type && KIND_OF_SOURCE_TYPE[q.source_type], minRequestedAt: q.min_requested_at };
     const known = knownVersion(c.req.valid('header')['if-none-match'], parts);
-    const { version, page: found } = await service.readInbox(c.env, c.var.caller, filter, windowOf(page), known);
+    const { version, page: found } = await service.readInbox(c.env, c.var.caller, filter, windowOf(page), known, early?.version);
     const headers = { ETag: etagOf(parts, version), 'Cache-Control': CACHE_CONTROL };
     if (!found) return c.body(null, 304, headers);
     const origin = publicOrigin(c.env, c.req.url);

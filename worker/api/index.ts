@@ -8,7 +8,7 @@ import { auditEventRoutes, instanceAuditEvents } from './audit-events';
 import { ErrorSchema, withErrorAnswers } from './error-answers';
 import { hookRoutes } from './hooks';
 import { impersonationTokens } from './impersonation-tokens';
-import { inboxRoutes } from './inbox';
+import { askInboxVersionEarly, inboxRoutes } from './inbox';
 import { memberRoutes } from './members';
 import { groups, projects } from './namespaces';
 import { personalAccessTokens } from './personal-access-tokens';
@@ -19,6 +19,8 @@ import type { BaseEnv } from '../env';
 
 /** Every route of /api/v4 that needs a caller: all of them but the OpenAPI document. */
 const authenticated = createApiRouter();
+// Before the token's check, so that an inbox poll's ETag starts its one object call beside it.
+authenticated.use('/access_requests', askInboxVersionEarly);
 authenticated.use('*', apiAuth);
 authenticated.route('/', account);
 authenticated.route('/', inboxRoutes);

@@ -20,19 +20,20 @@ interface DashboardView {
   c: PageContext;
   flash: Flash;
   url: string;
-  /** The viewer's index partitions, asked of their `User` once for all four sections. */
+  /** The viewer's index partitions, asked of their `User` once for the sections that read them. */
   partitions: Promise<IndexPartitionStub[]>;
 }
 
 /**
- * What needs the viewer: the owners' inbox, read as `GET /api/v4/access_requests` reads it (the
- * index partitions: every group they own and project they maintain, directly or through an
- * ancestor group; every request for an administrator), oldest first, each approvable in one click.
+ * What needs the viewer: the owners' inbox, read as `GET /api/v4/access_requests` reads it (their
+ * `User` object: every group they own and project they maintain, directly or through an ancestor
+ * group; every request, from the index partitions, for an administrator), oldest first, each
+ * approvable in one click.
  */
 const NeedsYou = async (p: { view: DashboardView }) => {
   const { c, flash } = p.view;
   const page = pageNumber(c.req.query('inbox_page'));
-  const { page: inbox } = await inboxService.readInbox(c.env, c.var.caller, {}, windowFor(page), null, p.view.partitions);
+  const { page: inbox } = await inboxService.readInbox(c.env, c.var.caller, {}, windowFor(page), null);
   const total = inbox?.total ?? 0;
   return (
     <Section id="inbox" title={`Needs you (${total})`}>

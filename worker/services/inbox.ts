@@ -1,29 +1,34 @@
 import { allIndexPartitions, userIndexPartitions, type IndexPartitionStub } from '../durable/index-partition/index-partition';
-import type { InboxFilter, InboxItem, InboxPage, OwnRequestRow } from '../durable/index-partition/inbox-index';
+import type { OwnRequestRow } from '../durable/index-partition/inbox-index';
+import type { InboxFilter, InboxItem, InboxPage, KnownVersion } from '../durable/user/inbox';
+import { userObject } from '../durable/user/user';
 import type { Caller, Env } from '../env';
 import type { Window } from './namespaces';
 
-/**
- * The owners' inbox and the requesters' view, answered by the index partitions (see
- * worker/durable/index-partition/index-partition.ts and inbox-index.ts): no group's or project's object is called.
- * A user's rows are in the partitions of the trees they belong to or asked in, which their `User`
- * object lists; a read asks those and merges. Administrators' inbox (every pending request) asks
- * every partition.
- */
+export type { KnownVersion } from '../durable/user/inbox';
 
-/** What the client's ETag said: a version of the caller's inbox, any (`*`), or nothing. */
-export type KnownVersion = number | 'any' | null;
+/**
+ * The owners' inbox and the requesters' view: no group's or project's object is called. A
+ * manager's inbox is kept in their own `User` object (worker/durable/user/inbox.ts), which the
+ * index partitions keep up to date: a page, or an unchanged poll, is one call to it. The
+ * administrators' inbox (every pending request) asks every partition and merges. A requester's own
+ * requests are in the partitions of the trees they asked in, which their `User` lists.
+ */
 
 /** Oldest request first, as each partition orders its page. */
 const byRequest = (a: InboxItem, b: InboxItem) =>
   a.requested_at.localeCompare(b.requested_at) || a.namespace_id - b.namespace_id || a.user_id - b.user_id;
 
 /**
+ * A user's inbox version (their ETag's), asked before the caller is known to be them: the API
+ * starts it beside the token's check and uses it only once the token proved to be that user's.
+ */
+export const inboxVersionOf = (env: Env, userId: number): Promise<number> => userObject(env, userId).inboxVersion();
+
+/**
  * The caller's inbox version and, unless the client already holds that version, a page of it.
- * The version is the sum of the caller's versions in their partitions: each only rises, and the set
- * only grows, so the sum changes exactly when one of them does. An unchanged poll costs the
- * `User` call and one row per partition; otherwise
- * each partition gives its first `offset + limit` rows with the version they were read at.
+ * `early`: the caller's version asked already (`inboxVersionOf`), so an unchanged poll waits for
+ * nothing more.
  */
 export const readInbox = async (
   env: Env,
@@ -31,16 +36,29 @@ export const readInbox = async (
   filter: InboxFilter,
   page: Window,
   known: KnownVersion,
-  callerPartitions?: Promise<IndexPartitionStub[]>,
+  early?: Promise<number>,
 ): Promise<{ version: number; page: InboxPage | null }> => {
-  const reader = { userId: caller.id, admin: caller.admin };
-  const partitions = caller.admin ? allIndexPartitions(env) : await (callerPartitions ?? userIndexPartitions(env, caller.id));
+  if (caller.admin) return everyRequest(env, filter, page, known);
+  if (known !== null && early) {
+    const version = await early;
+    if (known === 'any' || version === known) return { version, page: null };
+  }
+  return userObject(env, caller.id).inbox(filter, page.offset, page.limit, known);
+};
+
+/**
+ * Every pending request, for an administrator: each partition's first `offset + limit` with the
+ * version it was read at, merged. The version is the sum of the partitions' administrators'
+ * versions: each only rises, so the sum changes exactly when one of them does.
+ */
+const everyRequest = async (env: Env, filter: InboxFilter, page: Window, known: KnownVersion): Promise<{ version: number; page: InboxPage | null }> => {
+  const partitions = allIndexPartitions(env);
   if (known !== null) {
-    const versions = await Promise.all(partitions.map((p) => p.inbox(reader, filter, 0, 0, 'any')));
+    const versions = await Promise.all(partitions.map((p) => p.everyRequest(filter, 0, 0, 'any')));
     const version = versions.reduce((sum, v) => sum + v.version, 0);
     if (known === 'any' || version === known) return { version, page: null };
   }
-  const parts = await Promise.all(partitions.map((p) => p.inbox(reader, filter, 0, page.offset + page.limit, null)));
+  const parts = await Promise.all(partitions.map((p) => p.everyRequest(filter, 0, page.offset + page.limit, null)));
   const version = parts.reduce((sum, v) => sum + v.version, 0);
   const items = parts.flatMap((p) => p.page?.items ?? []).sort(byRequest);
   const total = parts.reduce((sum, p) => sum + (p.page?.total ?? 0), 0);

@@ -1,6 +1,7 @@
 import { levelsAllowedToApprove, type NamespaceKind } from '../../../shared/access-levels';
 import type { InboxAccessRequest, OwnAccessRequest, SourceType } from '../../../shared/api-types';
-import type { InboxItem, OwnRequestRow } from '../../durable/index-partition/inbox-index';
+import type { OwnRequestRow } from '../../durable/index-partition/inbox-index';
+import type { InboxItem } from '../../durable/user/inbox';
 import { presentAccessRequest } from './member';
 
 export { InboxAccessRequestSchema, OwnAccessRequestSchema } from '../../../shared/schemas';

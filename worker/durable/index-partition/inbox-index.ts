@@ -1,28 +1,26 @@
 import { OWNER, type NamespaceKind } from '../../../shared/access-levels';
 import { KINDS } from '../../auth/policy';
-import type { UserState } from '../user-lifecycle';
+import { filterConditions, grantsOf, type Grant, type InboxFilter, type InboxItem, type InboxPage, type InboxSnapshotRow, type KnownVersion } from '../user/inbox';
 
 /**
- * The owners' inbox: for each user, every pending access request they may act on, across all
- * groups and projects (GitLab's access-request rules: Maintainer+ on a project, Owner on a group,
- * directly or through an ancestor group). Plain functions over the index partition's SQLite, called from
- * the same transactions that apply a namespace object's outbox to the membership and requester
- * indexes (namespace-registry.ts), so the inbox moves with them and never drifts.
+ * The owners' inbox as the index partition judges it: for each manager, every pending access
+ * request of this partition's trees they may act on (GitLab's access-request rules: Maintainer+
+ * on a project, Owner on a group, directly or through an ancestor group). Plain functions over
+ * the partition's SQLite (no Durable Object runtime needed), called from the same transactions
+ * that apply a namespace object's outbox to the membership and requester indexes
+ * (namespace-registry.ts), so the inbox moves with them and never drifts.
  *
- * It is materialised per manager (`inbox`: one row per manager and request), so reading a page
- * costs an index range over the caller's own pending requests, whatever the number of groups and
- * projects they manage. Keeping it costs, per request made or gone, the managers of its source's
- * chain (`request_scopes`: the source and its ancestors); per member change, the pending requests
- * at or below that group or project.
+ * `inbox` holds one row per manager and request, with the memberships the manager's standing
+ * rests on (`grants`, canonical as `grantsOf` makes them), so keeping it costs, per request made or
+ * gone, the managers of its source's chain (`request_scopes`: the source and its ancestors); per
+ * member change, the pending requests at or below that group or project.
  *
- * `inbox_versions` holds a number per user that rises in the same transaction as anything that
- * changes what their inbox shows (a row in or out, their level there, a source's name or path, a
- * requester's name or state). It is the inbox's ETag. Administrators act everywhere, so their inbox is
- * every pending request, versioned under `EVERY_REQUEST`.
- *
- * A manager's row carries `until`: the earliest expiry date among the memberships it rests on.
- * From that day the row is judged again before the inbox or its version is read (`settleDue`), so
- * an expired membership shows nothing even before its object's alarm has pushed the removal.
+ * What a manager's inbox shows is read from their own `User` object (worker/durable/user/inbox.ts),
+ * one call whatever the number of trees: every change to a manager's share here raises their
+ * number in `inbox_versions` and queues them in `inbox_outbox` in the same transaction; the
+ * partition then sends the share whole (`inboxDeliveries`) and clears what arrived
+ * (`inboxDelivered`), its alarm retrying. Administrators act everywhere: their inbox is every
+ * pending request, read from each partition (`everyRequest`) and versioned under `EVERY_REQUEST`.
  */
 
 /** How long a requester sees how their request ended. */
@@ -42,60 +40,58 @@ const SHOWN_REQUESTER_STATE = 'active';
 
 type SourceKind = NamespaceKind | 'user';
 
-/** A manager's standing over one request: their effective level, and when that may next change. */
-type Managing = {
-  access_level: number;
-  until: string | null;
-};
-
 const json = (ids: number[]) => JSON.stringify(ids);
 
-/** Raises the inbox version of each user (one transaction with the change that caused it). */
+/**
+ * Raises the inbox version of each user (one transaction with the change that caused it), and
+ * queues each manager's share for their `User` (the administrators' row is read where it is).
+ */
 const bump = (sql: SqlStorage, userIds: Iterable<number>): void => {
   for (const id of new Set(userIds)) {
-    sql.exec('INSERT INTO inbox_versions (user_id, version) VALUES (?, 1) ON CONFLICT (user_id) DO UPDATE SET version = version + 1', id);
+    const { version } = sql
+      .exec<{ version: number }>('INSERT INTO inbox_versions (user_id, version) VALUES (?, 1) ON CONFLICT (user_id) DO UPDATE SET version = version + 1 RETURNING version', id)
+      .one();
+    if (id !== EVERY_REQUEST) sql.exec('INSERT INTO inbox_outbox (manager_id, version) VALUES (?, ?) ON CONFLICT (manager_id) DO UPDATE SET version = excluded.version', id, version);
   }
 };
 
 /**
  * Memberships in `chain` (a source and its ancestors) that let their holder manage requests of a
- * source of this kind, today. The level is the highest of them; `until`, the earliest expiry.
+ * source of this kind, today, with their levels and end dates.
  */
-const MANAGING = `SELECT user_id, MAX(access_level) AS access_level, MIN(expires_at) AS until FROM memberships
+const MANAGING = `SELECT user_id, access_level, expires_at FROM memberships
   WHERE namespace_id IN (SELECT value FROM json_each(?)) AND access_level >= ? AND (expires_at IS NULL OR expires_at > ?)`;
 
-const managersOf = (sql: SqlStorage, chain: number[], kind: NamespaceKind, today: string): Map<number, Managing> =>
-  new Map(
-    sql
-      .exec<Managing & { user_id: number }>(`${MANAGING} GROUP BY user_id`, json(chain), KINDS[kind].managesRequests, today)
-      .toArray()
-      .map((r) => [r.user_id, { access_level: r.access_level, until: r.until }]),
-  );
-
-const managingOne = (sql: SqlStorage, managerId: number, chain: number[], kind: NamespaceKind, today: string): Managing | null => {
-  const r = sql
-    .exec<Managing & { user_id: number | null }>(`${MANAGING} AND user_id = ?`, json(chain), KINDS[kind].managesRequests, today, managerId)
-    .one();
-  return r.user_id === null ? null : { access_level: r.access_level, until: r.until };
+/** Each manager of a request in `chain`, with their grants there (canonical JSON). */
+const managersOf = (sql: SqlStorage, chain: number[], kind: NamespaceKind, today: string, managerId?: number): Map<number, string> => {
+  const byManager = new Map<number, Grant[]>();
+  const rows = sql
+    .exec<{ user_id: number; access_level: number; expires_at: string | null }>(
+      managerId === undefined ? MANAGING : `${MANAGING} AND user_id = ?`,
+      json(chain),
+      KINDS[kind].managesRequests,
+      today,
+      ...(managerId === undefined ? [] : [managerId]),
+    )
+    .toArray();
+  for (const r of rows) byManager.set(r.user_id, [...(byManager.get(r.user_id) ?? []), [r.access_level, r.expires_at]]);
+  return new Map([...byManager].map(([id, grants]) => [id, JSON.stringify(grantsOf(grants))]));
 };
 
-const putRow = (sql: SqlStorage, managerId: number, namespaceId: number, userId: number, requestedAt: string, kind: NamespaceKind, m: Managing) =>
+const putRow = (sql: SqlStorage, managerId: number, namespaceId: number, userId: number, grants: string) =>
   sql.exec(
-    `INSERT INTO inbox (manager_id, namespace_id, user_id, requested_at, kind, access_level, until) VALUES (?, ?, ?, ?, ?, ?, ?)
-     ON CONFLICT (manager_id, namespace_id, user_id) DO UPDATE SET
-       requested_at = excluded.requested_at, kind = excluded.kind, access_level = excluded.access_level, until = excluded.until`,
+    `INSERT INTO inbox (manager_id, namespace_id, user_id, grants) VALUES (?, ?, ?, ?)
+     ON CONFLICT (manager_id, namespace_id, user_id) DO UPDATE SET grants = excluded.grants`,
     managerId,
     namespaceId,
     userId,
-    requestedAt,
-    kind,
-    m.access_level,
-    m.until,
+    grants,
   );
 
 /**
- * A request in the requester index was made (`requestedAt`) or went (null): its managers' rows are
- * replaced. Versions rise for every manager whose row appeared, went or changed.
+ * A request in the requester index was made or changed (`requestedAt`) or went (null): its
+ * managers' rows are replaced, and every manager it had or has is told (their `User` shows what
+ * changed, if anything). The administrators' version rises when it came or went.
  */
 export const requestChanged = (
   sql: SqlStorage,
@@ -105,42 +101,32 @@ export const requestChanged = (
   requestedAt: string | null,
   today: string,
 ): void => {
-  const before = new Map(
-    sql
-      .exec<{ manager_id: number; access_level: number; requested_at: string }>(
-        'DELETE FROM inbox WHERE namespace_id = ? AND user_id = ? RETURNING manager_id, access_level, requested_at',
-        source.id,
-        requesterId,
-      )
-      .toArray()
-      .map((r) => [r.manager_id, r]),
-  );
+  const touched = sql
+    .exec<{ manager_id: number }>('DELETE FROM inbox WHERE namespace_id = ? AND user_id = ? RETURNING manager_id', source.id, requesterId)
+    .toArray()
+    .map((r) => r.manager_id);
   const wasPending = sql.exec('DELETE FROM request_scopes WHERE namespace_id = ? AND user_id = ? RETURNING scope_id', source.id, requesterId).toArray().length > 0;
-  const touched: number[] = [];
   const kind = source.kind;
   const isPending = requestedAt !== null && kind !== 'user';
   if (isPending) {
     for (const scope of chain) sql.exec('INSERT INTO request_scopes (scope_id, namespace_id, user_id) VALUES (?, ?, ?)', scope, source.id, requesterId);
-    for (const [managerId, m] of managersOf(sql, chain, kind, today)) {
-      putRow(sql, managerId, source.id, requesterId, requestedAt, kind, m);
-      const was = before.get(managerId);
-      before.delete(managerId);
-      if (!was || was.access_level !== m.access_level || was.requested_at !== requestedAt) touched.push(managerId);
+    for (const [managerId, grants] of managersOf(sql, chain, kind, today)) {
+      putRow(sql, managerId, source.id, requesterId, grants);
+      touched.push(managerId);
     }
   }
-  touched.push(...before.keys());
   if (wasPending !== isPending) touched.push(EVERY_REQUEST);
   bump(sql, touched);
 };
 
 /**
  * Judges one manager's row for one request again, from the indexes as they are now. Returns
- * whether what their inbox shows changed (the row came, went, or its level moved).
+ * whether it changed (the row came, went, or its grants moved).
  */
 const refresh = (sql: SqlStorage, managerId: number, namespaceId: number, requesterId: number, today: string): boolean => {
   const request = sql
-    .exec<{ requested_at: string; kind: NamespaceKind }>(
-      `SELECT p.requested_at, n.kind FROM pending_requests p JOIN namespaces n ON n.id = p.namespace_id
+    .exec<{ kind: NamespaceKind }>(
+      `SELECT n.kind FROM pending_requests p JOIN namespaces n ON n.id = p.namespace_id
        WHERE p.namespace_id = ? AND p.user_id = ? AND p.pending = 1`,
       namespaceId,
       requesterId,
@@ -150,13 +136,13 @@ const refresh = (sql: SqlStorage, managerId: number, namespaceId: number, reques
     .exec<{ scope_id: number }>('SELECT scope_id FROM request_scopes WHERE namespace_id = ? AND user_id = ?', namespaceId, requesterId)
     .toArray()
     .map((r) => r.scope_id);
-  const managing = request && chain.length > 0 ? managingOne(sql, managerId, chain, request.kind, today) : null;
+  const grants = request && chain.length > 0 ? (managersOf(sql, chain, request.kind, today, managerId).get(managerId) ?? null) : null;
   const before = sql
-    .exec<{ access_level: number }>('SELECT access_level FROM inbox WHERE manager_id = ? AND namespace_id = ? AND user_id = ?', managerId, namespaceId, requesterId)
+    .exec<{ grants: string }>('SELECT grants FROM inbox WHERE manager_id = ? AND namespace_id = ? AND user_id = ?', managerId, namespaceId, requesterId)
     .toArray()[0];
-  if (request && managing) {
-    putRow(sql, managerId, namespaceId, requesterId, request.requested_at, request.kind, managing);
-    return !before || before.access_level !== managing.access_level;
+  if (grants !== null) {
+    putRow(sql, managerId, namespaceId, requesterId, grants);
+    return before?.grants !== grants;
   }
   if (!before) return false;
   sql.exec('DELETE FROM inbox WHERE manager_id = ? AND namespace_id = ? AND user_id = ?', managerId, namespaceId, requesterId);
@@ -174,20 +160,6 @@ export const membershipChanged = (sql: SqlStorage, userId: number, namespaceId: 
   let changed = false;
   for (const r of below) changed = refresh(sql, userId, r.namespace_id, r.user_id, today) || changed;
   if (changed) bump(sql, [userId]);
-};
-
-/** Rows resting on a membership whose expiry date has come are judged again (before any read). */
-const settleDue = (sql: SqlStorage, managerId: number, today: string): void => {
-  const due = sql
-    .exec<{ namespace_id: number; user_id: number }>(
-      'SELECT namespace_id, user_id FROM inbox WHERE manager_id = ? AND until IS NOT NULL AND until <= ?',
-      managerId,
-      today,
-    )
-    .toArray();
-  let changed = false;
-  for (const r of due) changed = refresh(sql, managerId, r.namespace_id, r.user_id, today) || changed;
-  if (changed) bump(sql, [managerId]);
 };
 
 /** Groups or projects were renamed (a new name, or a new full path): their requests' managers see it. */
@@ -225,99 +197,72 @@ export const requesterChanged = (sql: SqlStorage, userId: number): void => {
   bump(sql, anyPending ? [...managers, EVERY_REQUEST] : managers);
 };
 
-// ---- reading ----
+// ---- delivering managers' shares to their `User` ----
 
-/** Whose inbox: a user's own, or (administrators) every pending request. */
-export interface InboxReader {
-  userId: number;
-  admin: boolean;
-}
-
-export interface InboxFilter {
-  kind?: NamespaceKind;
-  /** ISO 8601, UTC with milliseconds: requests made at or after it. */
-  minRequestedAt?: string;
-}
-
-/** A pending request in an inbox, with its source and the reader's level there. */
-export type InboxItem = {
-  namespace_id: number;
-  kind: NamespaceKind;
-  source_name: string;
-  source_full_path: string;
-  user_id: number;
-  username: string;
-  name: string;
-  state: UserState;
-  requested_at: string;
-  /** The reader's effective level on the source (Owner for administrators). */
-  access_level: number;
-};
-
-export interface InboxPage {
+/** A manager's share of this partition, to send to their `User` (`takeInbox`) with its version. */
+export interface InboxDelivery {
+  managerId: number;
   version: number;
-  total: number;
-  items: InboxItem[];
+  rows: InboxSnapshotRow[];
 }
 
-/** The reader's inbox version (their ETag), after judging rows whose memberships' expiry has come. */
-export const inboxVersion = (sql: SqlStorage, reader: InboxReader, today: string): number => {
-  if (!reader.admin) settleDue(sql, reader.userId, today);
-  const key = reader.admin ? EVERY_REQUEST : reader.userId;
-  return sql.exec<{ version: number }>('SELECT version FROM inbox_versions WHERE user_id = ?', key).toArray()[0]?.version ?? 0;
+/** What a manager's inbox shows of this partition now: their requests with active requesters, with the names shown. */
+const shareOf = (sql: SqlStorage, managerId: number): InboxSnapshotRow[] =>
+  sql
+    .exec<Omit<InboxSnapshotRow, 'grants'> & { grants: string }>(
+      `SELECT i.namespace_id, i.user_id, p.requested_at, n.kind, n.name AS source_name, n.full_path AS source_full_path, u.username, u.name, i.grants
+       FROM inbox i
+         JOIN pending_requests p ON p.namespace_id = i.namespace_id AND p.user_id = i.user_id AND p.pending = 1 AND p.requested_at IS NOT NULL
+         JOIN namespaces n ON n.id = i.namespace_id
+         JOIN users u ON u.id = i.user_id AND u.state = ?
+       WHERE i.manager_id = ?`,
+      SHOWN_REQUESTER_STATE,
+      managerId,
+    )
+    .toArray()
+    .map((r) => ({ ...r, grants: JSON.parse(r.grants) as Grant[] }));
+
+/** Up to `limit` queued managers' shares, each with the version it was read at. Run in a transaction. */
+export const inboxDeliveries = (sql: SqlStorage, limit: number): InboxDelivery[] =>
+  sql
+    .exec<{ manager_id: number; version: number }>('SELECT manager_id, version FROM inbox_outbox ORDER BY manager_id LIMIT ?', limit)
+    .toArray()
+    .map((r) => ({ managerId: r.manager_id, version: r.version, rows: shareOf(sql, r.manager_id) }));
+
+/** A manager's `User` took their share at `version`: dequeued, unless a newer change queued it again. */
+export const inboxDelivered = (sql: SqlStorage, managerId: number, version: number): void => {
+  sql.exec('DELETE FROM inbox_outbox WHERE manager_id = ? AND version <= ?', managerId, version);
 };
+
+/** Whether some manager's share still waits to be sent. */
+export const inboxOutboxWaiting = (sql: SqlStorage): boolean => sql.exec('SELECT 1 FROM inbox_outbox LIMIT 1').toArray().length > 0;
+
+// ---- the administrators' inbox: every pending request ----
 
 /**
- * A page of the reader's inbox, oldest request first, with its version read in the same
- * transaction. A manager's page is a range of their own rows; an administrator's, a range of every
- * pending request (index `pending_requests_open`).
+ * A page of every pending request here, oldest first (index `pending_requests_open`), with the
+ * administrators' version read in the same transaction; only the version while it is `known`.
+ * Run in a transaction.
  */
-export const inboxPage = (sql: SqlStorage, reader: InboxReader, filter: InboxFilter, offset: number, limit: number, today: string): InboxPage => {
-  const version = inboxVersion(sql, reader, today);
-  const from = reader.admin
-    ? { table: 'pending_requests i', where: ['i.pending = 1', 'i.requested_at IS NOT NULL'], args: [] as unknown[], kind: 'n.kind', level: String(OWNER) }
-    : { table: 'inbox i', where: ['i.manager_id = ?'], args: [reader.userId] as unknown[], kind: 'i.kind', level: 'i.access_level' };
-  const where = [...from.where, 'u.state = ?'];
-  const args = [...from.args, SHOWN_REQUESTER_STATE];
-  if (filter.kind) {
-    where.push(`${from.kind} = ?`);
-    args.push(filter.kind);
-  }
-  if (filter.minRequestedAt) {
-    where.push('i.requested_at >= ?');
-    args.push(filter.minRequestedAt);
-  }
-  const body = `FROM ${from.table} JOIN users u ON u.id = i.user_id JOIN namespaces n ON n.id = i.namespace_id WHERE ${where.join(' AND ')}`;
+export const everyRequest = (sql: SqlStorage, filter: InboxFilter, offset: number, limit: number, known: KnownVersion): { version: number; page: InboxPage | null } => {
+  const version = sql.exec<{ version: number }>('SELECT version FROM inbox_versions WHERE user_id = ?', EVERY_REQUEST).toArray()[0]?.version ?? 0;
+  if (known === 'any' || known === version) return { version, page: null };
+  const filtered = filterConditions(filter, { kind: 'n.kind', requestedAt: 'i.requested_at' });
+  const where = ['i.pending = 1', 'i.requested_at IS NOT NULL', 'u.state = ?', ...filtered.where];
+  const args = [SHOWN_REQUESTER_STATE, ...filtered.args];
+  const body = `FROM pending_requests i JOIN users u ON u.id = i.user_id JOIN namespaces n ON n.id = i.namespace_id WHERE ${where.join(' AND ')}`;
   const total = sql.exec<{ n: number }>(`SELECT COUNT(*) AS n ${body}`, ...args).one().n;
   const items = sql
     .exec<InboxItem>(
-      `SELECT i.namespace_id, ${from.kind} AS kind, n.name AS source_name, n.full_path AS source_full_path, i.user_id, u.username, u.name, u.state,
-              i.requested_at, ${from.level} AS access_level
+      `SELECT i.namespace_id, n.kind, n.name AS source_name, n.full_path AS source_full_path, i.user_id, u.username, u.name, u.state,
+              i.requested_at, ${OWNER} AS access_level
        ${body} ORDER BY i.requested_at, i.namespace_id, i.user_id LIMIT ? OFFSET ?`,
       ...args,
       limit,
       offset,
     )
     .toArray();
-  return { version, total, items };
-};
-
-/**
- * A page of the reader's inbox with its version; only the version when that is still
- * `knownVersion` (the client's ETag), so an unchanged poll reads one row. Run in a transaction.
- */
-export const readInbox = (
-  sql: SqlStorage,
-  reader: InboxReader,
-  filter: InboxFilter,
-  offset: number,
-  limit: number,
-  knownVersion: number | 'any' | null,
-  today: string,
-): { version: number; page: InboxPage | null } => {
-  const version = inboxVersion(sql, reader, today);
-  if (version === knownVersion || knownVersion === 'any') return { version, page: null };
-  return { version, page: inboxPage(sql, reader, filter, offset, limit, today) };
+  return { version, page: { version, total, items } };
 };
 
 /** One of a requester's own requests: pending, or how it ended. */

@@ -4,7 +4,8 @@ import type { Env } from '../../env';
 import { OWNER } from '../../../shared/access-levels';
 import type { IndexReply, UserRow, UserSnapshot } from '../directory/directory';
 import { userObject } from '../user/user';
-import { readInbox, requesterChanged, sourcesRenamed, requestsDeletedWith, type InboxFilter, type InboxPage, type InboxReader, type OwnRequestRow } from './inbox-index';
+import type { InboxFilter, InboxPage, KnownVersion } from '../user/inbox';
+import { everyRequest, inboxDeliveries, inboxDelivered, inboxOutboxWaiting, requesterChanged, sourcesRenamed, requestsDeletedWith, type OwnRequestRow } from './inbox-index';
 import { groupMembershipsOf, type GroupMemberships } from './group-memberships';
 import { INDEX_PARTITION_SCHEMA } from './schema';
 import { migrate } from '../migrations';
@@ -37,6 +38,11 @@ import { partitionCount, partitionName, partitionOfId, partitionOfName } from '.
  * requester's names with their request; a user's state from the user fan-out. Each copy is
  * forward-only by the version of the row it copies.
  */
+
+/** How soon the alarm sends again the managers' inbox shares that could not be sent (ms). */
+const INBOX_RETRY_MS = 10_000;
+/** How many managers' shares are sent at once. */
+const INBOX_BATCH = 50;
 
 /** A group or project as its object pushes it: the registry row's copy, and its ancestors. */
 export interface SourceCopy {
@@ -118,6 +124,10 @@ export const userIndexPartitions = async (env: Env, userId: number): Promise<Ind
 
 export class IndexPartition extends DurableObject<Env> {
   private readonly sql: SqlStorage;
+  /** The round of inbox deliveries under way, shared by every caller waiting for it. */
+  private delivering: Promise<boolean> | null = null;
+  /** Whether this instance has set the alarm for inbox shares waiting to be sent. */
+  private armed = false;
 
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
@@ -138,21 +148,25 @@ export class IndexPartition extends DurableObject<Env> {
     // Registering first: a user change the fan-out did not bring here (this partition was not yet
     // the user's) comes with the registration, and the answer below judges by it.
     await this.registerUsers();
+    await this.deliverInbox();
     return this.replyTo(members, requests);
   }
 
   /** The transaction of `applyChanges`; false when the group or project was deleted. */
   private applyLocally(source: SourceCopy, members: MembershipChange[], requests: RequestChange[], requesters: RequesterCopy[]): boolean {
-    return this.ctx.storage.transactionSync(() => {
-      if (this.isDeleted(source.id)) return false;
-      this.takeSource(source);
-      for (const r of requesters) this.takeRequester(r);
-      applyMembershipChanges(this.sql, source.id, members, requests);
-      // Members, and requesters (a decided request stays in their own view for a while).
-      const arrived = [...members.filter((c) => c.accessLevel > 0), ...requests].map((c) => c.userId);
-      for (const id of arrived) this.sql.exec('INSERT INTO known_users (user_id, registered) VALUES (?, 0) ON CONFLICT (user_id) DO NOTHING', id);
-      return true;
-    });
+    return this.commit(() => this.applied(source, members, requests, requesters));
+  }
+
+  /** What `applyLocally` changes, inside a transaction. */
+  private applied(source: SourceCopy, members: MembershipChange[], requests: RequestChange[], requesters: RequesterCopy[]): boolean {
+    if (this.isDeleted(source.id)) return false;
+    this.takeSource(source);
+    for (const r of requesters) this.takeRequester(r);
+    applyMembershipChanges(this.sql, source.id, members, requests);
+    // Members, and requesters (a decided request stays in their own view for a while).
+    const arrived = [...members.filter((c) => c.accessLevel > 0), ...requests].map((c) => c.userId);
+    for (const id of arrived) this.sql.exec('INSERT INTO known_users (user_id, registered) VALUES (?, 0) ON CONFLICT (user_id) DO NOTHING', id);
+    return true;
   }
 
   /**
@@ -181,8 +195,8 @@ export class IndexPartition extends DurableObject<Env> {
    * pushed by a group's own object carries fewer columns at the same version); a deleted group or
    * project stays deleted. A rename reaches the owners' inbox, as a push's does.
    */
-  applyRegistryRows(rows: RegistryCopy[], locators: RegistryLocators = { ids: [], tops: [] }): void {
-    this.ctx.storage.transactionSync(() => {
+  async applyRegistryRows(rows: RegistryCopy[], locators: RegistryLocators = { ids: [], tops: [] }): Promise<void> {
+    this.commit(() => {
       for (const [id, root] of locators.ids) this.sql.exec('INSERT INTO registry_ids (id, root_id) VALUES (?, ?) ON CONFLICT (id) DO UPDATE SET root_id = excluded.root_id', id, root);
       // A path renamed away keeps its entry: the tree then has no row by it, and the finder asks
       // the Directory. A path taken again points at its new tree.
@@ -217,17 +231,19 @@ export class IndexPartition extends DurableObject<Env> {
         this.shownAnew(r.id, before, r);
       }
     });
+    await this.deliverInbox();
   }
 
   /** A group or project was deleted: its rows go, and stay gone whatever push arrives late. */
-  deleteSource(id: number): void {
-    this.ctx.storage.transactionSync(() => {
+  async deleteSource(id: number): Promise<void> {
+    this.commit(() => {
       this.sql.exec('INSERT INTO deleted_namespaces (id) VALUES (?) ON CONFLICT (id) DO NOTHING', id);
       this.sql.exec('DELETE FROM memberships WHERE namespace_id = ?', id);
       requestsDeletedWith(this.sql, id);
       this.sql.exec('DELETE FROM pending_requests WHERE namespace_id = ?', id);
       this.sql.exec('DELETE FROM namespaces WHERE id = ?', id);
     });
+    await this.deliverInbox();
   }
 
   /**
@@ -235,27 +251,32 @@ export class IndexPartition extends DurableObject<Env> {
    * their requests are told. Returns where this partition has the user's pending requests and
    * memberships, for the fan-out to reach.
    */
-  applyUser(snapshot: UserSnapshot): { pendingIn: number[]; memberOf: number[] } {
-    return this.ctx.storage.transactionSync(() => {
-      const before = this.sql.exec<{ version: number }>('SELECT version FROM users WHERE id = ?', snapshot.id).toArray()[0];
-      if (!before || before.version < snapshot.version) {
-        const names = 'username' in snapshot ? snapshot : this.sql.exec<{ username: string; name: string }>('SELECT username, name FROM users WHERE id = ?', snapshot.id).toArray()[0];
-        this.sql.exec(
-          `INSERT INTO users (id, username, name, state, version) VALUES (?, ?, ?, ?, ?)
-           ON CONFLICT (id) DO UPDATE SET username = excluded.username, name = excluded.name, state = excluded.state, version = excluded.version`,
-          snapshot.id,
-          names?.username ?? '',
-          names?.name ?? '',
-          snapshot.state,
-          snapshot.version,
-        );
-        requesterChanged(this.sql, snapshot.id);
-      }
-      return {
-        pendingIn: pendingRequestsOf(this.sql, snapshot.id).map((n) => n.id),
-        memberOf: this.sql.exec<{ id: number }>('SELECT namespace_id AS id FROM memberships WHERE user_id = ? AND access_level > 0', snapshot.id).toArray().map((r) => r.id),
-      };
-    });
+  async applyUser(snapshot: UserSnapshot): Promise<{ pendingIn: number[]; memberOf: number[] }> {
+    const found = this.commit(() => this.takeUser(snapshot));
+    await this.deliverInbox();
+    return found;
+  }
+
+  /** What `applyUser` changes, inside a transaction. */
+  private takeUser(snapshot: UserSnapshot): { pendingIn: number[]; memberOf: number[] } {
+    const before = this.sql.exec<{ version: number }>('SELECT version FROM users WHERE id = ?', snapshot.id).toArray()[0];
+    if (!before || before.version < snapshot.version) {
+      const names = 'username' in snapshot ? snapshot : this.sql.exec<{ username: string; name: string }>('SELECT username, name FROM users WHERE id = ?', snapshot.id).toArray()[0];
+      this.sql.exec(
+        `INSERT INTO users (id, username, name, state, version) VALUES (?, ?, ?, ?, ?)
+         ON CONFLICT (id) DO UPDATE SET username = excluded.username, name = excluded.name, state = excluded.state, version = excluded.version`,
+        snapshot.id,
+        names?.username ?? '',
+        names?.name ?? '',
+        snapshot.state,
+        snapshot.version,
+      );
+      requesterChanged(this.sql, snapshot.id);
+    }
+    return {
+      pendingIn: pendingRequestsOf(this.sql, snapshot.id).map((n) => n.id),
+      memberOf: this.sql.exec<{ id: number }>('SELECT namespace_id AS id FROM memberships WHERE user_id = ? AND access_level > 0', snapshot.id).toArray().map((r) => r.id),
+    };
   }
 
   /**
@@ -268,12 +289,77 @@ export class IndexPartition extends DurableObject<Env> {
     if (waiting.length === 0) return;
     const partition = this.partition();
     const users = await Promise.all(waiting.map((id) => userObject(this.env, id).addIndexPartitions([partition])));
-    this.ctx.storage.transactionSync(() => {
+    this.commit(() => {
       // The user as their `User` knows them: a change fanned out before this partition was
       // theirs reached only the partitions listed then (forward-only, so an older one is a no-op).
-      for (const user of users) if (user) this.applyUser(user);
+      for (const user of users) if (user) this.takeUser(user);
       this.sql.exec('UPDATE known_users SET registered = 1 WHERE user_id IN (SELECT value FROM json_each(?))', JSON.stringify(waiting));
     });
+  }
+
+  // ---- the managers' inboxes: a durable outbox to their `User` objects ----
+
+  /**
+   * Runs one write transaction (never inside another), and sets the alarm for the managers' shares
+   * it queued in the inbox outbox (inbox-index.ts `bump`) with no await between: Durable Object
+   * writes without an await between them are committed together, so a crash before the shares are
+   * sent leaves the alarm to send them.
+   */
+  private commit<T>(change: () => T): T {
+    const result = this.ctx.storage.transactionSync(change);
+    this.arm();
+    return result;
+  }
+
+  /** Sets the alarm while managers' shares wait to be sent. */
+  private arm(): void {
+    if (this.armed || !inboxOutboxWaiting(this.sql)) return;
+    void this.ctx.storage.setAlarm(clock.now() + INBOX_RETRY_MS);
+    this.armed = true;
+  }
+
+  /**
+   * Sends each queued manager's share of this partition to their `User` (idempotent: a share is
+   * taken only when newer than the one held), before the change that queued it answers; what
+   * cannot be sent stays queued for the alarm. One round at a time, shared by every caller; a
+   * caller whose change came after the round read the queue waits for the next.
+   */
+  private async deliverInbox(): Promise<void> {
+    while (inboxOutboxWaiting(this.sql)) {
+      this.delivering ??= this.deliverRound().finally(() => {
+        this.delivering = null;
+      });
+      if (!(await this.delivering)) {
+        this.arm();
+        return;
+      }
+    }
+    // Nothing waits: the alarm has nothing to do.
+    if (this.armed) {
+      void this.ctx.storage.deleteAlarm();
+      this.armed = false;
+    }
+  }
+
+  /** One round: up to INBOX_BATCH shares, sent at once; true when all arrived. */
+  private async deliverRound(): Promise<boolean> {
+    const partition = this.partition();
+    const shares = this.ctx.storage.transactionSync(() => inboxDeliveries(this.sql, INBOX_BATCH));
+    const sent = await Promise.allSettled(shares.map((s) => userObject(this.env, s.managerId).takeInbox(partition, s.version, s.rows)));
+    this.ctx.storage.transactionSync(() => {
+      sent.forEach((r, i) => {
+        if (r.status === 'fulfilled') inboxDelivered(this.sql, shares[i].managerId, shares[i].version);
+      });
+    });
+    const failed = sent.filter((r) => r.status === 'rejected');
+    if (failed.length > 0) console.warn("managers' inbox shares could not be sent; the alarm will retry", this.ctx.id.name, failed.length);
+    return failed.length === 0;
+  }
+
+  /** Sends what a crash or a failure left queued; rings again while something cannot be sent. */
+  async alarm(): Promise<void> {
+    this.armed = false;
+    await this.deliverInbox();
   }
 
   /** This partition's number, from its name (`index:<p>`). */
@@ -308,9 +394,9 @@ export class IndexPartition extends DurableObject<Env> {
     return found;
   }
 
-  /** The reader's inbox here (inbox-index.ts); only the version while it is `knownVersion`. */
-  inbox(reader: InboxReader, filter: InboxFilter, offset: number, limit: number, knownVersion: number | 'any' | null): { version: number; page: InboxPage | null } {
-    return this.ctx.storage.transactionSync(() => readInbox(this.sql, reader, filter, offset, limit, knownVersion, todayUtc()));
+  /** The administrators' inbox here: every pending request (inbox-index.ts); only the version while it is `known`. */
+  everyRequest(filter: InboxFilter, offset: number, limit: number, known: KnownVersion): { version: number; page: InboxPage | null } {
+    return this.ctx.storage.transactionSync(() => everyRequest(this.sql, filter, offset, limit, known));
   }
 
   /** A requester's own requests here that they may see, oldest first. */

@@ -1,4 +1,4 @@
-import { INBOX_TABLES_V1 } from './inbox-schema';
+import { INBOX_TABLES } from './inbox-schema';
 
 /**
  * The tables of one index partition (`IndexPartition`, named `index:<p>`), as one baseline:
@@ -68,7 +68,7 @@ export const INDEX_PARTITION_SCHEMA = [
      PRIMARY KEY (user_id, namespace_id)
    ) WITHOUT ROWID;
    CREATE INDEX pending_requests_open ON pending_requests (requested_at, namespace_id, user_id) WHERE pending = 1;
-   ${INBOX_TABLES_V1}
+   ${INBOX_TABLES}
    CREATE TABLE known_users (
      user_id INTEGER PRIMARY KEY,
      registered INTEGER NOT NULL

@@ -86,6 +86,36 @@ export const USER_SCHEMA = [
    );
    CREATE INDEX token_pairs_grant ON token_pairs (grant_id);
    CREATE INDEX token_pairs_expiry ON token_pairs (refresh_expires_at);
+   -- The user's owners' inbox (inbox.ts): each index partition's latest snapshot of the pending
+   -- requests there the user may act on (inbox_snapshots: its version), one row per request with
+   -- the names shown and the memberships the user's standing rests on (grants, JSON; access_level
+   -- and until are its first: the level shown and when it next changes); inbox_version: the ETag.
+   CREATE TABLE inbox_snapshots (
+     partition INTEGER PRIMARY KEY,
+     version INTEGER NOT NULL
+   );
+   CREATE TABLE inbox (
+     namespace_id INTEGER NOT NULL,
+     user_id INTEGER NOT NULL,
+     partition INTEGER NOT NULL,
+     requested_at TEXT NOT NULL,
+     kind TEXT NOT NULL,
+     source_name TEXT NOT NULL,
+     source_full_path TEXT NOT NULL,
+     username TEXT NOT NULL,
+     name TEXT NOT NULL,
+     grants TEXT NOT NULL,
+     access_level INTEGER NOT NULL,
+     until TEXT,
+     PRIMARY KEY (namespace_id, user_id)
+   ) WITHOUT ROWID;
+   CREATE INDEX inbox_order ON inbox (requested_at, namespace_id, user_id);
+   CREATE INDEX inbox_partition ON inbox (partition);
+   CREATE INDEX inbox_due ON inbox (until) WHERE until IS NOT NULL;
+   CREATE TABLE inbox_version (
+     singleton INTEGER PRIMARY KEY CHECK (singleton = 1),
+     version INTEGER NOT NULL
+   );
    CREATE TABLE user_state (
      singleton INTEGER PRIMARY KEY CHECK (singleton = 1),
      snapshot TEXT NOT NULL,

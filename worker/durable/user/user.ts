@@ -1,6 +1,6 @@
 import { DurableObject } from 'cloudflare:workers';
 import { randomToken } from '../../auth/crypto';
-import { clock, epochSeconds, isoNow } from '../../clock';
+import { clock, epochSeconds, isoNow, todayUtc } from '../../clock';
 import { config } from '../../config';
 import type { Env } from '../../env';
 import { problems, type Problem } from '../../errors';
@@ -25,6 +25,7 @@ import { clientHoldersOf } from '../client-holders/client-holders';
 import { directory, type UserRow, type UserSnapshot } from '../directory/directory';
 import type { UserState } from '../user-lifecycle';
 import { groupClaimsOf } from './group-claims';
+import { inboxVersion, readInbox, takeSnapshot, type InboxFilter, type InboxPage, type InboxSnapshotRow, type KnownVersion } from './inbox';
 import { USER_SCHEMA } from './schema';
 import { migrate } from '../migrations';
 import { fail, ok, type Result } from '../result';
@@ -194,9 +195,6 @@ export class User extends DurableObject<Env> {
     migrate(ctx.storage, USER_SCHEMA);
   }
 
-  // ---- consent and codes (authorize endpoint) ----
-
-  /** Whether the user already agreed to give this application these scopes (or more). */
   // ---- where the user's index rows are ----
 
   /**
@@ -215,6 +213,26 @@ export class User extends DurableObject<Env> {
     return this.sql.exec<{ partition: number }>('SELECT partition FROM index_partitions ORDER BY partition').toArray().map((r) => r.partition);
   }
 
+  // ---- the owners' inbox (inbox.ts) ----
+
+  /** An index partition's snapshot of the requests there this user may act on (forward-only by its version). */
+  takeInbox(partition: number, version: number, rows: InboxSnapshotRow[]): void {
+    this.ctx.storage.transactionSync(() => takeSnapshot(this.sql, partition, version, rows, todayUtc()));
+  }
+
+  /** The inbox's version (its ETag). */
+  inboxVersion(): number {
+    return this.ctx.storage.transactionSync(() => inboxVersion(this.sql, todayUtc()));
+  }
+
+  /** A page of the inbox with its version; only the version while it is `known`. */
+  inbox(filter: InboxFilter, offset: number, limit: number, known: KnownVersion): { version: number; page: InboxPage | null } {
+    return this.ctx.storage.transactionSync(() => readInbox(this.sql, filter, offset, limit, known, todayUtc()));
+  }
+
+  // ---- consent and codes (authorize endpoint) ----
+
+  /** Whether the user already agreed to give this application these scopes (or more). */
   hasConsent(clientId: string, scopes: string[]): boolean {
     return this.sql
       .exec<{ scopes: string }>('SELECT scopes FROM consents WHERE client_id = ?', clientId)

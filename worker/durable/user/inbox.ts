@@ -1,0 +1,216 @@
+import type { NamespaceKind } from '../../../shared/access-levels';
+import type { UserState } from '../user-lifecycle';
+
+/**
+ * A manager's owners' inbox, kept in their own `User` object: every pending access request they
+ * may act on (GitLab's rules: Maintainer or above on a project, Owner on a group, directly or
+ * through an ancestor group), whatever the number of trees, so a page and its version cost one
+ * object call. Plain functions over the object's SQLite (no Durable Object runtime needed).
+ *
+ * The index partitions stay the authority: each judges, in the transaction that changes its
+ * indexes, which managers a change concerns, and queues the manager in its inbox outbox; it then
+ * sends the manager's whole share of that partition (`takeSnapshot`), retried by its alarm. A
+ * snapshot per partition rather than deltas: a manager has tens of rows in a partition, so the
+ * whole share costs little to send, and a snapshot is idempotent and forward-only by its version
+ * alone (a late or repeated one is ignored), needs no ordering of deliveries, and a burst of
+ * changes for one manager travels as one.
+ *
+ * Expiry (a membership ends at 00:00 UTC of its `expires_at`): each row carries the memberships
+ * its standing rests on (`grants`: the highest level first, each with its end date), so from the
+ * day one ends the row is judged again here (`settle`, before any read), without the partition:
+ * a manager whose membership expired sees nothing from that day even if the object's alarm that
+ * removes the member is late.
+ *
+ * The version (the inbox's ETag) is this object's own: it rises exactly when what the inbox shows
+ * changes, whether by a snapshot that shows something new or by an expiry.
+ */
+
+/** One membership a manager's standing over a request rests on: its level, and its last day's end (null: none). */
+export type Grant = [level: number, until: string | null];
+
+/** One pending request in a manager's share of a partition, as the partition sends it. */
+export type InboxSnapshotRow = {
+  namespace_id: number;
+  user_id: number;
+  requested_at: string;
+  kind: NamespaceKind;
+  source_name: string;
+  source_full_path: string;
+  username: string;
+  name: string;
+  /** The manager's memberships over the request's source and its ancestors that manage requests, as `grantsOf` orders them. */
+  grants: Grant[];
+};
+
+export interface InboxFilter {
+  kind?: NamespaceKind;
+  /** ISO 8601, UTC with milliseconds: requests made at or after it. */
+  minRequestedAt?: string;
+}
+
+/** A pending request in an inbox, with its source and the reader's level there. */
+export type InboxItem = {
+  namespace_id: number;
+  kind: NamespaceKind;
+  source_name: string;
+  source_full_path: string;
+  user_id: number;
+  username: string;
+  name: string;
+  state: UserState;
+  requested_at: string;
+  /** The reader's effective level on the source (Owner for administrators). */
+  access_level: number;
+};
+
+export interface InboxPage {
+  version: number;
+  total: number;
+  items: InboxItem[];
+}
+
+/** What the client's ETag said: a version of the inbox, any (`*`), or nothing. */
+export type KnownVersion = number | 'any' | null;
+
+/** The filter as SQL conditions over the columns that hold a request's kind and time (every inbox reads it so). */
+export const filterConditions = (filter: InboxFilter, columns: { kind: string; requestedAt: string }): { where: string[]; args: unknown[] } => {
+  const where: string[] = [];
+  const args: unknown[] = [];
+  if (filter.kind) {
+    where.push(`${columns.kind} = ?`);
+    args.push(filter.kind);
+  }
+  if (filter.minRequestedAt) {
+    where.push(`${columns.requestedAt} >= ?`);
+    args.push(filter.minRequestedAt);
+  }
+  return { where, args };
+};
+
+/**
+ * The grants that can matter, canonical (so equal standings compare equal): highest level first,
+ * and each kept only if it lasts longer than every higher one (null: no end). The level on a day
+ * is that of the first grant still running; the row next changes when the first one ends.
+ */
+export const grantsOf = (memberships: Grant[]): Grant[] => {
+  const lastsLonger = (a: string | null, b: string | null) => (a === b ? 0 : a === null ? -1 : b === null ? 1 : b.localeCompare(a));
+  const sorted = [...memberships].sort((a, b) => b[0] - a[0] || lastsLonger(a[1], b[1]));
+  const kept: Grant[] = [];
+  for (const g of sorted) {
+    const last = kept.at(-1);
+    if (last && (last[1] === null || (g[1] !== null && g[1] <= last[1]))) continue;
+    kept.push(g);
+  }
+  return kept;
+};
+
+/** The grants still running on `today` (a membership ends at 00:00 UTC of its date). */
+const running = (grants: Grant[], today: string): Grant[] => grants.filter(([, until]) => until === null || until > today);
+
+/** The visible part of a stored row: what the inbox shows of it. */
+const shown = (r: { namespace_id: number; user_id: number; requested_at: string; kind: string; source_name: string; source_full_path: string; username: string; name: string; access_level: number }) =>
+  JSON.stringify([r.namespace_id, r.user_id, r.requested_at, r.kind, r.source_name, r.source_full_path, r.username, r.name, r.access_level]);
+
+const SHOWN_COLUMNS = 'namespace_id, user_id, requested_at, kind, source_name, source_full_path, username, name, access_level';
+
+/** What the inbox shows of one partition's share, in one order. */
+const shownOf = (sql: SqlStorage, partition: number): string[] =>
+  sql
+    .exec<Parameters<typeof shown>[0]>(`SELECT ${SHOWN_COLUMNS} FROM inbox WHERE partition = ? ORDER BY namespace_id, user_id`, partition)
+    .toArray()
+    .map(shown);
+
+const raiseVersion = (sql: SqlStorage): void => {
+  sql.exec('INSERT INTO inbox_version (singleton, version) VALUES (1, 1) ON CONFLICT (singleton) DO UPDATE SET version = version + 1');
+};
+
+/**
+ * Rows whose first grant has ended by `today` are judged again from the grants still running:
+ * a lower level, or gone. The version rises when that changes what the inbox shows.
+ */
+const settle = (sql: SqlStorage, today: string): void => {
+  const due = sql
+    .exec<{ namespace_id: number; user_id: number; grants: string; access_level: number }>(
+      'SELECT namespace_id, user_id, grants, access_level FROM inbox WHERE until IS NOT NULL AND until <= ?',
+      today,
+    )
+    .toArray();
+  let changed = false;
+  for (const r of due) {
+    const left = running(JSON.parse(r.grants) as Grant[], today);
+    if (left.length === 0) {
+      sql.exec('DELETE FROM inbox WHERE namespace_id = ? AND user_id = ?', r.namespace_id, r.user_id);
+      changed = true;
+      continue;
+    }
+    sql.exec('UPDATE inbox SET grants = ?, access_level = ?, until = ? WHERE namespace_id = ? AND user_id = ?', JSON.stringify(left), left[0][0], left[0][1], r.namespace_id, r.user_id);
+    changed ||= left[0][0] !== r.access_level;
+  }
+  if (changed) raiseVersion(sql);
+};
+
+/**
+ * A partition's snapshot of this manager's share of it: taken when newer than the one held
+ * (idempotent, forward-only), replacing that share whole. Grants already ended are left out. The
+ * version rises when what the inbox shows changed. Returns whether it was taken. Run in a transaction.
+ */
+export const takeSnapshot = (sql: SqlStorage, partition: number, version: number, rows: InboxSnapshotRow[], today: string): boolean => {
+  const held = sql.exec<{ version: number }>('SELECT version FROM inbox_snapshots WHERE partition = ?', partition).toArray()[0]?.version ?? 0;
+  if (version <= held) return false;
+  settle(sql, today);
+  const before = shownOf(sql, partition);
+  sql.exec('INSERT INTO inbox_snapshots (partition, version) VALUES (?, ?) ON CONFLICT (partition) DO UPDATE SET version = excluded.version', partition, version);
+  sql.exec('DELETE FROM inbox WHERE partition = ?', partition);
+  for (const r of rows) {
+    const grants = running(r.grants, today);
+    if (grants.length === 0) continue;
+    sql.exec(
+      `INSERT INTO inbox (namespace_id, user_id, partition, requested_at, kind, source_name, source_full_path, username, name, grants, access_level, until)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+       ON CONFLICT (namespace_id, user_id) DO NOTHING`,
+      r.namespace_id,
+      r.user_id,
+      partition,
+      r.requested_at,
+      r.kind,
+      r.source_name,
+      r.source_full_path,
+      r.username,
+      r.name,
+      JSON.stringify(grants),
+      grants[0][0],
+      grants[0][1],
+    );
+  }
+  const after = shownOf(sql, partition);
+  if (before.length !== after.length || before.some((line, i) => line !== after[i])) raiseVersion(sql);
+  return true;
+};
+
+/** The inbox version (the ETag), after judging rows whose grants ended by `today`. Run in a transaction. */
+export const inboxVersion = (sql: SqlStorage, today: string): number => {
+  settle(sql, today);
+  return sql.exec<{ version: number }>('SELECT version FROM inbox_version').toArray()[0]?.version ?? 0;
+};
+
+/**
+ * A page of the inbox, oldest request first, with its version; only the version when that is
+ * still `known` (the client's ETag), so an unchanged poll reads one row. Run in a transaction.
+ */
+export const readInbox = (sql: SqlStorage, filter: InboxFilter, offset: number, limit: number, known: KnownVersion, today: string): { version: number; page: InboxPage | null } => {
+  const version = inboxVersion(sql, today);
+  if (known === 'any' || known === version) return { version, page: null };
+  const { where, args } = filterConditions(filter, { kind: 'kind', requestedAt: 'requested_at' });
+  const body = `FROM inbox WHERE ${['1 = 1', ...where].join(' AND ')}`;
+  const total = sql.exec<{ n: number }>(`SELECT COUNT(*) AS n ${body}`, ...args).one().n;
+  const items = sql
+    .exec<InboxItem>(
+      `SELECT namespace_id, kind, source_name, source_full_path, user_id, username, name, 'active' AS state, requested_at, access_level
+       ${body} ORDER BY requested_at, namespace_id, user_id LIMIT ? OFFSET ?`,
+      ...args,
+      limit,
+      offset,
+    )
+    .toArray();
+  return { version, page: { version, total, items } };
+};
