@@ -1,7 +1,7 @@
 import { SignJWT } from 'jose';
 import { base64url } from '../auth/crypto';
 import { epochSeconds } from '../clock';
-import type { Authentication } from '../durable/user/user';
+import type { Authentication } from '../durable/user/contract';
 import type { Env } from '../env';
 import type { GroupClaims } from '../store/tokens';
 import { releasedClaims, userClaims } from './claims';

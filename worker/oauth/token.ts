@@ -1,6 +1,7 @@
 import type { Context } from 'hono';
 import { publicOrigin } from '../config';
-import { userObject, type Issued } from '../durable/user/user';
+import type { Issued } from '../durable/user/contract';
+import { userObject } from '../durable/user/user';
 import { unwrap, type Result } from '../durable/result';
 import { enforceLimit, LIMITS } from '../edge/rate-limits';
 import type { BaseEnv } from '../env';

@@ -1,6 +1,7 @@
 import { Hono, type MiddlewareHandler } from 'hono';
 import { csrfTokenFor, type Session } from '../auth/session';
-import { userObject, type Authorization } from '../durable/user/user';
+import type { Authorization } from '../durable/user/contract';
+import { userObject } from '../durable/user/user';
 import type { UserRow } from '../durable/directory/directory';
 import type { PageEnv } from '../env';
 import { findClient } from '../oauth/clients';

@@ -3,172 +3,36 @@ import { randomToken } from '../../auth/crypto';
 import { clock, epochSeconds, isoNow, todayUtc } from '../../clock';
 import { config } from '../../config';
 import type { Env } from '../../env';
-import { problems, type Problem } from '../../errors';
-import { verifierMatches, s256 } from '../../protocol/pkce';
+import { problems } from '../../errors';
+import { s256 } from '../../protocol/pkce';
 import { openResponse, retryKey, sealResponse } from '../../protocol/sealed-response';
-import { tokenResponse, type TokenResponse } from '../../protocol/token-response';
+import { tokenResponse } from '../../protocol/token-response';
 import {
   AUTHORIZATION_CODE_PREFIX,
   REFRESH_TOKEN_PREFIX,
   accessTokenRecord,
-  epochOf,
   hashSecret,
   newAccessToken,
   newRoutedSecret,
   putAccessToken,
   revokeAccessTokens,
-  type AccessTokenRecord,
   type GroupClaims,
-  type TokenFacts,
 } from '../../store/tokens';
 import { clientHoldersOf } from '../client-holders/client-holders';
 import { directory, type UserRow, type UserSnapshot } from '../directory/directory';
-import type { UserState } from '../user-lifecycle';
 import { groupClaimsOf } from './group-claims';
 import { inboxVersion, readInbox, takeSnapshot, type InboxFilter, type InboxPage, type InboxSnapshotRow, type KnownVersion } from './inbox';
 import { USER_SCHEMA } from './schema';
+import { liveSession, startSession } from './sessions';
+import { inactiveUser, invalidGrant, pkceProblem, refused, refuseReplayedCode, retryOrRevoke } from './grant-rules';
 import { migrate } from '../migrations';
 import { fail, ok, type Result } from '../result';
+import type { Authorization, CodeRedemption, CodeRequest, Issued, IssuedCode, RefreshRequest, RefreshTokenInfo, SessionLookup } from './contract';
+import { authorizationsOf, cleanUp, codeRow, insertPair, pairRow, revokeGrantRows, type Decision, type Outcome, type PreparedPair } from './rows';
 
 /** An identical retry of a rotated refresh token within this window gets the same answer (see retryOrRevoke). */
-
-/** A browser session as its user's object finds it: live (with when the user signed in, epoch seconds), ended by the user's state, or none. */
-export type SessionLookup = { user: UserRow; csrfToken: string; signedInAt: number } | { endedBecause: Exclude<UserState, 'active'> } | null;
 export const RETRY_GRACE_SECONDS = 30;
-/** Redeemed codes are kept this long past their expiry so a late replay still revokes. */
-const USED_CODE_MEMORY_SECONDS = 24 * 3600;
 
-export interface CodeRequest {
-  userId: number;
-  clientId: string;
-  /** The redirect_uri the authorization request named; null when it named none. */
-  redirectUri: string | null;
-  scopes: string[];
-  codeChallenge: string | null;
-  /** Remember the user's consent, so the next identical authorization needs no page. */
-  rememberConsent: boolean;
-  /** What the id_tokens of this authorization say of the sign-in (OpenID Connect Core 1.0 §2). */
-  nonce: string | null;
-  authTime: number | null;
-  sid: string | null;
-}
-
-/**
- * Who signed in to the grant, when and in which browser session: what an id_token says besides the
- * claims read when it is issued. `nonce` only for the code's own exchange (Core §12.2: a refreshed
- * id_token need not repeat it).
- */
-export interface Authentication {
-  user: UserRow;
-  authTime: number | null;
-  nonce: string | null;
-  sid: string | null;
-}
-
-/** A token response, with the sign-in behind its grant and, when `openid` was granted, the group claims its access token carries. */
-export interface Issued {
-  response: TokenResponse;
-  authentication: Authentication;
-  groups: GroupClaims | null;
-}
-
-/** A code, or why none was issued. */
-export type IssuedCode = { code: string } | { refused: 'inactive_user' | 'deleted_client' };
-
-export interface CodeRedemption {
-  userId: number;
-  code: string;
-  clientId: string;
-  publicClient: boolean;
-  redirectUri: string | null;
-  codeVerifier: string | null;
-}
-
-export interface RefreshRequest {
-  userId: number;
-  refreshToken: string;
-  clientId: string;
-  /** RFC 6749 §6: an optional narrower scope. */
-  scope: string[] | null;
-}
-
-/** What the authorized-applications page lists: one entry per application. */
-export interface Authorization {
-  clientId: string;
-  scopes: string[];
-  authorizedAt: string;
-}
-
-export interface RefreshTokenInfo {
-  userId: number;
-  clientId: string;
-  scopes: string[];
-  issuedAt: number;
-  expiresAt: number;
-}
-
-type CodeRow = {
-  hash: string;
-  client_id: string;
-  user_id: number;
-  redirect_uri: string | null;
-  scopes: string;
-  code_challenge: string | null;
-  expires_at: number;
-  grant_id: string | null;
-  nonce: string | null;
-  auth_time: number | null;
-  sid: string | null;
-};
-
-type PairRow = {
-  refresh_hash: string;
-  grant_id: string;
-  access_hash: string;
-  access_expires_at: number;
-  refresh_expires_at: number;
-  scopes: string;
-  created_at: number;
-  state: 'active' | 'rotated' | 'revoked';
-  successor_hash: string | null;
-  retry_request: string | null;
-  retry_response: ArrayBuffer | null;
-  retry_until: number | null;
-  groups: string | null;
-  client_id: string;
-  user_id: number;
-  grant_scopes: string;
-  grant_revoked_at: string | null;
-  auth_time: number | null;
-  sid: string | null;
-};
-
-/** A token pair made ready (and hashed) before the transaction that decides whether it exists. */
-interface PreparedPair {
-  grantId: string;
-  response: TokenResponse;
-  accessHash: string;
-  refreshHash: string;
-  refreshExpiresAt: number;
-  /** What the access token's KV record says besides the user, whose profile is read in the transaction. */
-  token: TokenFacts;
-}
-
-type EndedToken = { hash: string; expiresAt: number };
-
-/** What a transaction decided; the effects outside the object (KV writes) follow it. */
-type Decision =
-  | { kind: 'issued'; pair: PreparedPair; record: AccessTokenRecord; ended: EndedToken[]; authentication: Authentication }
-  | { kind: 'refused'; problem: Problem; ended: EndedToken[] };
-/** A refresh may also be answered again with the sealed answer of an identical earlier one. */
-type Outcome = Decision | { kind: 'retry'; sealed: ArrayBuffer; authentication: Authentication; groups: GroupClaims | null };
-
-const invalidGrant = (description: string) => problems.oauth('invalid_grant', description);
-const inactiveUser = () => invalidGrant('The user of this authorization is no longer active.');
-const refused = (problem: Problem, ended: EndedToken[] = []): Decision => ({ kind: 'refused', problem, ended });
-
-const PAIR_SELECT = `SELECT p.*, g.client_id, g.user_id, g.scopes AS grant_scopes, g.revoked_at AS grant_revoked_at, g.auth_time, g.sid
-  FROM token_pairs p JOIN grants g ON g.id = p.grant_id`;
 
 const scopeList = (s: string) => s.split(' ').filter(Boolean);
 const covers = (granted: string[], wanted: string[]) => wanted.every((s) => granted.includes(s));
@@ -263,7 +127,7 @@ export class User extends DurableObject<Env> {
       const user = this.storedUser();
       if (!user || !isActive(user)) return { refused: 'inactive_user' };
       if (this.clientDeleted(req.clientId)) return { refused: 'deleted_client' };
-      this.cleanUp(now);
+      cleanUp(this.sql, now);
       this.sql.exec('INSERT INTO indexed_clients (client_id) VALUES (?) ON CONFLICT DO NOTHING', req.clientId);
       if (req.rememberConsent) {
         this.sql.exec(
@@ -301,7 +165,7 @@ export class User extends DurableObject<Env> {
   /** RFC 6749 §4.1.3 with RFC 7636 §4.6: trades a code for the grant's first token pair. */
   async redeemCode(r: CodeRedemption): Promise<Result<Issued>> {
     const codeHash = await hashSecret(this.env, r.code);
-    const seen = this.code(codeHash);
+    const seen = codeRow(this.sql, codeHash);
     if (!seen || seen.user_id !== r.userId) return fail(invalidGrant('The authorization code is invalid, expired or already used.'));
     if (!isActive(await this.user(seen.user_id))) return fail(inactiveUser());
     const transformed = r.codeVerifier ? await s256(r.codeVerifier) : '';
@@ -311,9 +175,9 @@ export class User extends DurableObject<Env> {
       const now = epochSeconds();
       const user = this.storedUser();
       if (!user || !isActive(user)) return refused(inactiveUser());
-      const code = this.code(codeHash);
+      const code = codeRow(this.sql, codeHash);
       if (!code) return refused(invalidGrant('The authorization code is invalid, expired or already used.'));
-      if (code.grant_id) return this.refuseReplayedCode(code, now);
+      if (code.grant_id) return refuseReplayedCode(this.sql, code, now);
       if (code.expires_at <= now) {
         this.sql.exec('DELETE FROM codes WHERE hash = ?', codeHash);
         return refused(invalidGrant('The authorization code has expired.'));
@@ -324,7 +188,7 @@ export class User extends DurableObject<Env> {
         const named = code.redirect_uri !== null;
         return refused(invalidGrant(named ? 'redirect_uri must be the one the authorization request named.' : 'redirect_uri was not part of the authorization request.'));
       }
-      const pkce = this.checkPkce(code, r, transformed);
+      const pkce = pkceProblem(code, r, transformed);
       if (pkce) return refused(pkce);
 
       this.sql.exec(
@@ -338,7 +202,7 @@ export class User extends DurableObject<Env> {
         code.sid,
       );
       this.sql.exec('UPDATE codes SET grant_id = ? WHERE hash = ?', pair.grantId, codeHash);
-      this.insertPair(pair);
+      insertPair(this.sql, pair);
       const authentication = { user, authTime: code.auth_time, nonce: code.nonce, sid: code.sid };
       return { kind: 'issued', pair, record: accessTokenRecord(user, pair.token), ended: [], authentication };
     });
@@ -348,7 +212,7 @@ export class User extends DurableObject<Env> {
   /** RFC 6749 §6 with rotation (RFC 9700 §4.14.2): a new pair; the presented pair ends. */
   async refresh(r: RefreshRequest): Promise<Result<Issued>> {
     const hash = await hashSecret(this.env, r.refreshToken);
-    const seen = this.pair(hash);
+    const seen = pairRow(this.sql, hash);
     if (!seen || seen.user_id !== r.userId) return fail(invalidGrant('The refresh token is invalid, expired or revoked.'));
     if (seen.client_id !== r.clientId) return fail(invalidGrant('The refresh token was issued to another client.'));
     const grantScopes = scopeList(seen.grant_scopes);
@@ -365,10 +229,10 @@ export class User extends DurableObject<Env> {
       const now = epochSeconds();
       const user = this.storedUser();
       if (!user || !isActive(user)) return refused(inactiveUser());
-      const current = this.pair(hash);
+      const current = pairRow(this.sql, hash);
       if (!current) return refused(invalidGrant('The refresh token is invalid, expired or revoked.'));
       if (current.grant_revoked_at || current.state === 'revoked') return refused(invalidGrant('The refresh token has been revoked.'));
-      if (current.state === 'rotated') return this.retryOrRevoke(current, retryRequest, user, now);
+      if (current.state === 'rotated') return retryOrRevoke(this.sql, current, retryRequest, user, now);
       if (current.refresh_expires_at <= now) return refused(invalidGrant('The refresh token has expired.'));
 
       this.sql.exec(
@@ -381,7 +245,7 @@ export class User extends DurableObject<Env> {
         now + RETRY_GRACE_SECONDS,
         hash,
       );
-      this.insertPair(pair);
+      insertPair(this.sql, pair);
       const authentication = { user, authTime: current.auth_time, nonce: null, sid: current.sid };
       const ended = [{ hash: current.access_hash, expiresAt: current.access_expires_at }];
       return { kind: 'issued', pair, record: accessTokenRecord(user, pair.token), ended, authentication };
@@ -419,7 +283,7 @@ export class User extends DurableObject<Env> {
   async alarm(): Promise<void> {
     this.alarmAt = null;
     const next = this.ctx.storage.transactionSync(() => {
-      this.cleanUp(epochSeconds());
+      cleanUp(this.sql, epochSeconds());
       return this.sql
         .exec<{ until: number | null }>('SELECT MIN(retry_until) AS until FROM token_pairs WHERE retry_response IS NOT NULL')
         .one().until;
@@ -439,16 +303,7 @@ export class User extends DurableObject<Env> {
     this.storeUser(user);
     const current = this.storedUser();
     if (!current || !isActive(current)) return false;
-    const now = clock.now();
-    this.sql.exec('DELETE FROM sessions WHERE expires_at <= ?', now);
-    this.sql.exec(
-      'INSERT INTO sessions (id_hash, csrf_token, created_at, expires_at, user_version) VALUES (?, ?, ?, ?, ?)',
-      idHash,
-      csrfToken,
-      new Date(now).toISOString(),
-      now + ttlSeconds * 1000,
-      current.version,
-    );
+    startSession(this.sql, { idHash, csrfToken, ttlSeconds, userVersion: current.version });
     return true;
   }
 
@@ -458,14 +313,12 @@ export class User extends DurableObject<Env> {
    * (live) session.
    */
   getSession(idHash: string): SessionLookup {
-    const row = this.sql
-      .exec<{ csrf_token: string; expires_at: number; created_at: string }>('SELECT csrf_token, expires_at, created_at FROM sessions WHERE id_hash = ?', idHash)
-      .toArray()[0];
-    if (!row || row.expires_at <= clock.now()) return null;
+    const row = liveSession(this.sql, idHash);
+    if (!row) return null;
     const user = this.storedUser();
     if (!user || user.state === 'deleted') return null;
     if (user.state !== 'active') return { endedBecause: user.state };
-    return { user, csrfToken: row.csrf_token, signedInAt: epochOf(row.created_at) };
+    return { user, csrfToken: row.csrfToken, signedInAt: row.signedInAt };
   }
 
   deleteSession(idHash: string): void {
@@ -483,8 +336,8 @@ export class User extends DurableObject<Env> {
   async revokeRefreshToken(refreshToken: string, clientId: string): Promise<void> {
     const hash = await hashSecret(this.env, refreshToken);
     const ended = this.ctx.storage.transactionSync(() => {
-      const pair = this.pair(hash);
-      return pair && pair.client_id === clientId ? this.revokeGrantTx(pair.grant_id, epochSeconds()) : [];
+      const pair = pairRow(this.sql, hash);
+      return pair && pair.client_id === clientId ? revokeGrantRows(this.sql, pair.grant_id, epochSeconds()) : [];
     });
     await revokeAccessTokens(this.env, ended);
   }
@@ -493,14 +346,14 @@ export class User extends DurableObject<Env> {
   async revokeGrant(grantId: string, clientId: string): Promise<void> {
     const ended = this.ctx.storage.transactionSync(() => {
       const grant = this.sql.exec<{ client_id: string }>('SELECT client_id FROM grants WHERE id = ?', grantId).toArray()[0];
-      return grant && grant.client_id === clientId ? this.revokeGrantTx(grantId, epochSeconds()) : [];
+      return grant && grant.client_id === clientId ? revokeGrantRows(this.sql, grantId, epochSeconds()) : [];
     });
     await revokeAccessTokens(this.env, ended);
   }
 
   /** RFC 7662 for refresh tokens: what an active one is, or null. */
   async describeRefreshToken(refreshToken: string): Promise<RefreshTokenInfo | null> {
-    const pair = this.pair(await hashSecret(this.env, refreshToken));
+    const pair = pairRow(this.sql, await hashSecret(this.env, refreshToken));
     if (!pair || pair.state !== 'active' || pair.grant_revoked_at || pair.refresh_expires_at <= epochSeconds()) return null;
     return {
       userId: pair.user_id,
@@ -515,29 +368,9 @@ export class User extends DurableObject<Env> {
 
   /** Each application the user has authorized (consented to or holds live tokens for). */
   listAuthorizations(): Authorization[] {
-    const now = epochSeconds();
-    const rows = this.sql
-      .exec<{ client_id: string; scopes: string; created_at: string }>(
-        `SELECT client_id, scopes, created_at FROM consents
-         UNION ALL
-         SELECT g.client_id, g.scopes, g.created_at FROM grants g
-         WHERE g.revoked_at IS NULL AND EXISTS (
-           SELECT 1 FROM token_pairs p WHERE p.grant_id = g.id AND p.state = 'active' AND p.refresh_expires_at > ?)`,
-        now,
-      )
-      .toArray();
-    const byClient = new Map<string, Authorization>();
-    for (const row of rows) {
-      const seen = byClient.get(row.client_id);
-      if (!seen) {
-        byClient.set(row.client_id, { clientId: row.client_id, scopes: scopeList(row.scopes), authorizedAt: row.created_at });
-        continue;
-      }
-      seen.scopes = [...new Set([...seen.scopes, ...scopeList(row.scopes)])].sort();
-      if (row.created_at < seen.authorizedAt) seen.authorizedAt = row.created_at;
-    }
-    return [...byClient.values()].sort((a, b) => a.authorizedAt.localeCompare(b.authorizedAt));
+    return authorizationsOf(this.sql, epochSeconds());
   }
+
 
   /**
    * Ends everything the user gave an application: its grants and tokens, pending codes and the
@@ -550,7 +383,7 @@ export class User extends DurableObject<Env> {
       const grants = this.sql
         .exec<{ id: string }>('SELECT id FROM grants WHERE client_id = ? AND revoked_at IS NULL', clientId)
         .toArray();
-      const ended = grants.flatMap((g) => this.revokeGrantTx(g.id, now));
+      const ended = grants.flatMap((g) => revokeGrantRows(this.sql, g.id, now));
       this.sql.exec('DELETE FROM codes WHERE client_id = ? AND grant_id IS NULL', clientId);
       this.sql.exec('DELETE FROM consents WHERE client_id = ?', clientId);
       if (forgetIndex) {
@@ -585,7 +418,7 @@ export class User extends DurableObject<Env> {
         if (snapshot.state === 'deleted' || (isActive(snapshot) && before !== null && !isActive(before))) this.sql.exec('DELETE FROM sessions');
         if (!isActive(snapshot)) {
           const now = epochSeconds();
-          for (const g of this.sql.exec<{ id: string }>('SELECT id FROM grants WHERE revoked_at IS NULL').toArray()) this.revokeGrantTx(g.id, now);
+          for (const g of this.sql.exec<{ id: string }>('SELECT id FROM grants WHERE revoked_at IS NULL').toArray()) revokeGrantRows(this.sql, g.id, now);
           this.sql.exec('DELETE FROM codes WHERE grant_id IS NULL');
           this.sql.exec('DELETE FROM consents');
         }
@@ -693,73 +526,7 @@ export class User extends DurableObject<Env> {
   // ---- rules, each in one place ----
 
   /** RFC 7636 §4.6 and RFC 9700 §2.1.1: a verifier exactly when a challenge was sent; public clients always. */
-  private checkPkce(code: CodeRow, r: CodeRedemption, transformed: string): Problem | null {
-    if (code.code_challenge === null) {
-      if (r.codeVerifier) return invalidGrant('code_verifier was sent but the authorization request had no code_challenge.');
-      if (r.publicClient) return invalidGrant('Public clients must use PKCE (S256).');
-      return null;
-    }
-    if (!r.codeVerifier) return invalidGrant('code_verifier is required: the authorization request had a code_challenge.');
-    if (!verifierMatches(r.codeVerifier, transformed, code.code_challenge)) return invalidGrant('code_verifier does not match the code_challenge.');
-    return null;
-  }
-
-  /** RFC 6749 §4.1.2 and §10.5: a code used twice is refused and everything issued from it is revoked. */
-  private refuseReplayedCode(code: CodeRow, now: number): Decision {
-    const ended = this.revokeGrantTx(code.grant_id as string, now);
-    return refused(invalidGrant('The authorization code has already been used; tokens issued from it have been revoked.'), ended);
-  }
-
-  /**
-   * A rotated refresh token presented again (RFC 9700 §4.14.2) means it leaked: the grant ends.
-   * Except an identical retry within RETRY_GRACE_SECONDS whose successor is still unused: that is
-   * a lost response (the client never saw the new pair), and it gets the same answer again.
-   */
-  private retryOrRevoke(pair: PairRow, retryRequest: string, user: UserRow, now: number): Outcome {
-    const successor = pair.successor_hash
-      ? this.sql.exec<{ state: string }>('SELECT state FROM token_pairs WHERE refresh_hash = ?', pair.successor_hash).toArray()[0]
-      : undefined;
-    const identicalRetry =
-      pair.retry_response !== null &&
-      pair.retry_until !== null &&
-      now < pair.retry_until &&
-      pair.retry_request === retryRequest &&
-      successor?.state === 'active';
-    if (identicalRetry) {
-      const groups = this.sql.exec<{ groups: string | null }>('SELECT groups FROM token_pairs WHERE refresh_hash = ?', pair.successor_hash).toArray()[0]?.groups ?? null;
-      const authentication = { user, authTime: pair.auth_time, nonce: null, sid: pair.sid };
-      return { kind: 'retry', sealed: pair.retry_response as ArrayBuffer, authentication, groups: groups === null ? null : (JSON.parse(groups) as GroupClaims) };
-    }
-    const ended = this.revokeGrantTx(pair.grant_id, now);
-    return refused(invalidGrant('The refresh token has already been used; the authorization has been revoked.'), ended);
-  }
-
-  /** Marks a grant and all its pairs revoked; returns the access tokens KV must forget. */
-  private revokeGrantTx(grantId: string, now: number): EndedToken[] {
-    this.sql.exec('UPDATE grants SET revoked_at = ? WHERE id = ? AND revoked_at IS NULL', isoNow(), grantId);
-    const live = this.sql
-      .exec<{ access_hash: string; access_expires_at: number }>(
-        'SELECT access_hash, access_expires_at FROM token_pairs WHERE grant_id = ? AND access_expires_at > ?',
-        grantId,
-        now,
-      )
-      .toArray();
-    this.sql.exec(
-      "UPDATE token_pairs SET state = 'revoked', retry_request = NULL, retry_response = NULL WHERE grant_id = ?",
-      grantId,
-    );
-    return live.map((t) => ({ hash: t.access_hash, expiresAt: t.access_expires_at }));
-  }
-
   // ---- helpers ----
-
-  private code(hash: string): CodeRow | undefined {
-    return this.sql.exec<CodeRow>('SELECT * FROM codes WHERE hash = ?', hash).toArray()[0];
-  }
-
-  private pair(refreshHash: string): PairRow | undefined {
-    return this.sql.exec<PairRow>(`${PAIR_SELECT} WHERE p.refresh_hash = ?`, refreshHash).toArray()[0];
-  }
 
   /**
    * A new pair for `scopes`. With `openid` (OpenID Connect Core 1.0 §5.4), the user's group claims
@@ -786,21 +553,6 @@ export class User extends DurableObject<Env> {
     };
   }
 
-  private insertPair(p: PreparedPair): void {
-    this.sql.exec(
-      `INSERT INTO token_pairs (refresh_hash, grant_id, access_hash, access_expires_at, refresh_expires_at, scopes, created_at, state, groups)
-       VALUES (?, ?, ?, ?, ?, ?, ?, 'active', ?)`,
-      p.refreshHash,
-      p.grantId,
-      p.accessHash,
-      p.token.expiresAt,
-      p.refreshExpiresAt,
-      p.response.scope,
-      p.token.createdAt,
-      p.token.groups ? JSON.stringify(p.token.groups) : null,
-    );
-  }
-
   /** Applies a decided outcome to KV: the new access token appears, ended ones become tombstones. */
   private async settle(outcome: Decision): Promise<Result<Issued>> {
     if (outcome.kind === 'refused') {
@@ -820,20 +572,6 @@ export class User extends DurableObject<Env> {
     return ok({ response: pair.response, authentication: outcome.authentication, groups: pair.token.groups ?? null });
   }
 
-  /** Forgets what can no longer matter: long-expired codes, dead pairs, stale retry answers. */
-  private cleanUp(now: number): void {
-    this.sql.exec('DELETE FROM codes WHERE expires_at <= ?', now - USED_CODE_MEMORY_SECONDS);
-    this.sql.exec('DELETE FROM sessions WHERE expires_at <= ?', now * 1000);
-    this.sql.exec('DELETE FROM token_pairs WHERE refresh_expires_at <= ? AND access_expires_at <= ?', now, now);
-    this.sql.exec(
-      'UPDATE token_pairs SET retry_request = NULL, retry_response = NULL WHERE retry_until <= ? AND retry_response IS NOT NULL',
-      now,
-    );
-    this.sql.exec(
-      `DELETE FROM grants WHERE NOT EXISTS (SELECT 1 FROM token_pairs p WHERE p.grant_id = grants.id)
-         AND NOT EXISTS (SELECT 1 FROM codes c WHERE c.grant_id = grants.id)`,
-    );
-  }
 }
 
 /** The grant authority of one user. */

@@ -1,0 +1,148 @@
+import { isoNow } from '../../clock';
+import type { Problem } from '../../errors';
+import type { TokenResponse } from '../../protocol/token-response';
+import type { AccessTokenRecord, GroupClaims, TokenFacts } from '../../store/tokens';
+import type { Authentication, Authorization } from './contract';
+
+/** The rows of a user's token-service tables (schema.ts) as user.ts reads them, and what its transactions decide. */
+
+export type CodeRow = {
+  hash: string;
+  client_id: string;
+  user_id: number;
+  redirect_uri: string | null;
+  scopes: string;
+  code_challenge: string | null;
+  expires_at: number;
+  grant_id: string | null;
+  nonce: string | null;
+  auth_time: number | null;
+  sid: string | null;
+};
+
+export type PairRow = {
+  refresh_hash: string;
+  grant_id: string;
+  access_hash: string;
+  access_expires_at: number;
+  refresh_expires_at: number;
+  scopes: string;
+  created_at: number;
+  state: 'active' | 'rotated' | 'revoked';
+  successor_hash: string | null;
+  retry_request: string | null;
+  retry_response: ArrayBuffer | null;
+  retry_until: number | null;
+  groups: string | null;
+  client_id: string;
+  user_id: number;
+  grant_scopes: string;
+  grant_revoked_at: string | null;
+  auth_time: number | null;
+  sid: string | null;
+};
+
+/** A token pair made ready (and hashed) before the transaction that decides whether it exists. */
+export interface PreparedPair {
+  grantId: string;
+  response: TokenResponse;
+  accessHash: string;
+  refreshHash: string;
+  refreshExpiresAt: number;
+  /** What the access token's KV record says besides the user, whose profile is read in the transaction. */
+  token: TokenFacts;
+}
+
+export type EndedToken = { hash: string; expiresAt: number };
+
+/** What a transaction decided; the effects outside the object (KV writes) follow it. */
+export type Decision =
+  | { kind: 'issued'; pair: PreparedPair; record: AccessTokenRecord; ended: EndedToken[]; authentication: Authentication }
+  | { kind: 'refused'; problem: Problem; ended: EndedToken[] };
+/** A refresh may also be answered again with the sealed answer of an identical earlier one. */
+export type Outcome = Decision | { kind: 'retry'; sealed: ArrayBuffer; authentication: Authentication; groups: GroupClaims | null };
+
+export const PAIR_SELECT = `SELECT p.*, g.client_id, g.user_id, g.scopes AS grant_scopes, g.revoked_at AS grant_revoked_at, g.auth_time, g.sid
+  FROM token_pairs p JOIN grants g ON g.id = p.grant_id`;
+
+/** Redeemed codes are kept this long past their expiry so a late replay still revokes. */
+const USED_CODE_MEMORY_SECONDS = 24 * 3600;
+
+export const codeRow = (sql: SqlStorage, hash: string): CodeRow | undefined => sql.exec<CodeRow>('SELECT * FROM codes WHERE hash = ?', hash).toArray()[0];
+
+export const pairRow = (sql: SqlStorage, refreshHash: string): PairRow | undefined =>
+  sql.exec<PairRow>(`${PAIR_SELECT} WHERE p.refresh_hash = ?`, refreshHash).toArray()[0];
+
+export const insertPair = (sql: SqlStorage, p: PreparedPair): void => {
+  sql.exec(
+    `INSERT INTO token_pairs (refresh_hash, grant_id, access_hash, access_expires_at, refresh_expires_at, scopes, created_at, state, groups)
+     VALUES (?, ?, ?, ?, ?, ?, ?, 'active', ?)`,
+    p.refreshHash,
+    p.grantId,
+    p.accessHash,
+    p.token.expiresAt,
+    p.refreshExpiresAt,
+    p.response.scope,
+    p.token.createdAt,
+    p.token.groups ? JSON.stringify(p.token.groups) : null,
+  );
+};
+
+/** Revokes a grant and its pairs in the running transaction; the access tokens that must become tombstones. */
+export const revokeGrantRows = (sql: SqlStorage, grantId: string, now: number): EndedToken[] => {
+  sql.exec('UPDATE grants SET revoked_at = ? WHERE id = ? AND revoked_at IS NULL', isoNow(), grantId);
+  const live = sql
+    .exec<{ access_hash: string; access_expires_at: number }>(
+      'SELECT access_hash, access_expires_at FROM token_pairs WHERE grant_id = ? AND access_expires_at > ?',
+      grantId,
+      now,
+    )
+    .toArray();
+  sql.exec(
+    "UPDATE token_pairs SET state = 'revoked', retry_request = NULL, retry_response = NULL WHERE grant_id = ?",
+    grantId,
+  );
+  return live.map((t) => ({ hash: t.access_hash, expiresAt: t.access_expires_at }));
+};
+
+/** Forgets what can no longer matter: long-expired codes, dead pairs, stale retry answers. */
+export const cleanUp = (sql: SqlStorage, now: number): void => {
+  sql.exec('DELETE FROM codes WHERE expires_at <= ?', now - USED_CODE_MEMORY_SECONDS);
+  sql.exec('DELETE FROM sessions WHERE expires_at <= ?', now * 1000);
+  sql.exec('DELETE FROM token_pairs WHERE refresh_expires_at <= ? AND access_expires_at <= ?', now, now);
+  sql.exec(
+    'UPDATE token_pairs SET retry_request = NULL, retry_response = NULL WHERE retry_until <= ? AND retry_response IS NOT NULL',
+    now,
+  );
+  sql.exec(
+    `DELETE FROM grants WHERE NOT EXISTS (SELECT 1 FROM token_pairs p WHERE p.grant_id = grants.id)
+       AND NOT EXISTS (SELECT 1 FROM codes c WHERE c.grant_id = grants.id)`,
+  );
+};
+
+const scopeList = (s: string) => s.split(' ').filter(Boolean);
+
+/** What the authorized-applications page lists: each application with a remembered consent or a live grant, its scopes merged. */
+export const authorizationsOf = (sql: SqlStorage, now: number): Authorization[] => {
+  const rows = sql
+    .exec<{ client_id: string; scopes: string; created_at: string }>(
+      `SELECT client_id, scopes, created_at FROM consents
+       UNION ALL
+       SELECT g.client_id, g.scopes, g.created_at FROM grants g
+       WHERE g.revoked_at IS NULL AND EXISTS (
+         SELECT 1 FROM token_pairs p WHERE p.grant_id = g.id AND p.state = 'active' AND p.refresh_expires_at > ?)`,
+      now,
+    )
+    .toArray();
+  const byClient = new Map<string, Authorization>();
+  for (const row of rows) {
+    const seen = byClient.get(row.client_id);
+    if (!seen) {
+      byClient.set(row.client_id, { clientId: row.client_id, scopes: scopeList(row.scopes), authorizedAt: row.created_at });
+      continue;
+    }
+    seen.scopes = [...new Set([...seen.scopes, ...scopeList(row.scopes)])].sort();
+    if (row.created_at < seen.authorizedAt) seen.authorizedAt = row.created_at;
+  }
+  return [...byClient.values()].sort((a, b) => a.authorizedAt.localeCompare(b.authorizedAt));
+};
