@@ -55,7 +55,7 @@ describe('the web console, against a real Knock with the demo data', () => {
   it("alice sees bob among acme/website's members, and removes him after a confirmation", async () => {
     const page = await signIn(world.demo.alice);
     await page.getByRole('link', { name: 'Acme / Website' }).click();
-    await page.waitForURL(`${world.server.url}/projects/acme/website`);
+    await page.waitForURL(`${world.server.url}/acme/website`);
     const bob = page.getByRole('row', { name: 'Bob Builder (@bob)' });
     await bob.waitFor();
     expect(await bob.getByLabel('Access level of @bob').inputValue()).toBe('40');
@@ -101,7 +101,7 @@ describe('the web console, against a real Knock with the demo data', () => {
     receiver = rx;
     await rx.start();
     const page = await signIn(world.demo.alice);
-    await page.goto(`${world.server.url}/projects/acme/website`);
+    await page.goto(`${world.server.url}/acme/website`);
     const add = page.getByRole('form', { name: 'Add a webhook' });
     await add.getByLabel('URL').fill(rx.url);
     await add.getByLabel('Secret token (optional)').fill('e2e-token');
@@ -111,7 +111,7 @@ describe('the web console, against a real Knock with the demo data', () => {
     await expectAccessible(page);
 
     // carol's request for acme/website is denied: an access request event for the hook.
-    await page.goto(`${world.server.url}/projects/acme/website`);
+    await page.goto(`${world.server.url}/acme/website`);
     await page.getByRole('listitem', { name: 'Carol Danvers (@carol)' }).getByRole('link', { name: 'Deny @carol' }).click();
     await page.getByRole('button', { name: 'Deny @carol' }).click();
     await page.getByRole('status').getByText('Denied the request of @carol for acme/website.').waitFor();

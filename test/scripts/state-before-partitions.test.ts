@@ -155,7 +155,7 @@ describe('a state directory written before the partitions', () => {
     // Alice signs in and approves another old request through her project's page.
     const browser = new WebBrowser(url);
     expect((await browser.signIn('alice', people.alice.password)).status).toBe(303);
-    const page = await browser.get('/projects/acme/website');
+    const page = await browser.get('/acme/website');
     expect(page.status).toBe(200);
     const html = await page.text();
     expect(html).toContain('carol');

@@ -42,7 +42,7 @@ describe('console pages and forms', () => {
       '/explore',
       '/-/profile',
       `/groups/${group.full_path}`,
-      `/projects/${project.full_path}`,
+      `/${project.full_path}`,
       `/groups/${group.id}/-/access_requests/${requester.id}/deny`,
       `/projects/${project.id}/-/members/${admin.id}/remove`,
       `/projects/${project.id}/-/hooks/${hook.id}`,

@@ -1,7 +1,7 @@
 // The group and project pages of the web console: what each viewer sees, and that every form is
 // checked by the same rules as the API (the policy and the services), whatever the page showed.
 import { beforeAll, describe, expect, it } from 'vitest';
-import { as, createGroup, createProject, KIND_ROUTES, startWorker, type KindRoute } from './support/namespaces';
+import { as, createGroup, createProject, KIND_ROUTES, pageOf, startWorker, type KindRoute } from './support/namespaces';
 import { consoleSession, consoleUser, fieldErrorsOf, noticeOf, submit, textOf, type ConsoleUser } from './support/console';
 import { ADMIN } from './support/http';
 
@@ -13,7 +13,7 @@ const sourceWithRequest = async (kind: KindRoute, owner: ConsoleUser, requester:
   const group = await createGroup(owner, kind === 'groups' ? body : {});
   const source = kind === 'groups' ? group : await createProject(owner, { namespace_id: group.id, ...body });
   expect((await as(requester).post(`/${kind}/${source.id}/access_requests`)).status).toBe(201);
-  return { id: source.id, path: source.full_path, page: `/${kind}/${source.full_path}`, actions: `/${kind}/${source.id}/-` };
+  return { id: source.id, path: source.full_path, page: pageOf(kind, source.full_path), actions: `/${kind}/${source.id}/-` };
 };
 
 const pendingUsernames = async (kind: KindRoute, id: number) =>
@@ -114,7 +114,7 @@ describe.each(KIND_ROUTES)('the %s page', (kind) => {
     const source = kind === 'groups' ? group : await createProject(owner, { namespace_id: group.id, visibility: 'private' });
     await as(owner).post(`/${kind}/${source.id}/members`, { user_id: member.id, access_level: 10 });
     const { browser, csrf } = await consoleSession(stranger);
-    expect((await browser.get(`/${kind}/${source.full_path}`)).status).toBe(404);
+    expect((await browser.get(pageOf(kind, source.full_path))).status).toBe(404);
     expect((await browser.get(`/${kind}/${source.id}`)).status).toBe(404);
     for (const [path, fields] of [
       [`/${kind}/${source.id}/-/access_requests`, {}],
@@ -132,7 +132,7 @@ describe.each(KIND_ROUTES)('the %s page', (kind) => {
     const [owner, visitor] = [await consoleUser('own'), await consoleUser('vis')];
     const group = await createGroup(owner);
     const source = kind === 'groups' ? group : await createProject(owner, { namespace_id: group.id });
-    const page = `/${kind}/${source.full_path}`;
+    const page = pageOf(kind, source.full_path);
     const actions = `/${kind}/${source.id}/-`;
     const { browser, csrf } = await consoleSession(visitor);
     expect(await (await browser.get(page)).text()).toContain('>Request access</button>');
@@ -158,7 +158,7 @@ describe.each(KIND_ROUTES)('the %s page', (kind) => {
     const group = await createGroup(owner, kind === 'groups' ? { request_access_enabled: false } : {});
     const source = kind === 'groups' ? group : await createProject(owner, { namespace_id: group.id, request_access_enabled: false });
     const { browser, csrf } = await consoleSession(visitor);
-    const html = await (await browser.get(`/${kind}/${source.full_path}`)).text();
+    const html = await (await browser.get(pageOf(kind, source.full_path))).text();
     expect(html).not.toContain('Request access</button>');
     expect(textOf(html)).toContain('does not take access requests');
     const res = await browser.post(`/${kind}/${source.id}/-/access_requests`, { authenticity_token: csrf });
@@ -170,7 +170,7 @@ describe.each(KIND_ROUTES)('the %s page', (kind) => {
     const [owner, dev] = [await consoleUser('own'), await consoleUser('dev')];
     const group = await createGroup(owner);
     const source = kind === 'groups' ? group : await createProject(owner, { namespace_id: group.id });
-    const page = `/${kind}/${source.full_path}`;
+    const page = pageOf(kind, source.full_path);
     const actions = `/${kind}/${source.id}/-`;
     const { browser, csrf } = await consoleSession(owner);
 
@@ -208,7 +208,7 @@ describe.each(KIND_ROUTES)('the %s page', (kind) => {
     const actions = `/${kind}/${source.id}/-`;
     await as(owner).post(`/${kind}/${source.id}/members`, { user_id: dev.id, access_level: 30 });
     const { browser, csrf } = await consoleSession(dev);
-    const html = await (await browser.get(`/${kind}/${source.full_path}`)).text();
+    const html = await (await browser.get(pageOf(kind, source.full_path))).text();
     expect(html).not.toContain(`aria-label="Save @${owner.username}"`);
     expect(html).not.toContain(`aria-label="Remove @${owner.username}"`);
     expect(html).toContain(`aria-label="Leave @${dev.username}"`);
@@ -273,8 +273,8 @@ describe('addresses', () => {
     const { browser } = await consoleSession(owner);
     for (const [path, title] of [
       [`/groups/${sub.full_path}`, sub.full_path],
-      [`/projects/${project.full_path}`, project.full_path],
-      [`/projects/${project.full_path.toUpperCase()}`, project.full_path],
+      [`/${project.full_path}`, project.full_path],
+      [`/${project.full_path.toUpperCase()}`, project.full_path],
     ]) {
       const res = await browser.get(path);
       expect(res.status, path).toBe(200);
@@ -282,7 +282,7 @@ describe('addresses', () => {
     }
     const byId = await browser.get(`/projects/${project.id}?members_page=1`);
     expect(byId.status).toBe(302);
-    expect(byId.headers.get('location')).toBe(`/projects/${project.full_path}?members_page=1`);
+    expect(byId.headers.get('location')).toBe(`/${project.full_path}?members_page=1`);
     expect((await browser.get(`/groups/${project.full_path}`)).status).toBe(404);
     expect((await browser.get('/projects/no/such/thing')).status).toBe(404);
   });

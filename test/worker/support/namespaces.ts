@@ -3,6 +3,9 @@ import { ADMIN, call, unique } from './http';
 export type KindRoute = 'groups' | 'projects';
 export const KIND_ROUTES: KindRoute[] = ['groups', 'projects'];
 
+/** The console page of a group or project, its `web_url`: `/groups/acme`, or `/acme/website` for a project. */
+export const pageOf = (kind: KindRoute, fullPath: string) => (kind === 'projects' ? `/${fullPath}` : `/groups/${fullPath}`);
+
 export interface Person {
   id: number;
   username: string;

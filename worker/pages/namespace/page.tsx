@@ -1,4 +1,4 @@
-import { Hono } from 'hono';
+import { Hono, type Context } from 'hono';
 import type { FC } from 'hono/jsx';
 import { accessLevelName } from '../../../shared/access-levels';
 import { parseNamespaceId, withNamespace } from '../../services/finder';
@@ -76,26 +76,29 @@ const NamespacePage = (p: { view: NamespaceView }) => {
   );
 };
 
+/** The page of the group or project `ref` (its full path), as the viewer may see it. */
+export const namespacePage = async (c: Context<ConsoleEnv>, kind: Kind, ref: string) => {
+  const html = await withNamespace(c, kind, ref, async (target) => (<NamespacePage view={await loadView(c, kind, target, await takeFlash(c))} />).toString());
+  return c.html(html);
+};
+
 /**
  * A group's or project's pages, defined once and mounted at `/groups` and `/projects` (as the
- * API's routes are): the page at its full path (`/groups/acme/sub`, `/projects/acme/website`)
- * or its id, and its forms' actions under `/:id/-/`.
+ * API's routes are): the group's page at its full path (`/groups/acme/sub`), and its forms'
+ * actions under `/:id/-/`. An id, and a project's `/projects/acme/website`, redirect to the
+ * page's address (`pagePathOf`; a project's is served by top-level.tsx).
  */
 export const namespacePages = (kind: Kind) => {
   const pages = new Hono<ConsoleEnv>();
   for (const actions of ACTIONS) pages.route('/', actions(kind));
   return pages.get('/:ref{.+}', async (c) => {
     const ref = parseNamespaceId(c.req.param('ref'));
-    if (typeof ref === 'number') {
-      // The id finds it; its full path is the address people share.
-      const path = await withNamespace(c, kind, ref, async (target) => {
-        await service.assertVisible(c.env, target);
-        return pagePathOf(kind, (await service.describe(c.env, kind, target)).full_path);
-      });
-      return c.redirect(path + new URL(c.req.url).search, 302);
-    }
-    const flash = await takeFlash(c);
-    const html = await withNamespace(c, kind, ref, async (target) => (<NamespacePage view={await loadView(c, kind, target, flash)} />).toString());
-    return c.html(html);
+    if (typeof ref === 'string' && pagePathOf(kind, ref) === `/${kind.route}/${ref}`) return namespacePage(c, kind, ref);
+    // The id finds it; its full path is the address people share.
+    const path = await withNamespace(c, kind, ref, async (target) => {
+      await service.assertVisible(c.env, target);
+      return pagePathOf(kind, (await service.describe(c.env, kind, target)).full_path);
+    });
+    return c.redirect(path + new URL(c.req.url).search, typeof ref === 'number' ? 302 : 301);
   });
 };

@@ -36,8 +36,12 @@ export interface NamespaceView {
 /** The levels a viewer standing so may grant on this kind, lowest first (the policy decides). */
 export const grantableLevels = (kind: Kind, standing: Standing): AccessLevel[] => ACCESS_LEVELS.filter((l) => mayGrantLevel(kind, standing, l.value));
 
-/** The address of a group's or project's page. */
-export const pagePathOf = (kind: Kind, fullPath: string) => `/${kind.route}/${fullPath}`;
+/**
+ * The address of a group's or project's page, the `web_url` of the API's shapes: GitLab's
+ * `/groups/acme/sub` for a group and `/acme/website` for a project (the `/projects/...` address
+ * redirects there).
+ */
+export const pagePathOf = (kind: Kind, fullPath: string) => (kind.name === 'project' ? `/${fullPath}` : `/${kind.route}/${fullPath}`);
 
 /** Where the forms of a group's or project's page post. */
 export const actionsOf = (kind: Kind, id: number) => `/${kind.route}/${id}/-`;
