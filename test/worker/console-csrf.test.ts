@@ -65,6 +65,14 @@ describe('console pages and forms', () => {
     for (const { path, res } of pages) expect(res.status, path).toBe(200);
   });
 
+  it('render every page in standards mode: it starts with <!DOCTYPE html>', async () => {
+    const others = [
+      { path: '/users/sign_in', html: await (await new Browser().get('/users/sign_in')).text() },
+      { path: '/nope', html: await (await browser.get('/nope')).text() },
+    ];
+    for (const { path, html } of [...pages, ...others]) expect(html.slice(0, 15), path).toBe('<!DOCTYPE html>');
+  });
+
   it('send the security headers of every page, and no-store', () => {
     for (const { path, res } of pages) {
       expect(res.headers.get('x-frame-options'), path).toBe('DENY');
