@@ -10,6 +10,7 @@ import { impersonationTokens } from './impersonation-tokens';
 import { inboxRoutes } from './inbox';
 import { memberRoutes } from './members';
 import { groups, projects } from './namespaces';
+import { formArrays } from './params';
 import { personalAccessTokens } from './personal-access-tokens';
 import { createApiRouter, createRouter } from './router';
 import { users } from './users';
@@ -18,6 +19,7 @@ import type { BaseEnv } from '../env';
 /** Every route of /api/v4 that needs a caller: all of them but the OpenAPI document. */
 const authenticated = createApiRouter();
 authenticated.use('*', apiAuth);
+authenticated.use('*', formArrays);
 authenticated.route('/', account);
 authenticated.route('/', inboxRoutes);
 authenticated.route('/users', users);
