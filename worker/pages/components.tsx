@@ -159,7 +159,17 @@ export const DataTable = (p: { caption: Child; columns: string[]; children: Chil
 );
 
 /** A labelled text input with its error beside it; `value` is what to show (never a password). */
-export const TextField = (p: { id: string; name: string; label: string; type?: string; value?: string; alert: FormAlert | null; required?: boolean; autocomplete?: string }) => (
+export const TextField = (p: {
+  id: string;
+  name: string;
+  label: string;
+  type?: string;
+  value?: string;
+  alert: FormAlert | null;
+  required?: boolean;
+  minlength?: number;
+  autocomplete?: string;
+}) => (
   <div>
     <label for={p.id}>{p.label}</label>
     <input
@@ -168,6 +178,7 @@ export const TextField = (p: { id: string; name: string; label: string; type?: s
       name={p.name}
       value={p.value ?? ''}
       required={p.required}
+      minlength={p.minlength}
       autocomplete={p.autocomplete ?? 'off'}
       {...invalid(p.id, p.alert, p.name)}
     />
