@@ -43,7 +43,7 @@ async function allowAndAdd(actions: OptionsActions, serverUrl: string): Promise<
 function addedMessage(added: AddedServer): Message {
   const name = serverName(added.serverUrl);
   if (!added.reachable) return { ok: false, text: refusedText(added.serverUrl) };
-  if (added.problem) return { ok: false, text: `${name} is in the list, but it does not answer as a Knock server: ${added.problem}` };
+  if (added.problem) return { ok: false, text: `${name} is in the list, but it does not answer: ${added.problem}` };
   if (added.alreadyListed) return { ok: true, text: `${name} is already in the list.` };
   return { ok: true, text: `Added ${name}. Sign in to it with its “Sign in” button above.` };
 }

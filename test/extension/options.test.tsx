@@ -128,17 +128,17 @@ describe('adding a server', () => {
     expect(await serversItem.getValue()).toEqual([KNOCK]);
   });
 
-  it('says when a server does not answer as a Knock server', async () => {
+  it('says when a server does not answer', async () => {
     const actions = fakeActions({
       addServer: vi.fn(async (serverUrl: string) => {
         await serversItem.setValue([serverUrl]);
-        return { serverUrl, alreadyListed: false, reachable: true, problem: 'Could not reach https://knock.example.com' };
+        return { serverUrl, alreadyListed: false, reachable: true, problem: 'Knock could not reach knock.example.com.' };
       }),
     });
     render(<OptionsApp redirectUri={REDIRECT_URI} actions={actions} />);
     await addServer(KNOCK);
     expect((await screen.findByRole('alert')).textContent).toBe(
-      'knock.example.com is in the list, but it does not answer as a Knock server: Could not reach https://knock.example.com',
+      'knock.example.com is in the list, but it does not answer: Knock could not reach knock.example.com.',
     );
   });
 
