@@ -10,7 +10,7 @@ import { consoleError } from './console';
 import { notFoundPage } from './error-page';
 import { Layout } from './layout';
 import { namespacePage } from './namespace/page';
-import { pagePathOf } from './namespace/view';
+import { pagePathOf, splitTab } from './namespace/view';
 import { requireViewer, type ConsoleEnv } from './viewer';
 
 /** Whether a request is a browser asking for a page (GitLab decides by the same header). */
@@ -69,9 +69,10 @@ export const topLevelPages = (reserved: (segment: string) => boolean) => {
   pages.use('*', loadSession);
   pages.get('/:path{.+}', async (c, next) => (reserved(c.req.param('path').split('/')[0]!) ? notFoundPage(c) : next()), requireViewer, async (c) => {
     const path = c.req.param('path').replace(/\/+$/, '');
-    if (path.split('/').includes('-')) return notFoundPage(c);
-    const project = await orNull(() => namespacePage(c, KINDS.project, path));
+    const { ref, tab } = splitTab(KINDS.project, path, new URL(c.req.url).searchParams);
+    const project = await orNull(() => namespacePage(c, KINDS.project, ref, tab));
     if (project) return project;
+    if (path.split('/').includes('-')) return notFoundPage(c);
     if (!path.includes('/')) {
       const user = await directory(c.env).findUserByUsername(path);
       if (user) return c.html(<UserPage c={c} user={user} />);

@@ -29,7 +29,7 @@ import { formCsrf } from '../form-csrf';
 import { Layout } from '../layout';
 import type { ConsoleEnv } from '../viewer';
 import { actOn, ID, USER_ID } from './actions';
-import { grantableLevels, type NamespaceView } from './view';
+import { grantableLevels, pagePathOf, tabNamed, tabPath, type NamespaceView } from './view';
 
 const memberForm = (userId: number) => `member-${userId}`;
 const ADD_FORM = 'add-member';
@@ -141,7 +141,7 @@ export const memberActions = (kind: Kind) =>
         access_level: formText(c.var.form, 'access_level'),
         expires_at: formText(c.var.form, 'expires_at'),
       };
-      return actOn(c, kind, c.var.form, { form: ADD_FORM, values }, async (target) => {
+      return actOn(c, kind, c.var.form, { tab: 'members', form: ADD_FORM, values }, async (target) => {
         const input = parseForm(membership(kind), values);
         const user = (values.username && (await directory(c.env).findUserByUsername(values.username))) || invalidField('username', 'no user has this username');
         const m = await service.addMember(c.env, target, user.id, input.access_level, futureDate(input.expires_at || null));
@@ -151,7 +151,7 @@ export const memberActions = (kind: Kind) =>
     .post(`/${ID}/-/members/${USER_ID}`, formCsrf(), (c) => {
       const userId = Number(c.req.param('user_id'));
       const values = { access_level: formText(c.var.form, 'access_level'), expires_at: formText(c.var.form, 'expires_at') };
-      return actOn(c, kind, c.var.form, { form: memberForm(userId), values, notFound: 'They are no longer a member.' }, async (target) => {
+      return actOn(c, kind, c.var.form, { tab: 'members', form: memberForm(userId), values, notFound: 'They are no longer a member.' }, async (target) => {
         const input = parseForm(membership(kind), values);
         const m = await service.updateMember(c.env, target, userId, { accessLevel: input.access_level, expiresAt: futureDate(input.expires_at || null) });
         const until = m.member.expires_at ? `, until ${m.member.expires_at}` : ', with no expiry';
@@ -168,7 +168,7 @@ export const memberActions = (kind: Kind) =>
         return { path: target.ref.snapshot.full_path, member: m };
       });
       const leaving = userId === viewer.user.id;
-      const back = `/${kind.route}/${path}`;
+      const back = tabPath(kind, pagePathOf(kind, path), tabNamed('members'));
       return c.html(
         <Layout title={leaving ? `Leave ${path}` : 'Remove member'} user={viewer.user} csrf={viewer.csrf}>
           <Confirm
@@ -190,7 +190,7 @@ export const memberActions = (kind: Kind) =>
       const userId = Number(c.req.param('user_id'));
       // Who leaves goes to the dashboard: a private group or project is out of their sight now.
       const form = userId === c.var.caller.id ? { ...c.var.form, return_to: '/' } : c.var.form;
-      return actOn(c, kind, form, { form: memberForm(userId), notFound: 'They are no longer a member.' }, async (target) => {
+      return actOn(c, kind, form, { tab: 'members', form: memberForm(userId), notFound: 'They are no longer a member.' }, async (target) => {
         const user = await directory(c.env).getUser(userId);
         await service.removeMember(c.env, target, userId);
         return userId === c.var.caller.id ? `You left ${target.ref.snapshot.full_path}.` : `Removed @${user?.username ?? userId} from ${target.ref.snapshot.full_path}.`;
