@@ -328,6 +328,27 @@ describe('addresses', () => {
     }
   });
 
+  it('list the members inherited from the groups above, with the group each comes from', async () => {
+    const [owner, dev] = [await consoleUser('own'), await consoleUser('dev')];
+    const group = await createGroup(owner);
+    const sub = await createGroup(owner, { parent_id: group.id });
+    const project = await createProject(owner, { namespace_id: sub.id });
+    await as(owner).post(`/groups/${group.id}/members`, { user_id: dev.id, access_level: 20 });
+    const { browser } = await consoleSession(dev);
+    const html = await (await browser.get(tabOf('projects', project.full_path, 'members'))).text();
+    const section = /<section class="card" id="inherited-members"[\s\S]*?<\/section>/.exec(html)?.[0] ?? '';
+    const rows = [...section.matchAll(/<tr aria-label="([^"]+)">/g)].map((m) => m[1]);
+    expect(rows).toEqual([
+      `${owner.name} (@${owner.username}), inherited from ${sub.full_path}`,
+      `${owner.name} (@${owner.username}), inherited from ${group.full_path}`,
+      `${dev.name} (@${dev.username}), inherited from ${group.full_path}`,
+    ]);
+    expect(textOf(section)).toContain(`${dev.name} @${dev.username} Reporter Inherited from ${group.full_path}`);
+    expect(section).toContain(`href="/groups/${group.full_path}/-/group_members"`);
+    // A top-level group has nothing above it.
+    expect(await (await browser.get(tabOf('groups', group.full_path, 'members'))).text()).not.toContain('id="inherited-members"');
+  });
+
   it('send a signed-out visitor to sign in, and back', async () => {
     const owner = await consoleUser('own');
     const group = await createGroup(owner);

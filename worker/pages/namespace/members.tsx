@@ -3,9 +3,9 @@ import { Hono } from 'hono';
 import { DEFAULT_APPROVAL_LEVEL, accessLevelName } from '../../../shared/access-levels';
 import { accessLevelParam, expiresAtParam, futureDate } from '../../api/access-requests';
 import { withNamespace } from '../../services/finder';
-import { mayManageMemberAt, mayManageMembers, type Kind } from '../../auth/policy';
+import { KINDS, mayManageMemberAt, mayManageMembers, type Kind } from '../../auth/policy';
 import { directory } from '../../durable/directory/directory';
-import { problems, raise } from '../../errors';
+import { ApiError, problems, raise } from '../../errors';
 import * as service from '../../services/namespaces';
 import { formText, invalidField, parseForm } from '../actions';
 import {
@@ -128,6 +128,53 @@ export const Members = async (p: { view: NamespaceView }) => {
           </div>
         </PostForm>
       ) : null}
+    </Section>
+  );
+};
+
+/**
+ * Members of the ancestor groups, who have access here too (GitLab's "Inherited from acme"):
+ * each group above with its direct members (20 each), nearest first; a group above that the
+ * viewer may not see is left out. Their membership is changed on that group's page.
+ */
+export const InheritedMembers = async (p: { view: NamespaceView }) => {
+  const { view } = p;
+  const groups = await Promise.all(
+    view.target.ancestorIds.map(async (id) => {
+      try {
+        return await withNamespace(view.c, KINDS.group, id, async (target) => {
+          const [row, members] = await Promise.all([service.describe(view.c.env, KINDS.group, target), service.listMembers(view.c.env, target, windowFor(1))]);
+          return { row, members };
+        });
+      } catch (e) {
+        if (e instanceof ApiError && e.status === 404) return null;
+        throw e;
+      }
+    }),
+  );
+  const shown = groups.filter((g): g is NonNullable<typeof g> => g !== null && g.members.total > 0);
+  if (shown.length === 0) return null;
+  return (
+    <Section id="inherited-members" title="Inherited members">
+      <DataTable caption={`Members of the groups above ${view.row.full_path}`} columns={['Member', 'Access', 'Source']}>
+        {shown.flatMap(({ row, members }) =>
+          members.items.map(({ member, user }) => (
+            <tr aria-label={`${user.name} (@${user.username}), inherited from ${row.full_path}`}>
+              <td>
+                <strong>{user.name}</strong> <span class="muted">@{user.username}</span>
+              </td>
+              <td>
+                <Level value={member.access_level} />
+                {member.expires_at ? <div class="muted">until {member.expires_at}</div> : null}
+              </td>
+              <td>
+                Inherited from <a href={tabPath(KINDS.group, pagePathOf(KINDS.group, row.full_path), tabNamed('members'))}>{row.full_path}</a>
+                {members.total > members.items.length ? <div class="muted">and {members.total - members.items.length} more there</div> : null}
+              </td>
+            </tr>
+          )),
+        )}
+      </DataTable>
     </Section>
   );
 };

@@ -12,7 +12,7 @@ import type { ConsoleEnv } from '../viewer';
 import { accessRequestActions, PendingRequests, YourAccess } from './access-requests';
 import { AuditLog } from './audit-log';
 import { hookActions, Webhooks } from './hooks';
-import { memberActions, Members } from './members';
+import { InheritedMembers, memberActions, Members } from './members';
 import { Settings, settingsActions } from './settings';
 import { loadView, pagePathOf, splitTab, TABS, tabPath, type NamespaceView, type Tab } from './view';
 
@@ -23,7 +23,7 @@ import { loadView, pagePathOf, splitTab, TABS, tabPath, type NamespaceView, type
  */
 const SECTIONS: Record<Tab['id'], FC<{ view: NamespaceView }>[]> = {
   overview: [YourAccess],
-  members: [Members],
+  members: [Members, InheritedMembers],
   access_requests: [PendingRequests],
   settings: [Settings],
   hooks: [Webhooks],
