@@ -1,7 +1,7 @@
 import { useEffect, useRef, useState } from 'preact/hooks';
 import { DEFAULT_APPROVAL_LEVEL, type NamespaceKind } from '../../shared/access-levels';
 import type { AccessRequest } from '../../shared/api-types';
-import { timeAgo } from '../lib/relative-time';
+import { timeAgo } from '../../shared/relative-time';
 import { LevelPicker } from './LevelPicker';
 
 interface Props {
