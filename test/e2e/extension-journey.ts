@@ -205,6 +205,7 @@ export function extensionJourney(browser: string, launch: () => Promise<Extensio
     await waitForText(popup, `${DEMO_NAMES.carol} @carol`, carolOnAcme);
 
     await popup.locator(`${carolOnAcme} button[aria-label="Deny @carol"]`).click();
+    await popup.locator(`${carolOnAcme} button[aria-label="Confirm: deny @carol"]`).click();
     await waitForText(popup, "Denied @carol's request for acme.");
     const stillAsking = await callApi<{ username: string }[]>(first, aliceOnFirst, 'GET', `/groups/${acme.id}/access_requests`, 200);
     expect(stillAsking.map((r) => r.username)).toEqual(['bob']);
