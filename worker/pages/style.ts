@@ -49,6 +49,8 @@ ul.requests li { display:flex; justify-content:space-between; gap:16px; padding:
 form.row-form { display:flex; gap:8px; align-items:center; flex-wrap:wrap; margin:0; }
 form.row-form label { margin:0; font-weight:400; font-size:14px; }
 form.row-form span.muted { flex:1; min-width:240px; }
+ul.requests form.row-form select { width:11em; }
+ul.requests form.row-form input[type=date] { width:10.5em; }
 td form.row-form label { position:absolute; left:-9999px; }
 .fields { display:grid; grid-template-columns:repeat(auto-fit, minmax(200px, 1fr)); gap:0 16px; }
 form.search { display:flex; gap:8px; align-items:end; flex-wrap:wrap; margin-bottom:16px; }
