@@ -1,4 +1,4 @@
-import { Hono } from 'hono';
+import { Hono, type Context } from 'hono';
 import { bodyLimit } from 'hono/body-limit';
 import { csrf } from 'hono/csrf';
 import { methodNotAllowed } from 'hono/method-not-allowed';
@@ -15,10 +15,20 @@ import { accountPages } from './pages/accounts';
 import { authorizedApplicationsPages } from './pages/authorized-applications';
 import { CONSOLE_PATHS, consolePages } from './pages/console';
 import { homePages } from './pages/home';
+import { topLevelPages, wantsPage } from './pages/top-level';
 import { requirePartitionCount } from './middleware/partition-count';
 import { requireSecrets } from './secrets';
 
 export const MAX_BODY_BYTES = 1024 * 1024;
+
+/** The request's execution context, when the runtime gave one (Hono's getter throws otherwise). */
+const executionContextOf = (c: Context): Context['executionCtx'] | undefined => {
+  try {
+    return c.executionCtx;
+  } catch {
+    return undefined;
+  }
+};
 
 /**
  * Paths served as HTML pages: they get the browser session and origin-checked forms. Each page
@@ -62,6 +72,13 @@ app.route('/api/v4', api);
 app.route('/', pages);
 app.route('/', oauthRoutes);
 
-// Returned, not thrown, so methodNotAllowed can still turn it into a 405.
-app.notFound(() => json(problems.routeNotFound().body, 404));
+/** The first path segments of the routes above (`api`, `users`, `-`, ...): GitLab reserves them too. */
+let reserved: Set<string> | undefined;
+const isReserved = (segment: string) => (reserved ??= new Set(app.routes.map((r) => r.path.split('/')[1]?.toLowerCase() ?? ''))).has(segment.toLowerCase());
+const topLevel = topLevelPages(isReserved);
+
+// What no route above answers: for a browser, GitLab's top-level pages (`/acme/website`, `/bob`)
+// or the 404 page; for any other client GitLab's JSON. Returned, not thrown, so methodNotAllowed
+// can still turn it into a 405.
+app.notFound((c) => (wantsPage(c) ? topLevel.fetch(c.req.raw, c.env, executionContextOf(c)) : json(problems.routeNotFound().body, 404)));
 app.onError(renderError);

@@ -1,7 +1,7 @@
 import { useEffect, useRef, useState } from 'preact/hooks';
 import { DEFAULT_APPROVAL_LEVEL, type NamespaceKind } from '../../shared/access-levels';
 import type { AccessRequest } from '../../shared/api-types';
-import { timeAgo } from '../lib/relative-time';
+import { timeAgo } from '../../shared/relative-time';
 import { LevelPicker } from './LevelPicker';
 
 interface Props {
@@ -18,10 +18,18 @@ interface Props {
 
 export function AccessRequestRow({ kind, approverLevel, request, now, error, focused, onApprove, onDeny }: Props) {
   const [level, setLevel] = useState(DEFAULT_APPROVAL_LEVEL);
+  // Deny cannot be undone: it asks first, beside the request (as the console's confirmation page does).
+  const [confirming, setConfirming] = useState(false);
   const decision = useRef<HTMLDivElement>(null);
   useEffect(() => {
     if (focused) decision.current?.querySelector('select')?.focus();
   }, [focused]);
+  // Focus follows the question: to its Deny, and back to the level after Cancel.
+  const asked = useRef(false);
+  useEffect(() => {
+    if (confirming) asked.current = true;
+    if (asked.current) decision.current?.querySelector<HTMLElement>(confirming ? 'button.deny' : 'select')?.focus();
+  }, [confirming]);
   const who = `@${request.username}`;
   return (
     <li class="request" aria-label={`${request.name} (${who})`}>
@@ -29,6 +37,17 @@ export function AccessRequestRow({ kind, approverLevel, request, now, error, foc
         <span class="name">{request.name}</span> <span class="username">{who}</span>
         <div class="when">requested {timeAgo(request.requested_at, now)}</div>
       </div>
+      {confirming ? (
+        <div class="decision confirm" ref={decision}>
+          <span class="question">Deny {who}'s request?</span>
+          <button type="button" class="deny" aria-label={`Confirm: deny ${who}`} onClick={onDeny}>
+            Deny
+          </button>
+          <button type="button" aria-label={`Keep ${who}'s request`} onClick={() => setConfirming(false)}>
+            Cancel
+          </button>
+        </div>
+      ) : (
       <div class="decision" ref={decision}>
         <LevelPicker
           kind={kind}
@@ -40,10 +59,11 @@ export function AccessRequestRow({ kind, approverLevel, request, now, error, foc
         <button type="button" class="approve" aria-label={`Approve ${who}`} onClick={() => onApprove(level)}>
           Approve
         </button>
-        <button type="button" class="deny" aria-label={`Deny ${who}`} onClick={onDeny}>
+        <button type="button" class="deny" aria-label={`Deny ${who}`} onClick={() => setConfirming(true)}>
           Deny
         </button>
       </div>
+      )}
       {error && (
         <p class="error" role="alert">
           {error}

@@ -11,6 +11,7 @@ import {
   type Settings,
 } from '../lib/stored-values';
 import { useStoredValue } from '../lib/use-stored-value';
+import type { AddedServer } from '../lib/servers';
 import { errorMessage, type OptionsActions } from './popup-actions';
 
 type Message = { ok: boolean; text: string } | null;
@@ -32,15 +33,25 @@ const refusedText = (serverUrl: string) =>
  * Asks for the host permission (the browser prompts only for a host not yet allowed; the click
  * must still be under way, so this is called first), then tells the background.
  */
-async function allowAndAdd(actions: OptionsActions, serverUrl: string): Promise<boolean> {
+async function allowAndAdd(actions: OptionsActions, serverUrl: string): Promise<AddedServer> {
   const granted = await actions.requestHostPermission(hostPattern(serverUrl)).catch(() => false);
-  const { reachable } = await actions.addServer(serverUrl);
-  return granted && reachable;
+  const added = await actions.addServer(serverUrl);
+  return { ...added, reachable: granted && added.reachable };
 }
 
-function AddServerForm({ actions }: { actions: OptionsActions }) {
+/** What adding a server says: that it is there, or why it is not ready. */
+function addedMessage(added: AddedServer): Message {
+  const name = serverName(added.serverUrl);
+  if (!added.reachable) return { ok: false, text: refusedText(added.serverUrl) };
+  if (added.problem) return { ok: false, text: `${name} is in the list, but it does not answer: ${added.problem}` };
+  if (added.alreadyListed) return { ok: true, text: `${name} is already in the list.` };
+  return { ok: true, text: `Added ${name}. Sign in to it with its “Sign in” button above.` };
+}
+
+function AddServerForm({ actions, accounts }: { actions: OptionsActions; accounts: Record<string, Account> }) {
   const [draft, setDraft] = useState('');
-  const [message, setMessage] = useState<Message>(null);
+  const [added, setAdded] = useState<{ serverUrl: string; message: Message } | null>(null);
+  const [invalid, setInvalid] = useState<Message>(null);
 
   function add(event: Event) {
     event.preventDefault();
@@ -48,21 +59,21 @@ function AddServerForm({ actions }: { actions: OptionsActions }) {
     try {
       serverUrl = normalizeServerUrl(draft);
     } catch (error) {
-      setMessage({ ok: false, text: errorMessage(error) });
+      setAdded(null);
+      setInvalid({ ok: false, text: errorMessage(error) });
       return;
     }
+    setInvalid(null);
     allowAndAdd(actions, serverUrl)
-      .then((reachable) => {
+      .then((result) => {
         setDraft('');
-        setMessage(
-          reachable
-            ? { ok: true, text: `Added ${serverName(serverUrl)}. Sign in to it below.` }
-            : { ok: false, text: refusedText(serverUrl) },
-        );
+        setAdded({ serverUrl, message: addedMessage(result) });
       })
-      .catch((error: unknown) => setMessage({ ok: false, text: errorMessage(error) }));
+      .catch((error: unknown) => setAdded({ serverUrl, message: { ok: false, text: errorMessage(error) } }));
   }
 
+  // Once signed in to the server just added, "sign in to it" has been done: the message goes.
+  const message = invalid ?? (added && !(added.message?.ok && accounts[added.serverUrl]) ? added.message : null);
   return (
     <form class="add-server" onSubmit={add}>
       <label class="field">
@@ -139,7 +150,7 @@ function ServerItem({
             disabled={busy}
             onClick={() =>
               void run(async () => {
-                if (!(await allowAndAdd(actions, serverUrl))) throw new Error(refusedText(serverUrl));
+                if (!(await allowAndAdd(actions, serverUrl)).reachable) throw new Error(refusedText(serverUrl));
               }, `Knock may reach ${name} now.`)
             }
           >
@@ -221,7 +232,7 @@ function ServersSection({ actions }: { actions: OptionsActions }) {
           ))}
         </ul>
       )}
-      <AddServerForm actions={actions} />
+      <AddServerForm actions={actions} accounts={accounts} />
     </section>
   );
 }
@@ -272,10 +283,11 @@ export function OptionsApp({ actions, redirectUri }: { actions: OptionsActions; 
       <h1>Knock options</h1>
       <ServersSection actions={actions} />
       <NotificationSection />
-      <p class="hint">
-        Signing in sends you back to this browser at <code>{redirectUri}</code>; each server must list it in{' '}
-        <code>EXTENSION_REDIRECT_URIS</code>.
-      </p>
+      <details class="hint">
+        <summary>If signing in fails with “Invalid redirect URI”</summary>
+        Your Knock server has to allow this browser's address for signing in, <code>{redirectUri}</code>. Send it to the
+        server's administrator.
+      </details>
     </main>
   );
 }

@@ -1,7 +1,7 @@
 import { useState } from 'preact/hooks';
 import type { OwnAccessRequest } from '../../shared/api-types';
 import { outcomeText, ownKind } from '../lib/own-requests';
-import { timeAgo } from '../lib/relative-time';
+import { timeAgo } from '../../shared/relative-time';
 import { serverName } from '../lib/server-url';
 import { errorMessage } from './popup-actions';
 

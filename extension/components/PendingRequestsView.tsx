@@ -1,6 +1,6 @@
 import { useEffect, useRef } from 'preact/hooks';
 import { ownKind } from '../lib/own-requests';
-import { timeAgo } from '../lib/relative-time';
+import { timeAgo } from '../../shared/relative-time';
 import type { Account, ServerUrl } from '../lib/stored-values';
 import { rowKey, useInbox } from '../lib/use-inbox';
 import { AccessRequestRow } from './AccessRequestRow';

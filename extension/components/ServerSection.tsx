@@ -1,6 +1,6 @@
 import type { ComponentChildren } from 'preact';
 import { useState } from 'preact/hooks';
-import { timeAgo } from '../lib/relative-time';
+import { timeAgo } from '../../shared/relative-time';
 import { serverName } from '../lib/server-url';
 import type { Account, ServerInbox } from '../lib/stored-values';
 import { errorMessage, type PopupActions } from './popup-actions';

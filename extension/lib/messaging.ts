@@ -6,6 +6,7 @@ import { defineExtensionMessaging } from '@webext-core/messaging';
 import type { NamespaceKind } from '../../shared/access-levels';
 import type { AccessRequest } from '../../shared/api-types';
 import type { Account, ServerUrl } from './stored-values';
+import type { AddedServer } from './servers';
 
 /** One pending request: on which server, for which group or project, by whom. */
 export interface RequestTarget {
@@ -20,7 +21,7 @@ export interface KnockProtocol {
    * Adds a server by its address (once), and says whether the browser lets the extension reach
    * it. The page asks the browser for that permission first: only a page can show the prompt.
    */
-  addServer(address: string): { serverUrl: ServerUrl; reachable: boolean };
+  addServer(address: string): AddedServer;
   /** Signs out of a server and forgets it. */
   removeServer(serverUrl: ServerUrl): void;
   signIn(serverUrl: ServerUrl): Account;

@@ -55,19 +55,25 @@ describe('the web console, against a real Knock with the demo data', () => {
   it("alice sees bob among acme/website's members, and removes him after a confirmation", async () => {
     const page = await signIn(world.demo.alice);
     await page.getByRole('link', { name: 'Acme / Website' }).click();
-    await page.waitForURL(`${world.server.url}/projects/acme/website`);
-    const bob = page.getByRole('row', { name: 'Bob Builder (@bob)' });
-    await bob.waitFor();
-    expect(await bob.getByLabel('Access level of @bob').inputValue()).toBe('40');
-    // The approval is in the audit log: newest first, by alice, about bob.
+    await page.waitForURL(`${world.server.url}/acme/website`);
+    await expectAccessible(page);
+    // The approval is in the audit log (its own tab): newest first, by alice, about bob.
+    await page.getByRole('navigation', { name: 'Pages of acme/website' }).getByRole('link', { name: 'Audit events' }).click();
+    await page.waitForURL(`${world.server.url}/acme/website/-/audit_events`);
     const audit = page.getByRole('region', { name: /^Audit log/ });
     const latest = audit.getByRole('row').nth(1);
     expect(await latest.getByRole('cell').allInnerTexts()).toEqual([
-      expect.stringMatching(/UTC$/),
+      expect.stringMatching(/^(just now|\d+ minutes? ago)$/),
       'Alice Liddell',
       `Added as Maintainer until ${bobsExpiry} (access_request_approved)`,
       'Bob Builder',
     ]);
+    await expectAccessible(page);
+    await page.getByRole('navigation', { name: 'Pages of acme/website' }).getByRole('link', { name: 'Members' }).click();
+    await page.waitForURL(`${world.server.url}/acme/website/-/project_members`);
+    const bob = page.getByRole('row', { name: 'Bob Builder (@bob)' });
+    await bob.waitFor();
+    expect(await bob.getByLabel('Access level of @bob').inputValue()).toBe('40');
     await expectAccessible(page);
     if (SCREENSHOTS) await page.screenshot({ path: join(ROOT, 'docs', 'console-project.png'), fullPage: true });
 
@@ -82,6 +88,8 @@ describe('the web console, against a real Knock with the demo data', () => {
 
     // The deny confirmation, the group page and the account page, for axe.
     await page.goto(`${world.server.url}/groups/acme`);
+    await expectAccessible(page);
+    await page.goto(`${world.server.url}/groups/acme/-/group_members?tab=access_requests`);
     await expectAccessible(page);
     await page.getByRole('listitem', { name: 'Carol Danvers (@carol)' }).getByRole('link', { name: 'Deny @carol' }).click();
     await page.getByRole('heading', { name: 'Deny this access request?' }).waitFor();
@@ -101,7 +109,7 @@ describe('the web console, against a real Knock with the demo data', () => {
     receiver = rx;
     await rx.start();
     const page = await signIn(world.demo.alice);
-    await page.goto(`${world.server.url}/projects/acme/website`);
+    await page.goto(`${world.server.url}/acme/website/-/hooks`);
     const add = page.getByRole('form', { name: 'Add a webhook' });
     await add.getByLabel('URL').fill(rx.url);
     await add.getByLabel('Secret token (optional)').fill('e2e-token');
@@ -111,13 +119,14 @@ describe('the web console, against a real Knock with the demo data', () => {
     await expectAccessible(page);
 
     // carol's request for acme/website is denied: an access request event for the hook.
-    await page.goto(`${world.server.url}/projects/acme/website`);
+    await page.goto(`${world.server.url}/acme/website/-/project_members?tab=access_requests`);
     await page.getByRole('listitem', { name: 'Carol Danvers (@carol)' }).getByRole('link', { name: 'Deny @carol' }).click();
     await page.getByRole('button', { name: 'Deny @carol' }).click();
     await page.getByRole('status').getByText('Denied the request of @carol for acme/website.').waitFor();
     const delivery = await eventually('the delivery', () => rx.verifiedDeliveries(secret, 'e2e-token')[0]);
     expect(delivery.json).toMatchObject({ event_name: 'user_access_request_revoked_for_project', user_username: 'carol' });
 
+    await page.getByRole('navigation', { name: 'Pages of acme/website' }).getByRole('link', { name: 'Webhooks' }).click();
     await page.getByRole('region', { name: /^Webhooks/ }).getByRole('link', { name: `Edit and deliveries of ${rx.url}` }).click();
     const deliveries = page.getByRole('region', { name: /^Deliveries/ });
     await eventually('the delivery in the log', async () => {

@@ -106,7 +106,7 @@ export function extensionJourney(browser: string, launch: () => Promise<Extensio
     for (const server of [first, second]) {
       await options.locator('input[name="serverUrl"]').fill(server.url);
       await options.locator('form.add-server button[type="submit"]').click();
-      await waitForText(options, `Added ${host(server)}. Sign in to it below.`);
+      await waitForText(options, `Added ${host(server)}. Sign in to it with its “Sign in” button above.`);
     }
     expect(await extension.grantedOrigins()).toEqual(granted);
     expect(granted).toEqual(expect.arrayContaining(['http://127.0.0.1/*']));
@@ -205,6 +205,7 @@ export function extensionJourney(browser: string, launch: () => Promise<Extensio
     await waitForText(popup, `${DEMO_NAMES.carol} @carol`, carolOnAcme);
 
     await popup.locator(`${carolOnAcme} button[aria-label="Deny @carol"]`).click();
+    await popup.locator(`${carolOnAcme} button[aria-label="Confirm: deny @carol"]`).click();
     await waitForText(popup, "Denied @carol's request for acme.");
     const stillAsking = await callApi<{ username: string }[]>(first, aliceOnFirst, 'GET', `/groups/${acme.id}/access_requests`, 200);
     expect(stillAsking.map((r) => r.username)).toEqual(['bob']);

@@ -22,8 +22,9 @@ function fakeActions(overrides: Partial<OptionsActions> = {}): OptionsActions {
   return {
     addServer: vi.fn(async (serverUrl: string) => {
       const servers = await serversItem.getValue();
-      if (!servers.includes(serverUrl)) await serversItem.setValue([...servers, serverUrl]);
-      return { serverUrl, reachable: true };
+      const alreadyListed = servers.includes(serverUrl);
+      if (!alreadyListed) await serversItem.setValue([...servers, serverUrl]);
+      return { serverUrl, alreadyListed, reachable: true, problem: null };
     }),
     removeServer: vi.fn(async (serverUrl: string) => {
       await serversItem.setValue((await serversItem.getValue()).filter((listed) => listed !== serverUrl));
@@ -50,7 +51,7 @@ describe('adding a server', () => {
 
     await addServer(`${KNOCK}/some/page`);
 
-    expect(await screen.findByText('Added knock.example.com. Sign in to it below.')).toBeTruthy();
+    expect(await screen.findByText('Added knock.example.com. Sign in to it with its “Sign in” button above.')).toBeTruthy();
     expect(actions.requestHostPermission).toHaveBeenCalledWith('https://knock.example.com/*');
     expect(actions.addServer).toHaveBeenCalledWith(KNOCK);
     expect(within(itemOf('knock.example.com')).getByText('Not signed in.')).toBeTruthy();
@@ -62,7 +63,7 @@ describe('adding a server', () => {
 
     await addServer('http://127.0.0.1:8787/');
 
-    expect(await screen.findByText('Added 127.0.0.1:8787. Sign in to it below.')).toBeTruthy();
+    expect(await screen.findByText('Added 127.0.0.1:8787. Sign in to it with its “Sign in” button above.')).toBeTruthy();
     expect(actions.requestHostPermission).toHaveBeenCalledWith('http://127.0.0.1/*');
     expect(await serversItem.getValue()).toEqual([LOCAL]);
   });
@@ -82,7 +83,7 @@ describe('adding a server', () => {
             ownCheckedAt: null,
           },
         });
-        return { serverUrl, reachable: false };
+        return { serverUrl, alreadyListed: false, reachable: false, problem: null };
       }),
     });
     render(<OptionsApp redirectUri={REDIRECT_URI} actions={actions} />);
@@ -94,11 +95,51 @@ describe('adding a server', () => {
     expect(within(item).getByRole('alert').textContent).toBe('Your browser does not let Knock reach knock.example.com.');
 
     vi.mocked(actions.requestHostPermission).mockResolvedValue(true);
-    vi.mocked(actions.addServer).mockResolvedValue({ serverUrl: KNOCK, reachable: true });
+    vi.mocked(actions.addServer).mockResolvedValue({ serverUrl: KNOCK, alreadyListed: true, reachable: true, problem: null });
     fireEvent.click(within(item).getByRole('button', { name: 'Allow access' }));
 
     expect(await within(item).findByText('Knock may reach knock.example.com now.')).toBeTruthy();
     expect(actions.requestHostPermission).toHaveBeenLastCalledWith('https://knock.example.com/*');
+  });
+
+  it('says where to sign in, and no more once signed in there', async () => {
+    const actions = fakeActions({ signIn: vi.fn(async (serverUrl: string) => {
+      const account = alice(serverUrl);
+      await accountsItem.setValue({ [serverUrl]: account });
+      return account;
+    }) });
+    render(<OptionsApp redirectUri={REDIRECT_URI} actions={actions} />);
+    await addServer(KNOCK);
+    const added = 'Added knock.example.com. Sign in to it with its “Sign in” button above.';
+    expect(await screen.findByText(added)).toBeTruthy();
+
+    fireEvent.click(within(itemOf('knock.example.com')).getByRole('button', { name: 'Sign in to knock.example.com' }));
+
+    expect(await within(itemOf('knock.example.com')).findByText('Signed in as Alice (@alice).')).toBeTruthy();
+    expect(screen.queryByText(added)).toBeNull();
+  });
+
+  it('says when a server is listed already, instead of adding it again', async () => {
+    render(<OptionsApp redirectUri={REDIRECT_URI} actions={fakeActions()} />);
+    await addServer(KNOCK);
+    await screen.findByText(/^Added knock.example.com/);
+    await addServer(`${KNOCK}/`);
+    expect(await screen.findByText('knock.example.com is already in the list.')).toBeTruthy();
+    expect(await serversItem.getValue()).toEqual([KNOCK]);
+  });
+
+  it('says when a server does not answer', async () => {
+    const actions = fakeActions({
+      addServer: vi.fn(async (serverUrl: string) => {
+        await serversItem.setValue([serverUrl]);
+        return { serverUrl, alreadyListed: false, reachable: true, problem: 'Knock could not reach knock.example.com.' };
+      }),
+    });
+    render(<OptionsApp redirectUri={REDIRECT_URI} actions={actions} />);
+    await addServer(KNOCK);
+    expect((await screen.findByRole('alert')).textContent).toBe(
+      'knock.example.com is in the list, but it does not answer: Knock could not reach knock.example.com.',
+    );
   });
 
   it('refuses an address that is not a web URL, before asking the browser anything', async () => {

@@ -89,6 +89,7 @@ describe('the popup with the background', () => {
     server.refuseDecisions = { status: 403, message: '403 Forbidden' };
 
     fireEvent.click(screen.getByRole('button', { name: 'Deny @bob' }));
+    fireEvent.click(screen.getByRole('button', { name: 'Confirm: deny @bob' }));
 
     await waitFor(() => expect(within(rowOf('bob')).getByRole('alert').textContent).toBe('Could not deny @bob: 403 Forbidden'));
     await waitFor(() => expect(document.activeElement).toBe(screen.getByRole('combobox', { name: 'Access level for @bob' })));
@@ -122,6 +123,7 @@ describe('the popup with the background', () => {
 
     serveFrom(server); // other.test stops answering
     fireEvent.click(screen.getByRole('button', { name: 'Deny @bob' }));
+    fireEvent.click(screen.getByRole('button', { name: 'Confirm: deny @bob' }));
 
     await waitFor(() => expect(screen.getByRole('status').textContent).toBe("Denied @bob's request for acme."));
     await popupActions.refreshInbox();

@@ -223,13 +223,22 @@ describe('approving and denying', () => {
     await waitFor(() => expect(document.activeElement).toBe(screen.getByRole('combobox', { name: 'Access level for @bob' })));
   });
 
-  it('sends the denial, and says what happened', async () => {
+  it('asks before it sends the denial, and says what happened', async () => {
     await signedIn();
     const actions = fakeActions();
     render(<PopupApp actions={actions} now={NOW} />);
     await screen.findByText('Bob Builder');
 
     fireEvent.click(screen.getByRole('button', { name: 'Deny @bob' }));
+    // Deny asks first, beside the request; Cancel keeps it.
+    expect(screen.getByText("Deny @bob's request?")).toBeTruthy();
+    expect(document.activeElement).toBe(screen.getByRole('button', { name: 'Confirm: deny @bob' }));
+    fireEvent.click(screen.getByRole('button', { name: "Keep @bob's request" }));
+    expect(actions.deny).not.toHaveBeenCalled();
+    expect(document.activeElement).toBe(screen.getByRole('combobox', { name: 'Access level for @bob' }));
+
+    fireEvent.click(screen.getByRole('button', { name: 'Deny @bob' }));
+    fireEvent.click(screen.getByRole('button', { name: 'Confirm: deny @bob' }));
 
     expect(actions.deny).toHaveBeenCalledWith({ serverUrl: SERVER, kind: 'group', sourceId: 10, userId: 2 });
     await waitFor(() => expect(screen.getByRole('status').textContent).toBe("Denied @bob's request for acme."));
@@ -246,6 +255,7 @@ describe('approving and denying', () => {
     await waitFor(() => expect(document.activeElement).toBe(screen.getByRole('combobox', { name: 'Access level for @carol' })));
 
     fireEvent.click(screen.getByRole('button', { name: 'Deny @carol' }));
+    fireEvent.click(screen.getByRole('button', { name: 'Confirm: deny @carol' }));
     await waitFor(() => expect(document.activeElement).toBe(screen.getByRole('status')));
   });
 

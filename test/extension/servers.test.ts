@@ -114,13 +114,22 @@ describe('the list of servers', () => {
   it('adds a server by its origin, once, and says whether it may be reached', async () => {
     vi.mocked(fakeBrowser.permissions.contains).mockImplementation(async ({ origins }) => origins?.[0] === 'http://127.0.0.1/*');
 
-    expect(await addServer('http://127.0.0.1:8787/anything')).toEqual({ serverUrl: 'http://127.0.0.1:8787', reachable: true });
-    expect(await addServer('http://127.0.0.1:8787')).toEqual({ serverUrl: 'http://127.0.0.1:8787', reachable: true });
-    expect(await addServer('https://knock.example')).toEqual({ serverUrl: 'https://knock.example', reachable: false });
+    serveFrom(createFakeKnock('http://127.0.0.1:8787'));
+
+    expect(await addServer('http://127.0.0.1:8787/anything')).toEqual({ serverUrl: 'http://127.0.0.1:8787', alreadyListed: false, reachable: true, problem: null });
+    expect(await addServer('http://127.0.0.1:8787')).toEqual({ serverUrl: 'http://127.0.0.1:8787', alreadyListed: true, reachable: true, problem: null });
+    expect(await addServer('https://knock.example')).toEqual({ serverUrl: 'https://knock.example', alreadyListed: false, reachable: false, problem: null });
 
     expect(await serversItem.getValue()).toEqual(['http://127.0.0.1:8787', 'https://knock.example']);
     expect((await stored('https://knock.example'))?.problem?.kind).toBe('no-permission');
     expect(fakeBrowser.permissions.contains).toHaveBeenCalledWith({ origins: ['http://127.0.0.1/*'] });
+  });
+
+  it('adds a server that does not answer, saying why', async () => {
+    serveFrom();
+    const added = await addServer('http://127.0.0.1:9');
+    expect(added).toMatchObject({ serverUrl: 'http://127.0.0.1:9', reachable: true, problem: 'Knock could not reach 127.0.0.1:9. Is the address right, and the server running?' });
+    expect(await serversItem.getValue()).toEqual(['http://127.0.0.1:9']);
   });
 
   it('removing a server ends its grant and forgets it; a refresh already under way does not bring it back', async () => {

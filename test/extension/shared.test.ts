@@ -1,4 +1,5 @@
 import { describe, expect, it, vi } from 'vitest';
+import { timeAgo } from '../../shared/relative-time';
 import { hostPattern, normalizeServerUrl } from '../../extension/lib/server-url';
 import { levelsAllowedToApprove } from '../../shared/access-levels';
 import { ApiError, parseRetryAfter } from '../../shared/api-error';
@@ -84,5 +85,15 @@ describe('server addresses', () => {
     expect(hostPattern('http://127.0.0.1:8787')).toBe('http://127.0.0.1/*');
     expect(hostPattern('http://[::1]:8787')).toBe('http://[::1]/*');
     expect(hostPattern('https://knock.example:8443')).toBe('https://knock.example/*');
+  });
+});
+
+describe('timeAgo (the popup and the console)', () => {
+  const now = Date.parse('2026-11-26T12:00:00Z');
+  it('says how long ago, how long until an expiry, and "just now" within a minute', () => {
+    expect(timeAgo('2026-11-26T10:00:00Z', now)).toBe('2 hours ago');
+    expect(timeAgo('2026-11-26T11:59:30Z', now)).toBe('just now');
+    expect(timeAgo('2026-11-26T12:00:30Z', now)).toBe('just now');
+    expect(timeAgo('2026-11-29T12:00:00Z', now)).toBe('in 3 days');
   });
 });

@@ -3,6 +3,7 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
+import { WebBrowser } from './support/web-client.mjs';
 // @ts-expect-error: plain ESM module without types
 import { freePort, ROOT } from '../../worker/dev/server.mjs';
 
@@ -29,7 +30,7 @@ describe('npm start', () => {
   const dir = mkdtempSync(join(tmpdir(), 'knock-start-'));
   afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
-  it('writes .dev.vars once, prints the admin token, and keeps state across a restart', async () => {
+  it('writes .dev.vars once, prints the admin token and the demo accounts that can sign in, and keeps state across a restart', async () => {
     const port = String(await freePort());
     const env = { PORT: port, KNOCK_DEV_VARS: join(dir, '.dev.vars'), KNOCK_STATE_DIR: join(dir, 'state') };
     const url = `http://127.0.0.1:${port}`;
@@ -40,7 +41,13 @@ describe('npm start', () => {
     try {
       expect(first.output).toContain(`Knock is running at ${url}`);
       expect(first.output).toContain(`Admin token:  ${token}`);
-      for (const demoUser of ['alice', 'bob', 'carol']) expect(first.output).toMatch(new RegExp(`${demoUser} +password \\S+`));
+      for (const demoUser of ['alice', 'bob', 'carol', 'grace']) expect(first.output).toMatch(new RegExp(`${demoUser} +password \\S+`));
+      // grace, the demo administrator, signs in to the console's Admin area with her printed password.
+      const grace = /grace +password (\S+)/.exec(first.output)![1]!;
+      expect(first.output).toMatch(/grace .*\(administrator\)/);
+      const web = new WebBrowser(() => url);
+      expect((await web.signIn('grace', grace)).status).toBe(303);
+      expect((await web.get('/admin/users')).status).toBe(200);
       expect((await fetch(`${url}/users/sign_in`)).status).toBe(200);
       const res = await fetch(`${url}/api/v4/users`, {
         method: 'POST',
@@ -49,6 +56,9 @@ describe('npm start', () => {
       });
       expect(res.status).toBe(201);
       userId = ((await res.json()) as { id: number }).id;
+      // carol is blocked: she can no longer sign in, so the next banner leaves her out.
+      const [carol] = (await (await fetch(`${url}/api/v4/users?username=carol`, { headers: { 'PRIVATE-TOKEN': token } })).json()) as { id: number }[];
+      expect((await fetch(`${url}/api/v4/users/${carol!.id}/block`, { method: 'POST', headers: { 'PRIVATE-TOKEN': token } })).status).toBe(201);
     } finally {
       await first.stop();
     }
@@ -59,8 +69,9 @@ describe('npm start', () => {
       // The demo accounts are printed again, with the same passwords.
       const alice = (output: string) => /alice +password (\S+)/.exec(output)?.[1];
       expect(alice(second.output)).toBe(alice(first.output));
+      expect(second.output).not.toMatch(/carol +password/);
       const acme = await fetch(`${url}/api/v4/groups/acme/access_requests`, { headers: { 'PRIVATE-TOKEN': token } });
-      expect(((await acme.json()) as { username: string }[]).map((r) => r.username)).toEqual(['bob', 'carol']);
+      expect(((await acme.json()) as { username: string }[]).map((r) => r.username)).toEqual(['bob']);
       const res = await fetch(`${url}/api/v4/users?username=survivor`, { headers: { 'PRIVATE-TOKEN': token } });
       expect(await res.json()).toEqual([expect.objectContaining({ id: userId, username: 'survivor' })]);
     } finally {

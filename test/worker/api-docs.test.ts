@@ -57,3 +57,14 @@ describe('docs/api.md', () => {
     expect({ missing, extra }, message).toEqual({ missing: [], extra: [] });
   });
 });
+
+describe("docs/api.md's lists of scopes", () => {
+  /** GitLab's scopes of a token, which Knock takes wherever scopes are chosen (worker/oauth/scopes.ts). */
+  const TOKEN_SCOPES = ['api', 'read_api', 'read_user'];
+
+  it('name every scope a token may have, wherever they offer a choice', () => {
+    const lists = apiDoc.split('\n').filter((line) => /`api`(,| and| or) `read_api`/.test(line));
+    expect(lists.length).toBeGreaterThan(0);
+    for (const line of lists) for (const scope of TOKEN_SCOPES) expect(line, line).toContain(`\`${scope}\``);
+  });
+});

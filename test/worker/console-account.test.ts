@@ -72,7 +72,8 @@ describe('my personal access tokens', () => {
     const row = /<tr>(?:(?!<\/tr>)[\s\S])*laptop script[\s\S]*?<\/tr>/.exec(page)?.[0] ?? '';
     expect(textOf(row)).toContain('read_api, read_user');
     expect(textOf(row)).toContain(expiry);
-    expect(textOf(row).match(/\d{4}-\d{2}-\d{2} \d{2}:\d{2} UTC/g), 'created, and last used just now').toHaveLength(2);
+    // Created, and last used, just now: in words, as the popup says, with the exact time on hover.
+    expect(row.match(/<time datetime="[^"]+" title="\d{4}-\d{2}-\d{2} \d{2}:\d{2} UTC">just now<\/time>/g), 'created, and last used just now').toHaveLength(2);
 
     const confirm = await browser.get(`/-/profile/personal_access_tokens/${id}/revoke`);
     expect(confirm.status).toBe(200);

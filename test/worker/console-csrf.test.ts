@@ -42,7 +42,14 @@ describe('console pages and forms', () => {
       '/explore',
       '/-/profile',
       `/groups/${group.full_path}`,
-      `/projects/${project.full_path}`,
+      `/${project.full_path}`,
+      `/${project.full_path}/-/project_members`,
+      `/${project.full_path}/-/project_members?tab=access_requests`,
+      `/${project.full_path}/edit`,
+      `/${project.full_path}/-/hooks`,
+      `/${project.full_path}/-/audit_events`,
+      `/groups/${group.full_path}/-/edit`,
+      `/${admin.username}`,
       `/groups/${group.id}/-/access_requests/${requester.id}/deny`,
       `/projects/${project.id}/-/members/${admin.id}/remove`,
       `/projects/${project.id}/-/hooks/${hook.id}`,
@@ -63,6 +70,14 @@ describe('console pages and forms', () => {
 
   it('answer every page with 200', () => {
     for (const { path, res } of pages) expect(res.status, path).toBe(200);
+  });
+
+  it('render every page in standards mode: it starts with <!DOCTYPE html>', async () => {
+    const others = [
+      { path: '/users/sign_in', html: await (await new Browser().get('/users/sign_in')).text() },
+      { path: '/nope', html: await (await browser.get('/nope')).text() },
+    ];
+    for (const { path, html } of [...pages, ...others]) expect(html.slice(0, 15), path).toBe('<!DOCTYPE html>');
   });
 
   it('send the security headers of every page, and no-store', () => {

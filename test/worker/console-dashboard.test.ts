@@ -110,7 +110,7 @@ describe('the dashboard', () => {
     const mine = await (await (await consoleSession(owner)).browser.get('/')).text();
     expect(textOf(mine)).toContain('Your groups (1)');
     expect(textOf(mine)).toContain('Your projects (2)');
-    expect(mine).toContain(`href="/projects/${project.full_path}"`);
+    expect(mine).toContain(`href="/${project.full_path}"`);
   });
 
   it('shows a denied request as denied', async () => {

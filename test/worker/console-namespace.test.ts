@@ -1,7 +1,7 @@
 // The group and project pages of the web console: what each viewer sees, and that every form is
 // checked by the same rules as the API (the policy and the services), whatever the page showed.
 import { beforeAll, describe, expect, it } from 'vitest';
-import { as, createGroup, createProject, KIND_ROUTES, startWorker, type KindRoute } from './support/namespaces';
+import { as, createGroup, createProject, KIND_ROUTES, pageOf, startWorker, tabOf, type KindRoute } from './support/namespaces';
 import { consoleSession, consoleUser, fieldErrorsOf, noticeOf, submit, textOf, type ConsoleUser } from './support/console';
 import { ADMIN } from './support/http';
 
@@ -13,7 +13,14 @@ const sourceWithRequest = async (kind: KindRoute, owner: ConsoleUser, requester:
   const group = await createGroup(owner, kind === 'groups' ? body : {});
   const source = kind === 'groups' ? group : await createProject(owner, { namespace_id: group.id, ...body });
   expect((await as(requester).post(`/${kind}/${source.id}/access_requests`)).status).toBe(201);
-  return { id: source.id, path: source.full_path, page: `/${kind}/${source.full_path}`, actions: `/${kind}/${source.id}/-` };
+  return {
+    id: source.id,
+    path: source.full_path,
+    /** Its Access requests tab. */
+    page: tabOf(kind, source.full_path, 'access_requests'),
+    settings: tabOf(kind, source.full_path, 'settings'),
+    actions: `/${kind}/${source.id}/-`,
+  };
 };
 
 const pendingUsernames = async (kind: KindRoute, id: number) =>
@@ -114,7 +121,7 @@ describe.each(KIND_ROUTES)('the %s page', (kind) => {
     const source = kind === 'groups' ? group : await createProject(owner, { namespace_id: group.id, visibility: 'private' });
     await as(owner).post(`/${kind}/${source.id}/members`, { user_id: member.id, access_level: 10 });
     const { browser, csrf } = await consoleSession(stranger);
-    expect((await browser.get(`/${kind}/${source.full_path}`)).status).toBe(404);
+    expect((await browser.get(pageOf(kind, source.full_path))).status).toBe(404);
     expect((await browser.get(`/${kind}/${source.id}`)).status).toBe(404);
     for (const [path, fields] of [
       [`/${kind}/${source.id}/-/access_requests`, {}],
@@ -132,7 +139,7 @@ describe.each(KIND_ROUTES)('the %s page', (kind) => {
     const [owner, visitor] = [await consoleUser('own'), await consoleUser('vis')];
     const group = await createGroup(owner);
     const source = kind === 'groups' ? group : await createProject(owner, { namespace_id: group.id });
-    const page = `/${kind}/${source.full_path}`;
+    const page = pageOf(kind, source.full_path);
     const actions = `/${kind}/${source.id}/-`;
     const { browser, csrf } = await consoleSession(visitor);
     expect(await (await browser.get(page)).text()).toContain('>Request access</button>');
@@ -158,7 +165,7 @@ describe.each(KIND_ROUTES)('the %s page', (kind) => {
     const group = await createGroup(owner, kind === 'groups' ? { request_access_enabled: false } : {});
     const source = kind === 'groups' ? group : await createProject(owner, { namespace_id: group.id, request_access_enabled: false });
     const { browser, csrf } = await consoleSession(visitor);
-    const html = await (await browser.get(`/${kind}/${source.full_path}`)).text();
+    const html = await (await browser.get(pageOf(kind, source.full_path))).text();
     expect(html).not.toContain('Request access</button>');
     expect(textOf(html)).toContain('does not take access requests');
     const res = await browser.post(`/${kind}/${source.id}/-/access_requests`, { authenticity_token: csrf });
@@ -170,7 +177,7 @@ describe.each(KIND_ROUTES)('the %s page', (kind) => {
     const [owner, dev] = [await consoleUser('own'), await consoleUser('dev')];
     const group = await createGroup(owner);
     const source = kind === 'groups' ? group : await createProject(owner, { namespace_id: group.id });
-    const page = `/${kind}/${source.full_path}`;
+    const page = tabOf(kind, source.full_path, 'members');
     const actions = `/${kind}/${source.id}/-`;
     const { browser, csrf } = await consoleSession(owner);
 
@@ -208,7 +215,7 @@ describe.each(KIND_ROUTES)('the %s page', (kind) => {
     const actions = `/${kind}/${source.id}/-`;
     await as(owner).post(`/${kind}/${source.id}/members`, { user_id: dev.id, access_level: 30 });
     const { browser, csrf } = await consoleSession(dev);
-    const html = await (await browser.get(`/${kind}/${source.full_path}`)).text();
+    const html = await (await browser.get(tabOf(kind, source.full_path, 'members'))).text();
     expect(html).not.toContain(`aria-label="Save @${owner.username}"`);
     expect(html).not.toContain(`aria-label="Remove @${owner.username}"`);
     expect(html).toContain(`aria-label="Leave @${dev.username}"`);
@@ -250,7 +257,7 @@ describe('project pages for a Maintainer', () => {
     const source = await sourceWithRequest('projects', owner, requester);
     await as(owner).post(`/projects/${source.id}/members`, { user_id: maintainer.id, access_level: 40 });
     const { browser, csrf } = await consoleSession(maintainer);
-    const html = await (await browser.get(source.page)).text();
+    const html = await (await browser.get(source.settings)).text();
     expect(html).toContain('Save settings');
     expect(html).not.toContain('name="visibility"');
     expect(html).not.toContain('<option value="50"');
@@ -273,8 +280,8 @@ describe('addresses', () => {
     const { browser } = await consoleSession(owner);
     for (const [path, title] of [
       [`/groups/${sub.full_path}`, sub.full_path],
-      [`/projects/${project.full_path}`, project.full_path],
-      [`/projects/${project.full_path.toUpperCase()}`, project.full_path],
+      [`/${project.full_path}`, project.full_path],
+      [`/${project.full_path.toUpperCase()}`, project.full_path],
     ]) {
       const res = await browser.get(path);
       expect(res.status, path).toBe(200);
@@ -282,9 +289,64 @@ describe('addresses', () => {
     }
     const byId = await browser.get(`/projects/${project.id}?members_page=1`);
     expect(byId.status).toBe(302);
-    expect(byId.headers.get('location')).toBe(`/projects/${project.full_path}?members_page=1`);
+    expect(byId.headers.get('location')).toBe(`/${project.full_path}?members_page=1`);
     expect((await browser.get(`/groups/${project.full_path}`)).status).toBe(404);
     expect((await browser.get('/projects/no/such/thing')).status).toBe(404);
+  });
+
+  it("split a page into tabs at GitLab's addresses, offering each viewer only the tabs the policy lets them see", async () => {
+    const [owner, stranger] = [await consoleUser('own'), await consoleUser('str')];
+    const group = await createGroup(owner);
+    const project = await createProject(owner, { namespace_id: group.id });
+    const tabs = (html: string) => [...(/<nav class="tabs"[\s\S]*?<\/nav>/.exec(html)?.[0] ?? '').matchAll(/<a href="([^"]+)"( aria-current="page")?>([^<]+)<\/a>/g)].map((m) => [m[3], m[1].replace(/&amp;/g, '&'), Boolean(m[2])]);
+    const p = `/${project.full_path}`;
+    const expected = [
+      ['Overview', p],
+      ['Members', `${p}/-/project_members`],
+      ['Access requests', `${p}/-/project_members?tab=access_requests`],
+      ['Settings', `${p}/edit`],
+      ['Webhooks', `${p}/-/hooks`],
+      ['Audit events', `${p}/-/audit_events`],
+    ];
+    const { browser } = await consoleSession(owner);
+    for (const [label, path] of expected) {
+      const res = await browser.get(path!);
+      expect(res.status, path).toBe(200);
+      // Every tab lists them all, and marks itself as the current page.
+      expect(tabs(await res.text()), path).toEqual(expected.map(([l, href]) => [l, href, l === label]));
+    }
+    const groupSettings = await browser.get(`/groups/${group.full_path}/-/edit`);
+    expect(groupSettings.status).toBe(200);
+    expect(await groupSettings.text()).toContain('Save settings');
+    const old = await browser.get(`/projects/${project.full_path}/edit`);
+    expect([old.status, old.headers.get('location')]).toEqual([301, `${p}/edit`]);
+
+    const other = await consoleSession(stranger);
+    expect(tabs(await (await other.browser.get(p)).text()).map(([label]) => label)).toEqual(['Overview', 'Members']);
+    for (const path of [`${p}/edit`, `${p}/-/hooks`, `${p}/-/audit_events`, `${p}/-/project_members?tab=access_requests`]) {
+      expect((await other.browser.get(path)).status, path).toBe(404);
+    }
+  });
+
+  it('list the members inherited from the groups above, with the group each comes from', async () => {
+    const [owner, dev] = [await consoleUser('own'), await consoleUser('dev')];
+    const group = await createGroup(owner);
+    const sub = await createGroup(owner, { parent_id: group.id });
+    const project = await createProject(owner, { namespace_id: sub.id });
+    await as(owner).post(`/groups/${group.id}/members`, { user_id: dev.id, access_level: 20 });
+    const { browser } = await consoleSession(dev);
+    const html = await (await browser.get(tabOf('projects', project.full_path, 'members'))).text();
+    const section = /<section class="card" id="inherited-members"[\s\S]*?<\/section>/.exec(html)?.[0] ?? '';
+    const rows = [...section.matchAll(/<tr aria-label="([^"]+)">/g)].map((m) => m[1]);
+    expect(rows).toEqual([
+      `${owner.name} (@${owner.username}), inherited from ${sub.full_path}`,
+      `${owner.name} (@${owner.username}), inherited from ${group.full_path}`,
+      `${dev.name} (@${dev.username}), inherited from ${group.full_path}`,
+    ]);
+    expect(textOf(section)).toContain(`${dev.name} @${dev.username} Reporter Inherited from ${group.full_path}`);
+    expect(section).toContain(`href="/groups/${group.full_path}/-/group_members"`);
+    // A top-level group has nothing above it.
+    expect(await (await browser.get(tabOf('groups', group.full_path, 'members'))).text()).not.toContain('id="inherited-members"');
   });
 
   it('send a signed-out visitor to sign in, and back', async () => {
@@ -305,11 +367,12 @@ describe('addresses', () => {
       await as(owner).post(`/groups/${group.id}/members`, { user_id: u.id, access_level: 10 });
     }
     const { browser } = await consoleSession(owner);
-    const first = await (await browser.get(`/groups/${group.full_path}`)).text();
+    const members = `/groups/${group.full_path}/-/group_members`;
+    const first = await (await browser.get(members)).text();
     expect(textOf(first)).toContain('Members (22)');
     expect(textOf(first)).toContain('Page 1 of 2');
-    expect(first).toContain(`href="/groups/${group.full_path}?members_page=2" rel="next"`);
-    const second = await (await browser.get(`/groups/${group.full_path}?members_page=2`)).text();
+    expect(first).toContain(`href="${members}?members_page=2" rel="next"`);
+    const second = await (await browser.get(`${members}?members_page=2`)).text();
     expect((second.match(/<tr aria-label=/g) ?? []).length).toBe(2);
   });
 });

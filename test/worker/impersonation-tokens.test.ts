@@ -100,6 +100,22 @@ describe('impersonation tokens (GitLab: /users/:id/impersonation_tokens)', () =>
   });
 });
 
+describe("GitLab's documented form bodies", () => {
+  it('take scopes[] form-encoded, once or repeated, for impersonation and personal access tokens', async () => {
+    const user = await createUser('form');
+    const form = (body: string, headers: Record<string, string>) => ({ method: 'POST', headers: { 'Content-Type': 'application/x-www-form-urlencoded', ...headers }, body });
+    const impersonation = await call(`/api/v4/users/${user.id}/impersonation_tokens`, form('name=ci&scopes[]=api', ADMIN));
+    expect(impersonation.status).toBe(201);
+    expect(await impersonation.json()).toMatchObject({ name: 'ci', scopes: ['api'] });
+    const personal = await call('/api/v4/user/personal_access_tokens', form('name=script&scopes%5B%5D=read_api&scopes%5B%5D=read_user', user.headers));
+    expect(personal.status).toBe(201);
+    expect(await personal.json()).toMatchObject({ name: 'script', scopes: ['read_api', 'read_user'] });
+    const unknown = await call('/api/v4/user/personal_access_tokens', form('name=script&scopes[]=sudo', user.headers));
+    expect(unknown.status).toBe(400);
+    expect(await unknown.json()).toEqual({ error: 'scopes does not have a valid value' });
+  });
+});
+
 describe('paths that only look like the OpenAPI document', () => {
   it('serve the document without a token at /api/v4/openapi.json only', async () => {
     expect((await call('/api/v4/openapi.json')).status).toBe(200);

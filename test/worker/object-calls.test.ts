@@ -95,9 +95,9 @@ describe('objects each operation calls (docs/architecture.md)', () => {
     expect(calls.filter((c) => c.method === 'indexPartitions')).toHaveLength(1);
 
     // Once before: this isolate finds the project, and its tree's partition keeps the members' names.
-    expect((await fresh.get(`/projects/${shown.full_path}`)).status).toBe(200);
+    expect((await fresh.get(`/${shown.full_path}`)).status).toBe(200);
     calls.length = 0;
-    const projectPage = await fresh.get(`/projects/${shown.full_path}`);
+    const projectPage = await fresh.get(`/${shown.full_path}`);
     expect(projectPage.status).toBe(200);
     expect(await projectPage.text()).toContain(shown.full_path);
     seen.set('project page', label(calls));

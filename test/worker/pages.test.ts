@@ -172,7 +172,9 @@ describe('sign-up page', () => {
     const page2 = await dup.get('/users/sign_up');
     const again = await dup.post('/users/sign_up', { name: 'Other', username, password: 'a-good-password', authenticity_token: Browser.csrf(await page2.text()) });
     expect(again.status).toBe(409);
-    expect(await again.text()).toContain('Username has already been taken');
+    const html = await again.text();
+    expect(html).toContain('<p class="field-error" id="username-error" role="alert">Username has already been taken.</p>');
+    expect(html).toMatch(/<input type="text" id="username" [^>]*aria-invalid="true" aria-describedby="username-error"/);
   });
 
   it("never tells whether an email address is someone's: it takes none, so a known one gets the same answer as a new one", async () => {
@@ -197,12 +199,16 @@ describe('sign-up page', () => {
     expect(await emailOf(known.username)).toBe(`${known.username}@example.test`);
   });
 
-  it('explains invalid input on the page', async () => {
+  it('explains invalid input beside its field, with the reason', async () => {
     const browser = new Browser();
     const page = await browser.get('/users/sign_up');
     const res = await browser.post('/users/sign_up', { name: 'X', username: unique('x'), password: 'short', authenticity_token: Browser.csrf(await page.text()) });
     expect(res.status).toBe(400);
-    expect(await res.text()).toContain('The password is invalid.');
+    const html = await res.text();
+    // Beside the password field, with the reason; what was typed (but the password) is kept.
+    expect(html).toContain('<p class="field-error" id="password-error" role="alert">Password is too short (minimum is 8 characters).</p>');
+    expect(html).toMatch(/<input type="password" id="password" [^>]*aria-invalid="true" aria-describedby="password-error"/);
+    expect(html).toContain('value="X"');
   });
 
   it('is off when SIGNUP_ENABLED=false', async () => {

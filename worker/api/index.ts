@@ -11,6 +11,7 @@ import { impersonationTokens } from './impersonation-tokens';
 import { askInboxVersionEarly, inboxRoutes } from './inbox';
 import { memberRoutes } from './members';
 import { groups, projects } from './namespaces';
+import { formArrays } from './params';
 import { personalAccessTokens } from './personal-access-tokens';
 import { createApiRouter, createRouter } from './router';
 import { signingKeys } from './signing-keys';
@@ -22,6 +23,7 @@ const authenticated = createApiRouter();
 // Before the token's check, so that an inbox poll's ETag starts its one object call beside it.
 authenticated.use('/access_requests', askInboxVersionEarly);
 authenticated.use('*', apiAuth);
+authenticated.use('*', formArrays);
 authenticated.route('/', account);
 authenticated.route('/', inboxRoutes);
 authenticated.route('/users', users);

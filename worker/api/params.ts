@@ -1,4 +1,5 @@
 import { z } from '@hono/zod-openapi';
+import type { MiddlewareHandler } from 'hono';
 import { parseDate, parseInstant } from '../dates';
 import { problems, raise } from '../errors';
 import { describeIssue } from './router';
@@ -15,6 +16,29 @@ export const bodyContent = <S extends z.ZodType>(schema: S) => ({
   },
   required: false,
 });
+
+/**
+ * GitLab (Rack) reads a form's `name[]` fields as the array `name`, as its docs send them
+ * (`--data "scopes[]=api"`): the form is handed to the routes' validators with those names. A
+ * form that does not parse is left for the validator to refuse (400).
+ */
+export const formArrays: MiddlewareHandler = async (c, next) => {
+  if (/^(application\/x-www-form-urlencoded|multipart\/form-data)/i.test(c.req.header('content-type') ?? '')) {
+    try {
+      const form = await c.req.formData();
+      if ([...form.keys()].some((k) => k.endsWith('[]'))) {
+        const renamed = new FormData();
+        for (const [k, v] of form) renamed.append(k.endsWith('[]') ? k.slice(0, -2) : k, v);
+        // Hono's body cache holds the parsed body as a promise (its type says the value), and its
+        // form validator reads it from there.
+        (c.req.bodyCache as { formData?: Promise<FormData> }).formData = Promise.resolve(renamed);
+      }
+    } catch {
+      delete c.req.bodyCache.formData;
+    }
+  }
+  await next();
+};
 
 /** A handler's context whose route validated a JSON or form body of type T (`bodyContent`). */
 interface BodyContext<T> {

@@ -1,12 +1,14 @@
 // Demo data for `npm start`, created once through the public API (so it exercises what it
 // shows): alice owns the public group `acme` and its project `acme/website`; bob and carol have
-// asked for access to both. Skipped when alice already exists.
+// asked for access to both; grace is an instance administrator (the console's Admin area).
+// Skipped when alice already exists.
 import { randomBytes } from 'node:crypto';
 
 const DEMO_USERS = [
   { username: 'alice', name: 'Alice Liddell' },
   { username: 'bob', name: 'Bob Builder' },
   { username: 'carol', name: 'Carol Danvers' },
+  { username: 'grace', name: 'Grace Hopper', admin: true },
 ];
 
 /**
@@ -35,7 +37,7 @@ export async function seedDemo(baseUrl, adminToken) {
     const password = randomBytes(12).toString('base64url');
     const user = await admin('POST', '/users', { ...u, password, email: `${u.username}@example.com` });
     const { token } = await admin('POST', `/users/${user.id}/impersonation_tokens`, { name: 'demo', scopes: ['api'] });
-    users.push({ id: user.id, username: u.username, password, token, note: `token ${token}` });
+    users.push({ id: user.id, username: u.username, password, token, note: `token ${token}${u.admin ? '   (administrator)' : ''}` });
   }
   const [alice, bob, carol] = users.map((u) => api(u.token));
 
@@ -56,4 +58,27 @@ export async function seedDemo(baseUrl, adminToken) {
     group: { id: group.id, full_path: group.full_path },
     project: { id: project.id, path_with_namespace: project.path_with_namespace },
   };
+}
+
+/**
+ * The saved demo accounts that can still sign in (a blocked, deactivated or deleted one cannot),
+ * as the administrator sees them now.
+ * @template {{ username: string }} T
+ * @param {string} baseUrl
+ * @param {string} adminToken
+ * @param {T[]} accounts
+ * @returns {Promise<T[]>}
+ */
+export async function activeAccounts(baseUrl, adminToken, accounts) {
+  const active = await Promise.all(
+    accounts.map(async (account) => {
+      const res = await fetch(`${baseUrl.replace(/\/+$/, '')}/api/v4/users?username=${encodeURIComponent(account.username)}`, {
+        headers: { 'PRIVATE-TOKEN': adminToken },
+      });
+      if (!res.ok) throw new Error(`GET /users?username=${account.username}: ${res.status} ${await res.text()}`);
+      const [user] = /** @type {{ state: string }[]} */ (await res.json());
+      return user?.state === 'active';
+    }),
+  );
+  return accounts.filter((_, i) => active[i]);
 }

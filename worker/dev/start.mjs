@@ -41,10 +41,12 @@ server.child.on('exit', (code) => process.exit(code ?? 1));
 const DEMO_ACCOUNTS = join(STATE_DIR, 'demo-accounts.json');
 let demo = null;
 try {
-  const { seedDemo } = await import('./demo-data.mjs');
+  const { seedDemo, activeAccounts } = await import('./demo-data.mjs');
   demo = await seedDemo(server.url, vars.ADMIN_TOKEN);
   if (demo.users.length > 0) writeFileSync(DEMO_ACCOUNTS, JSON.stringify(demo, null, 2), { mode: 0o600 });
   else if (existsSync(DEMO_ACCOUNTS)) demo = JSON.parse(readFileSync(DEMO_ACCOUNTS, 'utf8'));
+  // Only the accounts that can sign in now: one blocked or deleted since is left out.
+  if (demo?.users) demo.users = await activeAccounts(server.url, vars.ADMIN_TOKEN, demo.users);
 } catch (e) {
   console.error('Could not create the demo data:', e);
 }

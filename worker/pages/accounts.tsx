@@ -10,6 +10,11 @@ import { checkPassword, createAccount } from '../services/accounts';
 import { errorPage } from './error-page';
 import { formCsrf } from './form-csrf';
 import { CsrfField, ErrorNotice, Layout } from './layout';
+import { FormError, TextField } from './components';
+import type { FormAlert } from './flash';
+import { describeProblem } from './problems';
+import { ApiError, problems } from '../errors';
+import type { z } from '@hono/zod-openapi';
 
 const SignInPage = (p: { csrf: string; returnTo: string; username?: string; error?: string | null; signupEnabled: boolean }) => (
   <Layout title="Sign in">
@@ -36,30 +41,46 @@ const SignInPage = (p: { csrf: string; returnTo: string; username?: string; erro
   </Layout>
 );
 
-const SignUpPage = (p: { csrf: string; returnTo: string; values?: Record<string, string>; error?: string | null }) => (
-  <Layout title="Sign up">
-    <div class="card">
-      <h1>Create your Knock account</h1>
-      <ErrorNotice message={p.error} />
-      <form method="post" action="/users/sign_up">
-        <CsrfField token={p.csrf} />
-        <input type="hidden" name="return_to" value={p.returnTo} />
-        <label for="name">Full name</label>
-        <input type="text" id="name" name="name" autocomplete="name" required value={p.values?.name ?? ''} />
-        <label for="username">Username</label>
-        <input type="text" id="username" name="username" autocomplete="username" required value={p.values?.username ?? ''} />
-        <label for="password">Password (at least 8 characters)</label>
-        <input type="password" id="password" name="password" autocomplete="new-password" minlength={8} required />
-        <div class="actions stretch">
-          <button class="primary" type="submit">Create account</button>
-        </div>
-      </form>
-    </div>
-    <footer class="muted">
-      Already have an account? <a href={`/users/sign_in?return_to=${encodeURIComponent(p.returnTo)}`}>Sign in</a>
-    </footer>
-  </Layout>
-);
+const SIGN_UP_FIELDS = ['name', 'username', 'password'];
+
+const SignUpPage = (p: { csrf: string; returnTo: string; values?: Record<string, string>; alert?: FormAlert | null }) => {
+  const alert = p.alert ?? null;
+  return (
+    <Layout title="Sign up">
+      <div class="card">
+        <h1>Create your Knock account</h1>
+        <form method="post" action="/users/sign_up">
+          <FormError alert={alert} fields={SIGN_UP_FIELDS} />
+          <CsrfField token={p.csrf} />
+          <input type="hidden" name="return_to" value={p.returnTo} />
+          <TextField id="name" name="name" label="Full name" autocomplete="name" required value={p.values?.name} alert={alert} />
+          <TextField id="username" name="username" label="Username" autocomplete="username" required value={p.values?.username} alert={alert} />
+          <TextField id="password" name="password" label="Password (at least 8 characters)" type="password" autocomplete="new-password" minlength={8} required alert={alert} />
+          <div class="actions stretch">
+            <button class="primary" type="submit">
+              Create account
+            </button>
+          </div>
+        </form>
+      </div>
+      <footer class="muted">
+        Already have an account? <a href={`/users/sign_in?return_to=${encodeURIComponent(p.returnTo)}`}>Sign in</a>
+      </footer>
+    </Layout>
+  );
+};
+
+/**
+ * Why a field of the sign-up form is refused, in GitLab's words ("is too short (minimum is 8
+ * characters)"), beside that field; other problems as the API words them (problems.ts).
+ */
+const signUpProblem = (issue: z.core.$ZodIssue): FormAlert => {
+  const field = String(issue.path[0] ?? '');
+  const label = field.charAt(0).toUpperCase() + field.slice(1);
+  if (issue.code === 'too_small' && issue.origin === 'string') return { form: 'sign-up', field, message: `${label} is too short (minimum is ${issue.minimum} characters).` };
+  if (issue.code === 'too_big' && issue.origin === 'string') return { form: 'sign-up', field, message: `${label} is too long (maximum is ${issue.maximum} characters).` };
+  return { form: 'sign-up', ...describeProblem(new ApiError(400, problems.invalidParam(describeIssue(issue)).body)) };
+};
 
 /** Why a user with the right password may not sign in (GitLab's wording, without its auto-reactivation). */
 const INACTIVE = {
@@ -131,12 +152,11 @@ export const accountPages = new Hono<PageEnv>()
     // No email: with no mail to confirm one, "Email has already been taken" would tell anyone
     // whose address it is. A username is public (every user's web_url), so a taken one is said.
     const parsed = NewUserSchema.safeParse({ ...values, password: formField(form, 'password') });
-    const again = (error: string, status: 400 | 409) =>
-      c.html(<SignUpPage csrf={csrfTokenFor(c)} returnTo={returnTo} values={values} error={error} />, status);
-    if (!parsed.success) return again(`The ${parsed.error.issues.map(describeIssue)[0]}.`, 400);
+    const again = (alert: FormAlert, status: 400 | 409) => c.html(<SignUpPage csrf={csrfTokenFor(c)} returnTo={returnTo} values={values} alert={alert} />, status);
+    if (!parsed.success) return again(signUpProblem(parsed.error.issues[0]!), 400);
     // What an administrator may set is not for a sign-up form to choose.
     const created = await createAccount(c.env, { ...parsed.data, admin: false });
-    if (!created.ok) return again(String(created.problem.body.message), 409);
-    if (!(await startSession(c, created.value))) return again('The account could not be signed in.', 409);
+    if (!created.ok) return again({ form: 'sign-up', ...describeProblem(new ApiError(created.problem.status, created.problem.body)) }, 409);
+    if (!(await startSession(c, created.value))) return again({ form: 'sign-up', message: 'The account could not be signed in.' }, 409);
     return c.redirect(returnTo, 303);
   });

@@ -1,5 +1,7 @@
 import type { Child } from 'hono/jsx';
 import { accessLevelName, type AccessLevel } from '../../shared/access-levels';
+import { timeAgo } from '../../shared/relative-time';
+import { clock } from '../clock';
 import type { Flash, FormAlert } from './flash';
 import { CsrfField } from './layout';
 
@@ -105,8 +107,12 @@ export const ExpiryInput = (p: { id: string; value?: string | null; label: strin
 /** A level's name, as GitLab shows it. */
 export const Level = (p: { value: number }) => <span class="level">{accessLevelName(p.value)}</span>;
 
-/** A date-time as people read it, in UTC. */
-export const When = (p: { iso: string }) => <time datetime={p.iso}>{p.iso.slice(0, 16).replace('T', ' ')} UTC</time>;
+/** A date-time as people read it: how long ago ("3 minutes ago", as the popup says), the exact time in UTC on hover. */
+export const When = (p: { iso: string }) => (
+  <time datetime={p.iso} title={`${p.iso.slice(0, 16).replace('T', ' ')} UTC`}>
+    {timeAgo(p.iso, clock.now())}
+  </time>
+);
 
 /** A titled section of a page (a landmark named by its heading). */
 export const Section = (p: { id: string; title: string; children: Child }) => (
@@ -159,7 +165,17 @@ export const DataTable = (p: { caption: Child; columns: string[]; children: Chil
 );
 
 /** A labelled text input with its error beside it; `value` is what to show (never a password). */
-export const TextField = (p: { id: string; name: string; label: string; type?: string; value?: string; alert: FormAlert | null; required?: boolean; autocomplete?: string }) => (
+export const TextField = (p: {
+  id: string;
+  name: string;
+  label: string;
+  type?: string;
+  value?: string;
+  alert: FormAlert | null;
+  required?: boolean;
+  minlength?: number;
+  autocomplete?: string;
+}) => (
   <div>
     <label for={p.id}>{p.label}</label>
     <input
@@ -168,6 +184,7 @@ export const TextField = (p: { id: string; name: string; label: string; type?: s
       name={p.name}
       value={p.value ?? ''}
       required={p.required}
+      minlength={p.minlength}
       autocomplete={p.autocomplete ?? 'off'}
       {...invalid(p.id, p.alert, p.name)}
     />

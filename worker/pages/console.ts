@@ -1,4 +1,4 @@
-import { Hono } from 'hono';
+import { Hono, type ErrorHandler } from 'hono';
 import { KINDS } from '../auth/policy';
 import { ApiError } from '../errors';
 import { accountSettingsPages } from './account';
@@ -34,9 +34,10 @@ consolePages
   .route(`/${KINDS.group.route}`, namespacePages(KINDS.group))
   .route(`/${KINDS.project.route}`, namespacePages(KINDS.project));
 
-// A page answers with a page: the error a service raised, in words, never its JSON body.
-consolePages.onError((err, c) => {
+/** A page answers with a page: the error a service raised, in words, never its JSON body. */
+export const consoleError: ErrorHandler<ConsoleEnv> = (err, c) => {
   if (err instanceof ApiError) return problemPage(c, err);
   console.error('console page error', c.req.method, c.req.path, err);
   return errorPage(c, 500, 'Something went wrong', 'Knock could not show this page. Please try again.');
-});
+};
+consolePages.onError(consoleError);

@@ -1,3 +1,4 @@
+import { raw } from 'hono/html';
 import type { Child } from 'hono/jsx';
 import type { UserRow } from '../durable/directory/directory';
 
@@ -9,48 +10,52 @@ const NAV: { href: string; label: string; admin?: boolean }[] = [
   { href: '/admin/users', label: 'Administration', admin: true },
 ];
 
+/** Every page in standards mode (HTML's `<!DOCTYPE html>`; without it browsers render in quirks mode). */
 export const Layout = (props: { title: string; user?: UserRow | null; csrf?: string; wide?: boolean; current?: string; children: Child }) => (
-  <html lang="en">
-    <head>
-      <meta charset="utf-8" />
-      <meta name="viewport" content="width=device-width, initial-scale=1" />
-      <title>{`${props.title} · Knock`}</title>
-      <link rel="stylesheet" href="/assets/knock.css" />
-    </head>
-    <body>
-      <a class="skip" href="#content">
-        Skip to content
-      </a>
-      <header class="top">
-        <a class="brand" href="/">
-          Knock
+  <>
+    {raw('<!DOCTYPE html>')}
+    <html lang="en">
+      <head>
+        <meta charset="utf-8" />
+        <meta name="viewport" content="width=device-width, initial-scale=1" />
+        <title>{`${props.title} · Knock`}</title>
+        <link rel="stylesheet" href="/assets/knock.css" />
+      </head>
+      <body>
+        <a class="skip" href="#content">
+          Skip to content
         </a>
-        {props.user && props.csrf ? (
-          <>
-            <nav aria-label="Main">
-              <ul>
-                {NAV.filter((n) => !n.admin || props.user?.admin).map((n) => (
-                  <li>
-                    <a href={n.href} aria-current={props.current === n.href ? 'page' : undefined}>
-                      {n.label}
-                    </a>
-                  </li>
-                ))}
-              </ul>
-            </nav>
-            <form class="inline" method="post" action="/users/sign_out">
-              <input type="hidden" name="authenticity_token" value={props.csrf} />
-              <span class="muted">@{props.user.username} </span>
-              <button type="submit">Sign out</button>
-            </form>
-          </>
-        ) : null}
-      </header>
-      <main id="content" class={props.wide ? 'wide' : ''}>
-        {props.children}
-      </main>
-    </body>
-  </html>
+        <header class="top">
+          <a class="brand" href="/">
+            Knock
+          </a>
+          {props.user && props.csrf ? (
+            <>
+              <nav aria-label="Main">
+                <ul>
+                  {NAV.filter((n) => !n.admin || props.user?.admin).map((n) => (
+                    <li>
+                      <a href={n.href} aria-current={props.current === n.href ? 'page' : undefined}>
+                        {n.label}
+                      </a>
+                    </li>
+                  ))}
+                </ul>
+              </nav>
+              <form class="inline" method="post" action="/users/sign_out">
+                <input type="hidden" name="authenticity_token" value={props.csrf} />
+                <span class="muted">@{props.user.username} </span>
+                <button type="submit">Sign out</button>
+              </form>
+            </>
+          ) : null}
+        </header>
+        <main id="content" class={props.wide ? 'wide' : ''}>
+          {props.children}
+        </main>
+      </body>
+    </html>
+  </>
 );
 
 export const ErrorNotice = (props: { message?: string | null }) =>

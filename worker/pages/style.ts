@@ -49,6 +49,8 @@ ul.requests li { display:flex; justify-content:space-between; gap:16px; padding:
 form.row-form { display:flex; gap:8px; align-items:center; flex-wrap:wrap; margin:0; }
 form.row-form label { margin:0; font-weight:400; font-size:14px; }
 form.row-form span.muted { flex:1; min-width:240px; }
+ul.requests form.row-form select { width:11em; }
+ul.requests form.row-form input[type=date] { width:10.5em; }
 td form.row-form label { position:absolute; left:-9999px; }
 .fields { display:grid; grid-template-columns:repeat(auto-fit, minmax(200px, 1fr)); gap:0 16px; }
 form.search { display:flex; gap:8px; align-items:end; flex-wrap:wrap; margin-bottom:16px; }
@@ -63,4 +65,17 @@ dl.facts dd { margin:0; }
 a { color:var(--accent); }
 form.inline { display:inline; margin:0; }
 footer { text-align:center; margin:24px 0; }
+code, td, dd { overflow-wrap:anywhere; }
+/* Narrow screens (a 390 px phone): nothing wider than the screen; a table's rows stack their cells. */
+@media (max-width: 640px) {
+  header.top { padding:10px 12px; gap:12px; }
+  main.wide { margin-top:16px; padding:0 8px; }
+  .card { padding:16px; }
+  table thead { position:absolute; width:1px; height:1px; overflow:hidden; clip:rect(0,0,0,0); }
+  table tr { display:flex; flex-wrap:wrap; align-items:center; gap:4px 12px; padding:10px 0; border-bottom:1px solid var(--line); }
+  table td, table th { display:block; border:0; padding:2px 0; }
+  table tr > :first-child { flex-basis:100%; }
+  form.row-form span.muted { min-width:0; flex-basis:100%; }
+  input[type=date], select { max-width:100%; }
+}
 `;

@@ -3,7 +3,7 @@ import type { Session } from '../auth/session';
 import { safeReturnTo } from '../auth/session';
 import type { UserRow } from '../durable/directory/directory';
 import type { Caller, Env } from '../env';
-import { errorPage } from './error-page';
+import { notFoundPage } from './error-page';
 
 /** The signed-in person looking at a console page. */
 export interface Viewer {
@@ -56,7 +56,7 @@ export const requireViewer: MiddlewareHandler<ConsoleEnv> = async (c, next) => {
  * GitLab answers its admin area (nothing tells that it is there).
  */
 export const requireAdmin: MiddlewareHandler<ConsoleEnv> = async (c, next) => {
-  if (!c.var.viewer.user.admin) return errorPage(c, 404, 'Page not found', 'There is no page at this address.');
+  if (!c.var.viewer.user.admin) return notFoundPage(c);
   await next();
 };
 

@@ -18,11 +18,24 @@ export class ConsoleVisits {
     private readonly url: string,
   ) {}
 
-  /** No serious or critical accessibility violation on the page as it is now. */
+  /**
+   * No serious or critical accessibility violation on the page as it is now, on a wide screen
+   * and on a phone's (390 px), where nothing may be wider than the screen either.
+   */
   async expectAccessible(page: Page): Promise<void> {
-    const results = await new AxeBuilder({ page }).analyze();
-    const bad = results.violations.filter((v) => v.impact === 'serious' || v.impact === 'critical');
-    expect(bad.map((v) => `${v.id} (${v.impact}): ${v.help} — ${v.nodes.map((n) => n.target.join(' ')).join('; ')}`)).toEqual([]);
+    const size = page.viewportSize();
+    try {
+      for (const width of [1280, 390]) {
+        await page.setViewportSize({ width, height: 900 });
+        const results = await new AxeBuilder({ page }).analyze();
+        const bad = results.violations.filter((v) => v.impact === 'serious' || v.impact === 'critical');
+        expect(bad.map((v) => `${width} px: ${v.id} (${v.impact}): ${v.help} — ${v.nodes.map((n) => n.target.join(' ')).join('; ')}`)).toEqual([]);
+        const scrollWidth = await page.evaluate(() => document.documentElement.scrollWidth);
+        expect(scrollWidth, `${page.url()} at ${width} px scrolls sideways`).toBeLessThanOrEqual(width);
+      }
+    } finally {
+      if (size) await page.setViewportSize(size);
+    }
     this.checked.push(new URL(page.url()).pathname);
   }
 

@@ -3,6 +3,7 @@ export type Api = (method: string, path: string, body?: unknown, expected?: numb
 export function api(baseUrl: () => string, token?: string): Api;
 export function csrfOf(html: string): string;
 export function consentFields(html: string): Record<string, string>;
+export const BROWSER_ACCEPT: string;
 export class WebBrowser {
   constructor(baseUrl: () => string, cookies?: Record<string, string>);
   readonly cookies: Map<string, string>;

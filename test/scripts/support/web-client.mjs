@@ -32,6 +32,9 @@ export const consentFields = (html) => {
   return Object.fromEntries([...form[1].matchAll(/<input type="hidden" name="([^"]+)" value="([^"]*)"/g)].map((m) => [m[1], decode(m[2])]));
 };
 
+/** What Chromium sends with a navigation or a form's submission. */
+export const BROWSER_ACCEPT = 'text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8';
+
 /** A browser: keeps cookies, sends Origin on form posts, never follows redirects. */
 export class WebBrowser {
   /** @param {() => string} baseUrl the server's address, read on every request */
@@ -41,7 +44,7 @@ export class WebBrowser {
   }
 
   async get(path) {
-    return this.record(await fetch(`${this.baseUrl()}${path}`, { headers: { Cookie: this.cookieHeader() }, redirect: 'manual' }));
+    return this.record(await fetch(`${this.baseUrl()}${path}`, { headers: { Accept: BROWSER_ACCEPT, Cookie: this.cookieHeader() }, redirect: 'manual' }));
   }
 
   async post(path, form) {
@@ -49,7 +52,7 @@ export class WebBrowser {
       await fetch(`${this.baseUrl()}${path}`, {
         method: 'POST',
         redirect: 'manual',
-        headers: { 'Content-Type': 'application/x-www-form-urlencoded', Origin: this.baseUrl(), Cookie: this.cookieHeader() },
+        headers: { 'Content-Type': 'application/x-www-form-urlencoded', Accept: BROWSER_ACCEPT, Origin: this.baseUrl(), Cookie: this.cookieHeader() },
         body: new URLSearchParams(form).toString(),
       }),
     );

@@ -1,4 +1,5 @@
 import { env, exports } from 'cloudflare:workers';
+import { BROWSER_ACCEPT, rememberCookies } from '../../scripts/support/web-client.mjs';
 
 export const ORIGIN = 'http://knock.test';
 export const ADMIN = { 'PRIVATE-TOKEN': 'test-admin-token' };
@@ -51,7 +52,7 @@ export class Browser {
 
   async get(path: string, headers: Record<string, string> = {}) {
     return this.record(
-      await this.fetcher(path, { headers: { 'CF-Connecting-IP': this.address, ...headers, Cookie: this.cookieHeader() }, redirect: 'manual' }),
+      await this.fetcher(path, { headers: { 'CF-Connecting-IP': this.address, Accept: BROWSER_ACCEPT, ...headers, Cookie: this.cookieHeader() }, redirect: 'manual' }),
     );
   }
 
@@ -63,6 +64,7 @@ export class Browser {
         redirect: 'manual',
         headers: {
           'Content-Type': 'application/x-www-form-urlencoded',
+          Accept: BROWSER_ACCEPT,
           Origin: ORIGIN,
           'CF-Connecting-IP': this.address,
           Cookie: this.cookieHeader(),

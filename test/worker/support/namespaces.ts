@@ -3,6 +3,16 @@ import { ADMIN, call, unique } from './http';
 export type KindRoute = 'groups' | 'projects';
 export const KIND_ROUTES: KindRoute[] = ['groups', 'projects'];
 
+/** The console page of a group or project, its `web_url`: `/groups/acme`, or `/acme/website` for a project. */
+export const pageOf = (kind: KindRoute, fullPath: string) => (kind === 'projects' ? `/${fullPath}` : `/groups/${fullPath}`);
+
+/** A tab of a group's or project's pages, as GitLab addresses it. */
+export const tabOf = (kind: KindRoute, fullPath: string, tab: 'members' | 'access_requests' | 'settings' | 'hooks' | 'audit_events') => {
+  const members = `/-/${kind === 'groups' ? 'group' : 'project'}_members`;
+  const suffix = { members, access_requests: `${members}?tab=access_requests`, settings: kind === 'groups' ? '/-/edit' : '/edit', hooks: '/-/hooks', audit_events: '/-/audit_events' }[tab];
+  return `${pageOf(kind, fullPath)}${suffix}`;
+};
+
 export interface Person {
   id: number;
   username: string;

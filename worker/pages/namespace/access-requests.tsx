@@ -28,7 +28,7 @@ import { formCsrf } from '../form-csrf';
 import { Layout } from '../layout';
 import type { ConsoleEnv } from '../viewer';
 import { actOn, ID, USER_ID } from './actions';
-import { grantableLevels, pagePathOf, type NamespaceView } from './view';
+import { grantableLevels, pagePathOf, tabNamed, tabPath, type NamespaceView } from './view';
 
 /** The name of a request's approve form (on the page and the dashboard), so its error shows in that row. */
 export const approveForm = (kind: Kind, namespaceId: number, userId: number) => `approve-${kind.name}-${namespaceId}-${userId}`;
@@ -161,13 +161,13 @@ const approval = (kind: Kind) => z.object({ access_level: accessLevelParam(kind)
 export const accessRequestActions = (kind: Kind) =>
   new Hono<ConsoleEnv>()
     .post(`/${ID}/-/access_requests`, formCsrf(), (c) =>
-      actOn(c, kind, c.var.form, { form: 'access' }, async (target) => {
+      actOn(c, kind, c.var.form, { tab: 'overview', form: 'access' }, async (target) => {
         await service.requestAccess(c.env, target, c.var.caller);
         return `You asked for access to ${target.ref.snapshot.full_path}. Its ${kind.name === 'group' ? 'Owners' : 'Maintainers'} will see your request.`;
       }),
     )
     .post(`/${ID}/-/access_requests/withdraw`, formCsrf(), (c) =>
-      actOn(c, kind, c.var.form, { form: 'access', notFound: 'You have no pending request here.' }, async (target) => {
+      actOn(c, kind, c.var.form, { tab: 'overview', form: 'access', notFound: 'You have no pending request here.' }, async (target) => {
         await service.removeAccessRequest(c.env, target, c.var.caller.id);
         return `You withdrew your request for ${target.ref.snapshot.full_path}.`;
       }),
@@ -176,7 +176,7 @@ export const accessRequestActions = (kind: Kind) =>
       const userId = Number(c.req.param('user_id'));
       const values = { access_level: formText(c.var.form, 'access_level'), expires_at: formText(c.var.form, 'expires_at') };
       const notFound = 'This request is no longer pending: someone may have answered it already.';
-      return actOn(c, kind, c.var.form, { form: approveForm(kind, Number(c.req.param('id')), userId), values, notFound }, async (target) => {
+      return actOn(c, kind, c.var.form, { tab: 'access_requests', form: approveForm(kind, Number(c.req.param('id')), userId), values, notFound }, async (target) => {
         const input = parseForm(approval(kind), values);
         const member = await service.approveAccessRequest(c.env, target, userId, input.access_level, membershipExpiry(input.expires_at || null));
         const until = member.expires_at ? ` until ${member.expires_at}` : '';
@@ -186,7 +186,7 @@ export const accessRequestActions = (kind: Kind) =>
     .get(`/${ID}/-/access_requests/${USER_ID}/deny`, async (c) => {
       const userId = Number(c.req.param('user_id'));
       const viewer = c.var.viewer;
-      const back = returnTo({ return_to: c.req.query('return_to') ?? '' }, `/${kind.route}/${c.req.param('id')}`);
+      const back = returnTo({ return_to: c.req.query('return_to') ?? '' }, tabPath(kind, `/${kind.route}/${c.req.param('id')}`, tabNamed('access_requests')));
       const { path, requester } = await withNamespace(c, kind, Number(c.req.param('id')), async (target) => {
         if (!mayManageRequests(kind, await service.standingOn(c.env, target))) return raise(problems.forbidden());
         return { path: target.ref.snapshot.full_path, requester: await directory(c.env).getUser(userId) };
@@ -205,7 +205,7 @@ export const accessRequestActions = (kind: Kind) =>
     .post(`/${ID}/-/access_requests/${USER_ID}/deny`, formCsrf(), (c) => {
       const userId = Number(c.req.param('user_id'));
       const notFound = 'This request is no longer pending: someone may have answered it already.';
-      return actOn(c, kind, c.var.form, { form: approveForm(kind, Number(c.req.param('id')), userId), notFound }, async (target) => {
+      return actOn(c, kind, c.var.form, { tab: 'access_requests', form: approveForm(kind, Number(c.req.param('id')), userId), notFound }, async (target) => {
         // A deny is a manager's answer: one's own request is withdrawn with its own form.
         if (userId === c.var.caller.id) return raise(problems.forbidden());
         const requester = await directory(c.env).getUser(userId);

@@ -17,7 +17,7 @@ import { Layout } from '../layout';
 import { describeProblem, isRefusal } from '../problems';
 import type { ConsoleEnv, PageContext } from '../viewer';
 import { actOn, ID } from './actions';
-import { actionsOf, pagePathOf, type NamespaceView } from './view';
+import { actionsOf, pagePathOf, tabNamed, tabPath, type NamespaceView } from './view';
 
 /** A hook id in an action's address. */
 const HOOK_ID = ':hook_id{[0-9]+}';
@@ -233,7 +233,7 @@ const HookPage = async (p: { c: PageContext; kind: Kind; target: Target; hook: H
         </div>
       ) : null}
       <p>
-        <a href={`${pagePathOf(kind, fullPath)}#webhooks`}>← {fullPath}</a>
+        <a href={tabPath(kind, pagePathOf(kind, fullPath), tabNamed('hooks'))}>← Webhooks of {fullPath}</a>
       </p>
       <Section id="hook" title={`Webhook ${hook.url}`}>
         <p class="muted">{STATUS_TEXT[hook.alert_status]}{hook.disabled_until ? <> until <When iso={hook.disabled_until} /></> : null}</p>
@@ -288,7 +288,7 @@ export const hookActions = (kind: Kind) =>
         if (isRefusal(e)) return problemPage(c, e);
         if (!(e instanceof ApiError)) throw e;
         await setFlash(c, { alert: { form: ADD_FORM, ...describeProblem(e) }, values });
-        return c.redirect(returnTo(c.var.form, `/${kind.route}/${c.req.param('id')}`), 303);
+        return c.redirect(returnTo(c.var.form, tabPath(kind, `/${kind.route}/${c.req.param('id')}`, tabNamed('hooks'))), 303);
       }
     })
     .get(`/${ID}/-/hooks/${HOOK_ID}`, async (c) => {
@@ -303,7 +303,7 @@ export const hookActions = (kind: Kind) =>
       const hookId = hookIdOf(c);
       const values = hookValues(c.var.form);
       const token = formText(c.var.form, 'token');
-      return actOn(c, kind, c.var.form, { form: editForm(hookId), values, notFound: 'This webhook has been deleted.' }, async (target) => {
+      return actOn(c, kind, c.var.form, { tab: 'hooks', form: editForm(hookId), values, notFound: 'This webhook has been deleted.' }, async (target) => {
         const input = parseForm(HookChangeFields, { ...values, ...(token ? { token } : {}) });
         const hook = await events.updateHook(c.env, target, hookId, hookChange(input));
         return `Saved the webhook ${hook.url}.`;
@@ -312,7 +312,7 @@ export const hookActions = (kind: Kind) =>
     .post(`/${ID}/-/hooks/${HOOK_ID}/test`, formCsrf(), (c) => {
       const hookId = hookIdOf(c);
       const trigger = TRIGGERS.find((t) => t.field === formText(c.var.form, 'trigger'))?.field ?? 'member_events';
-      return actOn(c, kind, c.var.form, { form: testForm(hookId), notFound: 'This webhook has been deleted.' }, async (target) => {
+      return actOn(c, kind, c.var.form, { tab: 'hooks', form: testForm(hookId), notFound: 'This webhook has been deleted.' }, async (target) => {
         await events.testHook(c.env, target, hookId, trigger);
         return `Sent a sample ${trigger === 'member_events' ? 'member' : 'access request'} event: the webhook answered with success.`;
       });
@@ -320,7 +320,7 @@ export const hookActions = (kind: Kind) =>
     .post(`/${ID}/-/hooks/${HOOK_ID}/events/:event_id{[0-9]+}/resend`, formCsrf(), (c) => {
       const hookId = hookIdOf(c);
       const eventId = Number(c.req.param('event_id'));
-      return actOn(c, kind, c.var.form, { form: resendForm(hookId), notFound: 'This delivery is no longer in the log.' }, async (target) => {
+      return actOn(c, kind, c.var.form, { tab: 'hooks', form: resendForm(hookId), notFound: 'This delivery is no longer in the log.' }, async (target) => {
         const status = await events.resendHookEvent(c.env, target, hookId, eventId);
         return status === null ? `Resent delivery ${eventId}: no answer came.` : `Resent delivery ${eventId}: the webhook answered ${status}.`;
       });
@@ -331,7 +331,7 @@ export const hookActions = (kind: Kind) =>
         hook: await events.getHook(c.env, target, hookIdOf(c)),
         fullPath: target.ref.snapshot.full_path,
       }));
-      const back = pagePathOf(kind, fullPath);
+      const back = tabPath(kind, pagePathOf(kind, fullPath), tabNamed('hooks'));
       return c.html(
         <Layout title="Delete webhook" user={viewer.user} csrf={viewer.csrf}>
           <Confirm title="Delete this webhook?" action={c.req.path} csrf={viewer.csrf} returnTo={back} confirmLabel="Delete webhook">
@@ -344,7 +344,7 @@ export const hookActions = (kind: Kind) =>
       );
     })
     .post(`/${ID}/-/hooks/${HOOK_ID}/delete`, formCsrf(), (c) =>
-      actOn(c, kind, c.var.form, { form: ADD_FORM, notFound: 'This webhook has been deleted already.' }, async (target) => {
+      actOn(c, kind, c.var.form, { tab: 'hooks', form: ADD_FORM, notFound: 'This webhook has been deleted already.' }, async (target) => {
         await events.deleteHook(c.env, target, hookIdOf(c));
         return `Deleted the webhook of ${target.ref.snapshot.full_path}.`;
       }),

@@ -4,9 +4,9 @@ import { DEFAULT_APPROVAL_LEVEL, accessLevelName } from '../../../shared/access-
 import { accessLevelParam, membershipExpiry } from '../../api/access-requests';
 import { dateParam } from '../../api/params';
 import { withNamespace } from '../../services/finder';
-import { mayManageMemberAt, mayManageMembers, type Kind } from '../../auth/policy';
+import { KINDS, mayManageMemberAt, mayManageMembers, type Kind } from '../../auth/policy';
 import { directory } from '../../durable/directory/directory';
-import { problems, raise } from '../../errors';
+import { ApiError, problems, raise } from '../../errors';
 import * as service from '../../services/namespaces';
 import { formText, invalidField, parseForm } from '../actions';
 import {
@@ -30,7 +30,7 @@ import { formCsrf } from '../form-csrf';
 import { Layout } from '../layout';
 import type { ConsoleEnv } from '../viewer';
 import { actOn, ID, USER_ID } from './actions';
-import { grantableLevels, type NamespaceView } from './view';
+import { grantableLevels, pagePathOf, tabNamed, tabPath, type NamespaceView } from './view';
 
 const memberForm = (userId: number) => `member-${userId}`;
 const ADD_FORM = 'add-member';
@@ -133,6 +133,53 @@ export const Members = async (p: { view: NamespaceView }) => {
   );
 };
 
+/**
+ * Members of the ancestor groups, who have access here too (GitLab's "Inherited from acme"):
+ * each group above with its direct members (20 each), nearest first; a group above that the
+ * viewer may not see is left out. Their membership is changed on that group's page.
+ */
+export const InheritedMembers = async (p: { view: NamespaceView }) => {
+  const { view } = p;
+  const groups = await Promise.all(
+    view.target.ancestorIds.map(async (id) => {
+      try {
+        return await withNamespace(view.c, KINDS.group, id, async (target) => {
+          const [row, members] = await Promise.all([service.describe(view.c.env, KINDS.group, target), service.listMembers(view.c.env, target, windowFor(1))]);
+          return { row, members };
+        });
+      } catch (e) {
+        if (e instanceof ApiError && e.status === 404) return null;
+        throw e;
+      }
+    }),
+  );
+  const shown = groups.filter((g): g is NonNullable<typeof g> => g !== null && g.members.total > 0);
+  if (shown.length === 0) return null;
+  return (
+    <Section id="inherited-members" title="Inherited members">
+      <DataTable caption={`Members of the groups above ${view.row.full_path}`} columns={['Member', 'Access', 'Source']}>
+        {shown.flatMap(({ row, members }) =>
+          members.items.map(({ member, user }) => (
+            <tr aria-label={`${user.name} (@${user.username}), inherited from ${row.full_path}`}>
+              <td>
+                <strong>{user.name}</strong> <span class="muted">@{user.username}</span>
+              </td>
+              <td>
+                <Level value={member.access_level} />
+                {member.expires_at ? <div class="muted">until {member.expires_at}</div> : null}
+              </td>
+              <td>
+                Inherited from <a href={tabPath(KINDS.group, pagePathOf(KINDS.group, row.full_path), tabNamed('members'))}>{row.full_path}</a>
+                {members.total > members.items.length ? <div class="muted">and {members.total - members.items.length} more there</div> : null}
+              </td>
+            </tr>
+          )),
+        )}
+      </DataTable>
+    </Section>
+  );
+};
+
 /** The member forms of a group's or project's page. */
 export const memberActions = (kind: Kind) =>
   new Hono<ConsoleEnv>()
@@ -142,7 +189,7 @@ export const memberActions = (kind: Kind) =>
         access_level: formText(c.var.form, 'access_level'),
         expires_at: formText(c.var.form, 'expires_at'),
       };
-      return actOn(c, kind, c.var.form, { form: ADD_FORM, values }, async (target) => {
+      return actOn(c, kind, c.var.form, { tab: 'members', form: ADD_FORM, values }, async (target) => {
         const input = parseForm(membership(kind), values);
         const user = (values.username && (await directory(c.env).findUserByUsername(values.username))) || invalidField('username', 'no user has this username');
         const m = await service.addMember(c.env, target, user.id, input.access_level, membershipExpiry(input.expires_at || null));
@@ -152,7 +199,7 @@ export const memberActions = (kind: Kind) =>
     .post(`/${ID}/-/members/${USER_ID}`, formCsrf(), (c) => {
       const userId = Number(c.req.param('user_id'));
       const values = { access_level: formText(c.var.form, 'access_level'), expires_at: formText(c.var.form, 'expires_at') };
-      return actOn(c, kind, c.var.form, { form: memberForm(userId), values, notFound: 'They are no longer a member.' }, async (target) => {
+      return actOn(c, kind, c.var.form, { tab: 'members', form: memberForm(userId), values, notFound: 'They are no longer a member.' }, async (target) => {
         const input = parseForm(membership(kind), values);
         const m = await service.updateMember(c.env, target, userId, { accessLevel: input.access_level, expiresAt: membershipExpiry(input.expires_at || null) });
         const until = m.member.expires_at ? `, until ${m.member.expires_at}` : ', with no expiry';
@@ -169,7 +216,7 @@ export const memberActions = (kind: Kind) =>
         return { path: target.ref.snapshot.full_path, member: m };
       });
       const leaving = userId === viewer.user.id;
-      const back = `/${kind.route}/${path}`;
+      const back = tabPath(kind, pagePathOf(kind, path), tabNamed('members'));
       return c.html(
         <Layout title={leaving ? `Leave ${path}` : 'Remove member'} user={viewer.user} csrf={viewer.csrf}>
           <Confirm
@@ -191,7 +238,7 @@ export const memberActions = (kind: Kind) =>
       const userId = Number(c.req.param('user_id'));
       // Who leaves goes to the dashboard: a private group or project is out of their sight now.
       const form = userId === c.var.caller.id ? { ...c.var.form, return_to: '/' } : c.var.form;
-      return actOn(c, kind, form, { form: memberForm(userId), notFound: 'They are no longer a member.' }, async (target) => {
+      return actOn(c, kind, form, { tab: 'members', form: memberForm(userId), notFound: 'They are no longer a member.' }, async (target) => {
         const user = await directory(c.env).getUser(userId);
         await service.removeMember(c.env, target, userId);
         return userId === c.var.caller.id ? `You left ${target.ref.snapshot.full_path}.` : `Removed @${user?.username ?? userId} from ${target.ref.snapshot.full_path}.`;

@@ -74,7 +74,7 @@ export const settingsActions = (kind: Kind) =>
       ...(typeof form.visibility === 'string' ? { visibility: form.visibility } : {}),
       request_access_enabled: formText(form, 'request_access_enabled') === 'true' ? 'true' : 'false',
     };
-    return actOn(c, kind, form, { form: FORM, values }, async (target) => {
+    return actOn(c, kind, form, { tab: 'settings', form: FORM, values }, async (target) => {
       const row = await service.updateNamespace(c.env, kind, target, parseForm(NamespaceChangesSchema, values));
       return `Saved the settings of ${row.full_path}.`;
     });

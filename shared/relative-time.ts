@@ -1,4 +1,4 @@
-// "requested 2 hours ago".
+// "requested 2 hours ago": how long ago an instant was, in words (the popup and the console).
 
 const UNITS: [Intl.RelativeTimeFormatUnit, number][] = [
   ['year', 365 * 24 * 3600],
@@ -11,10 +11,12 @@ const UNITS: [Intl.RelativeTimeFormatUnit, number][] = [
 
 const format = new Intl.RelativeTimeFormat('en', { numeric: 'always' });
 
+/** "2 hours ago", "in 3 days" (an expiry), or "just now" within a minute either way. */
 export function timeAgo(iso: string, now: number = Date.now()): string {
-  const seconds = Math.max(0, Math.round((now - Date.parse(iso)) / 1000));
+  const delta = Math.round((now - Date.parse(iso)) / 1000);
+  const seconds = Math.abs(delta);
   for (const [unit, size] of UNITS) {
-    if (seconds >= size) return format.format(-Math.floor(seconds / size), unit);
+    if (seconds >= size) return format.format((delta >= 0 ? -1 : 1) * Math.floor(seconds / size), unit);
   }
   return 'just now';
 }
