@@ -4,7 +4,7 @@ import type { UserRow, UserSnapshot } from './directory';
 import { userObject } from '../user/user';
 import type { LoginChange } from '../sign-in/sign-in';
 import { indexPartition } from '../index-partition/index-partition';
-import { namespaceObject } from '../namespace/namespace';
+import { namespaceObject } from '../namespace/types';
 import type { NamespaceSnapshot } from '../namespace-registry';
 import { partitionName } from '../partitions';
 
