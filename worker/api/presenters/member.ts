@@ -1,5 +1,5 @@
 import type { AccessRequest, ApprovedAccessRequest, Member } from '../../../shared/api-types';
-import type { UserRow } from '../../durable/directory/directory';
+import type { UserRow } from '../../durable/directory/types';
 import type { AccessRequestRow, MemberRow } from '../../durable/namespace/types';
 import { presentUserBasic } from './user';
 

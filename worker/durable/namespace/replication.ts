@@ -1,7 +1,8 @@
 import { clock, todayUtc } from '../../clock';
 import { startOfDay } from '../../dates';
 import { auditLog } from '../audit-log/audit-log';
-import { directory, type IndexReply } from '../directory/directory';
+import { directory } from '../directory/directory';
+import type { IndexReply } from '../directory/types';
 import { allIndexPartitions, treeIndex, type RequesterCopy, type SourceCopy } from '../index-partition/index-partition';
 import type { MembershipChange, RequestChange, RequestOutcome } from '../namespace-registry';
 import { ok, type Result } from '../result';

@@ -20,7 +20,8 @@ import {
   type TokenFacts,
 } from '../../store/tokens';
 import { clientHoldersOf } from '../client-holders/client-holders';
-import { directory, type SessionLookup, type UserRow, type UserSnapshot } from '../directory/directory';
+import { directory } from '../directory/directory';
+import type { SessionLookup, UserRow, UserSnapshot } from '../directory/types';
 import { USER_SCHEMA } from './schema';
 import { migrate } from '../migrations';
 import { fail, ok, type Result } from '../result';
