@@ -7,7 +7,8 @@
 // trivial object of its own (`BenchEcho`) to measure one object's ceiling, and the ids of Knock's
 // objects by name (to find their SQLite files for bulk seeding).
 import { DurableObject } from 'cloudflare:workers';
-import type { Directory, UserRow } from '../../worker/durable/directory/directory';
+import type { Directory } from '../../worker/durable/directory/directory';
+import type { UserRow } from '../../worker/durable/directory/types';
 import type { SignIn } from '../../worker/durable/sign-in/sign-in';
 import type { Namespace } from '../../worker/durable/namespace/namespace';
 import { snapshotOf } from '../../worker/durable/namespace-registry';

@@ -1,7 +1,8 @@
 import { env } from 'cloudflare:workers';
 import { runDurableObjectAlarm, runInDurableObject } from 'cloudflare:test';
 import { beforeAll, describe, expect, it } from 'vitest';
-import type { Namespace, NamespaceRef } from '../../worker/durable/namespace/namespace';
+import type { Namespace } from '../../worker/durable/namespace/namespace';
+import type { NamespaceRef } from '../../worker/durable/namespace/types';
 import { unique } from './support/http';
 import { indexedMembership } from './support/indexes';
 import { treeIndex } from '../../worker/durable/index-partition/index-partition';

@@ -1,7 +1,8 @@
 import { env } from 'cloudflare:workers';
 import { runInDurableObject } from 'cloudflare:test';
 import { beforeAll, describe, expect, it } from 'vitest';
-import type { Namespace, NamespaceRef } from '../../worker/durable/namespace/namespace';
+import type { Namespace } from '../../worker/durable/namespace/namespace';
+import type { NamespaceRef } from '../../worker/durable/namespace/types';
 import { as, createSource, KIND_ROUTES, person, startWorker } from './support/namespaces';
 
 const linkOf = (res: Response) =>

@@ -2,7 +2,7 @@ import { runDurableObjectAlarm, runInDurableObject } from 'cloudflare:test';
 import { env } from 'cloudflare:workers';
 import { describe, expect, it } from 'vitest';
 import { DEVELOPER, MAINTAINER, OWNER } from '../../shared/access-levels';
-import { DELETED_VERSION } from '../../worker/durable/directory/directory';
+import { DELETED_VERSION } from '../../worker/durable/directory/types';
 import { userObject } from '../../worker/durable/user/user';
 import type { IndexPartition, SourceCopy } from '../../worker/durable/index-partition/index-partition';
 import type { MembershipChange, RequestChange } from '../../worker/durable/namespace-registry';

@@ -1,7 +1,7 @@
 import type { Context, MiddlewareHandler } from 'hono';
 import { deleteCookie, getCookie, setCookie } from 'hono/cookie';
 import type { Env, PageEnv } from '../env';
-import type { UserRow } from '../durable/directory/directory';
+import type { UserRow } from '../durable/directory/types';
 import { userObject } from '../durable/user/user';
 import { hashSecret } from '../store/tokens';
 import { randomToken, safeEqual } from './crypto';

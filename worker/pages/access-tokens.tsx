@@ -1,7 +1,7 @@
 import type { Context } from 'hono';
 import { issueTokenFor, NewAccessTokenBody } from '../api/access-tokens';
 import { clock } from '../clock';
-import type { AccessTokenRow } from '../durable/directory/directory';
+import type { AccessTokenRow } from '../durable/directory/types';
 import { ApiError } from '../errors';
 import { TOKEN_SCOPES } from '../oauth/scopes';
 import * as tokens from '../services/access-tokens';

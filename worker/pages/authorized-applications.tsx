@@ -2,7 +2,7 @@ import { Hono, type MiddlewareHandler } from 'hono';
 import { csrfTokenFor, type Session } from '../auth/session';
 import type { Authorization } from '../durable/user/contract';
 import { userObject } from '../durable/user/user';
-import type { UserRow } from '../durable/directory/directory';
+import type { UserRow } from '../durable/directory/types';
 import type { PageEnv } from '../env';
 import { findClient } from '../oauth/clients';
 import { errorPage } from './error-page';

@@ -1,5 +1,5 @@
 import type { Context } from 'hono';
-import type { UserRow } from '../durable/directory/directory';
+import type { UserRow } from '../durable/directory/types';
 import { isKnownScope, SCOPE_TABLE } from '../oauth/scopes';
 import { CsrfField, Layout } from './layout';
 

@@ -1,6 +1,6 @@
 import { raw } from 'hono/html';
 import type { Child } from 'hono/jsx';
-import type { UserRow } from '../durable/directory/directory';
+import type { UserRow } from '../durable/directory/types';
 
 /** The console's main navigation; Administration only for administrators. */
 const NAV: { href: string; label: string; admin?: boolean }[] = [

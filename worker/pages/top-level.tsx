@@ -1,7 +1,8 @@
 import { Hono, type Context } from 'hono';
 import { loadSession } from '../auth/session';
 import { KINDS } from '../auth/policy';
-import { directory, type UserRow } from '../durable/directory/directory';
+import { directory } from '../durable/directory/directory';
+import type { UserRow } from '../durable/directory/types';
 import { ApiError } from '../errors';
 import { withNamespace } from '../services/finder';
 import * as service from '../services/namespaces';

@@ -1,7 +1,7 @@
 import type { MiddlewareHandler } from 'hono';
 import type { Session } from '../auth/session';
 import { safeReturnTo } from '../auth/session';
-import type { UserRow } from '../durable/directory/directory';
+import type { UserRow } from '../durable/directory/types';
 import type { Caller, Env } from '../env';
 import { notFoundPage } from './error-page';
 

@@ -1,5 +1,6 @@
 import { clock, epochSeconds } from '../clock';
-import { directory, type AccessTokenFilter, type AccessTokenRow, type UserRow } from '../durable/directory/directory';
+import { directory } from '../durable/directory/directory';
+import type { AccessTokenFilter, AccessTokenRow, UserRow } from '../durable/directory/types';
 import { unwrap } from '../durable/result';
 import type { Env } from '../env';
 import { problems, raise } from '../errors';

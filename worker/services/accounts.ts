@@ -1,5 +1,6 @@
 import { DUMMY_PASSWORD_HASH, hashPassword, verifyPassword } from '../auth/crypto';
-import { directory, type UserRow } from '../durable/directory/directory';
+import { directory } from '../durable/directory/directory';
+import type { UserRow } from '../durable/directory/types';
 import { addressPartition, namePartition } from '../durable/sign-in/sign-in';
 import type { Result } from '../durable/result';
 import type { Env } from '../env';

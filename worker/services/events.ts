@@ -1,7 +1,7 @@
 import { config } from '../config';
 import { getInstanceEvent, listInstanceEvents } from '../durable/audit-log/audit-log';
 import type { AuditFilter, LoggedEvent } from '../durable/event-log';
-import type { PageOf } from '../durable/namespace/namespace';
+import type { PageOf } from '../durable/namespace/types';
 import type { HookLogRow, HookRow, HookSettings, StatusFilter } from '../durable/namespace/webhooks';
 import type { Caller, Env } from '../env';
 import { enforceLimit, LIMITS } from '../edge/rate-limits';

@@ -2,7 +2,7 @@ import { z } from '@hono/zod-openapi';
 import type { Kind } from '../auth/policy';
 import { directory } from '../durable/directory/directory';
 import { locateNamespace } from '../durable/index-partition/index-partition';
-import type { Actor, NamespaceRef } from '../durable/namespace/namespace';
+import type { Actor, NamespaceRef } from '../durable/namespace/types';
 import { snapshotOf, type NamespaceRow } from '../durable/namespace-registry';
 import type { Caller, Env } from '../env';
 import { raise } from '../errors';

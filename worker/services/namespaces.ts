@@ -7,7 +7,7 @@ import {
   type MemberRow,
   type NamespaceResult,
   type PageOf,
-} from '../durable/namespace/namespace';
+} from '../durable/namespace/types';
 import { listsOnlyReached, snapshotOf, type EffectiveMember, type ListFilter, type NamespaceChanges, type NamespaceRow, type NewNamespace } from '../durable/namespace-registry';
 import { treeIndex, userIndexPartitions, type EffectiveMembership, type IndexPartitionStub, type UserNames } from '../durable/index-partition/index-partition';
 import { unwrap } from '../durable/result';

@@ -1,5 +1,6 @@
 import { hashPassword } from '../auth/crypto';
-import { directory, type UserRow } from '../durable/directory/directory';
+import { directory } from '../durable/directory/directory';
+import type { UserRow } from '../durable/directory/types';
 import { unwrap } from '../durable/result';
 import type { StateAction } from '../durable/user-lifecycle';
 import type { Caller, Env } from '../env';

@@ -1,5 +1,5 @@
 import { epochSeconds } from '../clock';
-import type { UserRow } from '../durable/directory/directory';
+import type { UserRow } from '../durable/directory/types';
 import type { Caller, Env } from '../env';
 import { problems, raise } from '../errors';
 import { keyedHash, randomToken } from '../auth/crypto';

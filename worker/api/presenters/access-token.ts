@@ -1,5 +1,5 @@
 import type { ImpersonationToken, PersonalAccessToken } from '../../../shared/api-types';
-import type { AccessTokenRow } from '../../durable/directory/directory';
+import type { AccessTokenRow } from '../../durable/directory/types';
 import { isActive } from '../../services/access-tokens';
 
 /** GitLab's `PersonalAccessToken` entity; `expires_at` as the date it ends (00:00 UTC). */

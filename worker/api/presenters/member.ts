@@ -1,6 +1,6 @@
 import type { AccessRequest, ApprovedAccessRequest, Member } from '../../../shared/api-types';
-import type { UserRow } from '../../durable/directory/directory';
-import type { AccessRequestRow, MemberRow } from '../../durable/namespace/namespace';
+import type { UserRow } from '../../durable/directory/types';
+import type { AccessRequestRow, MemberRow } from '../../durable/namespace/types';
 import { presentUserBasic } from './user';
 
 export { AccessRequestSchema, ApprovedAccessRequestSchema, MemberSchema } from '../../../shared/schemas';

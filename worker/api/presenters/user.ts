@@ -1,5 +1,5 @@
 import type { User, UserBasic } from '../../../shared/api-types';
-import type { UserRow } from '../../durable/directory/directory';
+import type { UserRow } from '../../durable/directory/types';
 
 export { UserBasicSchema, UserSchema } from '../../../shared/schemas';
 

@@ -1,7 +1,8 @@
 import { DurableObject } from 'cloudflare:workers';
 import type { Env } from '../../env';
 import { clock } from '../../clock';
-import { directory, type ApplicationRow } from '../directory/directory';
+import { directory } from '../directory/directory';
+import type { ApplicationRow } from '../directory/types';
 import { userObject } from '../user/user';
 import { migrate } from '../migrations';
 import { CLIENT_HOLDERS_SCHEMA } from './schema';

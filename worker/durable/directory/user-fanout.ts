@@ -1,10 +1,10 @@
 import type { Env } from '../../env';
 import { accessTokenRecord, epochOf, putAccessToken, putRootRecord, revokeAccessTokens, rootRecord } from '../../store/tokens';
-import type { UserRow, UserSnapshot } from './directory';
+import type { UserRow, UserSnapshot } from './types';
 import { userObject } from '../user/user';
 import type { LoginChange } from '../sign-in/sign-in';
 import { indexPartition } from '../index-partition/index-partition';
-import { namespaceObject } from '../namespace/namespace';
+import { namespaceObject } from '../namespace/types';
 import type { NamespaceSnapshot } from '../namespace-registry';
 import { partitionName } from '../partitions';
 

@@ -2,7 +2,7 @@ import { DurableObject } from 'cloudflare:workers';
 import { clock, todayUtc } from '../../clock';
 import type { Env } from '../../env';
 import { OWNER } from '../../../shared/access-levels';
-import type { IndexReply, UserRow, UserSnapshot } from '../directory/directory';
+import type { IndexReply, UserRow, UserSnapshot } from '../directory/types';
 import { userObject } from '../user/user';
 import type { InboxFilter, InboxPage, KnownVersion } from '../user/inbox';
 import { everyRequest, inboxDeliveries, inboxDelivered, inboxOutboxWaiting, requesterChanged, sourcesRenamed, requestsDeletedWith, type OwnRequestRow } from './inbox-index';

@@ -1,7 +1,7 @@
 import { DurableObject } from 'cloudflare:workers';
 import { clock } from '../../clock';
 import type { Env } from '../../env';
-import type { UserRow } from '../directory/directory';
+import type { UserRow } from '../directory/types';
 import { migrate } from '../migrations';
 import { partitionCount, partitionName, partitionOfName } from '../partitions';
 import { SIGN_IN_SCHEMA } from './schema';

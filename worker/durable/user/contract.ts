@@ -1,6 +1,6 @@
 import type { TokenResponse } from '../../protocol/token-response';
 import type { GroupClaims } from '../../store/tokens';
-import type { UserRow } from '../directory/directory';
+import type { UserRow } from '../directory/types';
 import type { UserState } from '../user-lifecycle';
 
 /**

@@ -1,7 +1,7 @@
 import { problems, type Problem } from '../../errors';
 import type { GroupClaims } from '../../store/tokens';
 import { verifierMatches } from '../../protocol/pkce';
-import type { UserRow } from '../directory/directory';
+import type { UserRow } from '../directory/types';
 import type { CodeRedemption } from './contract';
 import { revokeGrantRows, type CodeRow, type Decision, type EndedToken, type Outcome, type PairRow } from './rows';
 

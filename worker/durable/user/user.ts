@@ -19,7 +19,8 @@ import {
   type GroupClaims,
 } from '../../store/tokens';
 import { clientHoldersOf } from '../client-holders/client-holders';
-import { directory, type UserRow, type UserSnapshot } from '../directory/directory';
+import { directory } from '../directory/directory';
+import type { UserRow, UserSnapshot } from '../directory/types';
 import { groupClaimsOf } from './group-claims';
 import { inboxVersion, readInbox, takeSnapshot, type InboxFilter, type InboxPage, type InboxSnapshotRow, type KnownVersion } from './inbox';
 import { USER_SCHEMA } from './schema';

@@ -1,7 +1,8 @@
 import { Hono, type Context } from 'hono';
 import type { FC } from 'hono/jsx';
 import { NewUserSchema, UserEditSchema } from '../../api/users';
-import { directory, type UserRow } from '../../durable/directory/directory';
+import { directory } from '../../durable/directory/directory';
+import type { UserRow } from '../../durable/directory/types';
 import { unwrap } from '../../durable/result';
 import { deletionProblem, transition, type StateAction } from '../../durable/user-lifecycle';
 import { problems, raise } from '../../errors';

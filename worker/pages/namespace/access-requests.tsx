@@ -6,7 +6,7 @@ import { dateParam } from '../../api/params';
 import { withNamespace } from '../../services/finder';
 import { hasAccess, mayManageRequests, type Kind } from '../../auth/policy';
 import { directory } from '../../durable/directory/directory';
-import type { AccessRequestRow } from '../../durable/namespace/namespace';
+import type { AccessRequestRow } from '../../durable/namespace/types';
 import { problems, raise } from '../../errors';
 import * as service from '../../services/namespaces';
 import { formText, parseForm, returnTo } from '../actions';

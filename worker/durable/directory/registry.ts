@@ -1,0 +1,176 @@
+import { clock } from '../../clock';
+import type { Env } from '../../env';
+import type { EventDraft, UserRef } from '../../events/event';
+import { settingsEvents } from '../../events/settings-events';
+import { indexPartition, type RegistryLocators } from '../index-partition/index-partition';
+import {
+  createNamespace,
+  deleteNamespace,
+  ensureUserNamespace,
+  listNamespaces,
+  namespaceById,
+  registryCopies,
+  resolveNamespace,
+  updateNamespace,
+  type ListFilter,
+  type NamespaceChanges,
+  type NewNamespace,
+  type RegistryCopy,
+} from '../namespace-registry';
+import { partitionCount, partitionOfId, partitionOfName } from '../partitions';
+import { ok } from '../result';
+import { DirectoryCore } from './core';
+
+/** Registry rows per push to the index partitions, and how long before a failed push is retried. */
+const REGISTRY_PUSH_BATCH = 200;
+export const REGISTRY_RETRY_MS = 10_000;
+
+/** How long before settings events not yet in their namespace's log are handed over again. */
+export const EVENT_RELAY_RETRY_MS = 10_000;
+
+/**
+ * The path registry of groups and projects (namespace-registry.ts), and what follows each change
+ * of it: the registry rows copied to the index partitions of their trees, and the settings events
+ * handed over to their namespaces' objects.
+ */
+export abstract class DirectoryRegistry extends DirectoryCore {
+  constructor(ctx: DurableObjectState, env: Env) {
+    super(ctx, env);
+    // Registry rows still queued (a crash before their push) are pushed by the alarm.
+    if (this.registryQueued()) {
+      void ctx.blockConcurrencyWhile(async () => {
+        if ((await ctx.storage.getAlarm()) === null) await ctx.storage.setAlarm(clock.now());
+      });
+    }
+  }
+
+  /** The push of the registry outbox under way in this object, shared by every caller. */
+  private publishing: Promise<boolean> | null = null;
+
+  private registryQueued(): boolean {
+    return this.sql.exec('SELECT 1 FROM registry_outbox LIMIT 1').toArray().length > 0;
+  }
+
+  /**
+   * Pushes the registry rows queued so far (`registry_outbox`, written by triggers in the
+   * transaction of every change of a row) to the index partitions of their trees, which keep
+   * copies for the lists of groups and projects a user reaches; called before a change answers,
+   * so those lists show it at once. A row changed meanwhile is queued again under a later number,
+   * so nothing queued is dropped unpushed. False when a partition could not be reached: the alarm
+   * retries, and until then the lists show the row as it was.
+   */
+  protected async publishRegistry(): Promise<boolean> {
+    const upTo = this.sql.exec<{ seq: number | null }>('SELECT MAX(seq) AS seq FROM registry_outbox').one().seq;
+    if (upTo === null) return true;
+    while (this.sql.exec('SELECT 1 FROM registry_outbox WHERE seq <= ? LIMIT 1', upTo).toArray().length > 0) {
+      this.publishing ??= this.pushRegistryBatch().finally(() => {
+        this.publishing = null;
+      });
+      if (!(await this.publishing)) {
+        const at = clock.now() + REGISTRY_RETRY_MS;
+        const set = await this.ctx.storage.getAlarm();
+        if (set === null || set > at) await this.ctx.storage.setAlarm(at);
+        return false;
+      }
+    }
+    return true;
+  }
+
+  /** The oldest queued registry rows, as they are now, to their partitions; false when one failed. */
+  private async pushRegistryBatch(): Promise<boolean> {
+    const queued = this.sql.exec<{ seq: number; namespace_id: number }>('SELECT seq, namespace_id FROM registry_outbox ORDER BY seq LIMIT ?', REGISTRY_PUSH_BATCH).toArray();
+    if (queued.length === 0) return true;
+    // A row deleted since it was queued has nothing to copy: its object tells its partition.
+    // Each row goes to its tree's partition; where to find its tree, to the partition of its id
+    // and (a top-level one) of its path.
+    const count = partitionCount(this.env);
+    const byPartition = new Map<number, { rows: RegistryCopy[]; locators: RegistryLocators }>();
+    const to = (p: number) => {
+      let entry = byPartition.get(p);
+      if (!entry) byPartition.set(p, (entry = { rows: [], locators: { ids: [], tops: [] } }));
+      return entry;
+    };
+    for (const row of registryCopies(this.sql, [...new Set(queued.map((q) => q.namespace_id))])) {
+      to(partitionOfId(row.root_id, count)).rows.push(row);
+      to(partitionOfId(row.id, count)).locators.ids.push([row.id, row.root_id]);
+      if (row.parent_id === null) to(partitionOfName(row.path, count)).locators.tops.push([row.path, row.id]);
+    }
+    try {
+      await Promise.all([...byPartition].map(([p, { rows, locators }]) => indexPartition(this.env, p).applyRegistryRows(rows, locators)));
+    } catch (e) {
+      console.warn('registry rows could not be copied to their index partitions; the alarm will retry', e);
+      return false;
+    }
+    this.sql.exec('DELETE FROM registry_outbox WHERE seq <= ?', queued[queued.length - 1].seq);
+    return true;
+  }
+
+  async createNamespace(input: NewNamespace) {
+    const created = this.ctx.storage.transactionSync(() => createNamespace(this.sql, input));
+    await this.publishRegistry();
+    return created;
+  }
+
+  async ensureUserNamespace(user: { username: string; name: string }) {
+    const found = ensureUserNamespace(this.sql, user);
+    await this.publishRegistry();
+    return found;
+  }
+
+  resolveNamespace(kind: 'group' | 'project', ref: number | string) {
+    return resolveNamespace(this.sql, kind, ref);
+  }
+
+  listNamespaces(kind: 'group' | 'project', filter: ListFilter, levels: [number, number][], offset: number, limit: number) {
+    return listNamespaces(this.sql, kind, filter, levels, offset, limit);
+  }
+
+  /** A group or project as the registry has it now (its settings and full path change). */
+  getNamespace(kind: 'group' | 'project', id: number) {
+    return namespaceById(this.sql, kind, id);
+  }
+
+  /**
+   * Changes a group's or project's settings and, in the same transaction, records an audit event
+   * per changed attribute (`events`), kept here until the namespace's object has them
+   * (`ackNamespaceEvents`); the alarm hands over any the caller could not.
+   */
+  async updateNamespace(kind: 'group' | 'project', id: number, changes: NamespaceChanges, author: UserRef | null = null) {
+    const updated = this.ctx.storage.transactionSync(() => {
+      const before = namespaceById(this.sql, kind, id);
+      const result = updateNamespace(this.sql, kind, id, changes);
+      if (!result.ok) return result;
+      const events = before ? settingsEvents(before, result.value.row, author) : [];
+      for (const e of events) this.sql.exec('INSERT INTO namespace_events (uuid, namespace_id, record) VALUES (?, ?, ?)', e.uuid, id, JSON.stringify(e));
+      if (events.length > 0) void this.ctx.storage.setAlarm(clock.now() + EVENT_RELAY_RETRY_MS);
+      return ok({ ...result.value, events });
+    });
+    await this.publishRegistry();
+    return updated;
+  }
+
+  /** The namespace's object has these events now. */
+  ackNamespaceEvents(uuids: string[]): void {
+    this.sql.exec('DELETE FROM namespace_events WHERE uuid IN (SELECT value FROM json_each(?))', JSON.stringify(uuids));
+  }
+
+  /** Hands settings events over to their namespaces' objects when the caller could not; true while some are left. */
+  protected async relayNamespaceEvents(): Promise<boolean> {
+    const rows = this.sql.exec<{ namespace_id: number; record: string }>('SELECT namespace_id, record FROM namespace_events ORDER BY rowid LIMIT 500').toArray();
+    const byNamespace = new Map<number, EventDraft[]>();
+    for (const r of rows) byNamespace.set(r.namespace_id, [...(byNamespace.get(r.namespace_id) ?? []), JSON.parse(r.record) as EventDraft]);
+    for (const [namespaceId, records] of byNamespace) {
+      try {
+        await this.env.NAMESPACES.getByName(String(namespaceId)).recordEvents(records);
+        this.ackNamespaceEvents(records.map((e) => e.uuid));
+      } catch (e) {
+        console.warn('settings events could not be handed to their namespace; the alarm will retry', namespaceId, e);
+      }
+    }
+    return this.sql.exec('SELECT 1 FROM namespace_events LIMIT 1').toArray().length > 0;
+  }
+
+  deleteNamespace(kind: 'group' | 'project', id: number) {
+    return this.ctx.storage.transactionSync(() => deleteNamespace(this.sql, kind, id));
+  }
+}
