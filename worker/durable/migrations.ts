@@ -2,7 +2,7 @@
  * Schema migrations in code for a SQLite-backed Durable Object. Each entry runs once, in order,
  * inside one transaction with the bookkeeping row, so a crash never leaves half a schema.
  */
-export const migrate = (storage: DurableObjectStorage, migrations: readonly string[]): void => {
+export const migrate = (storage: Pick<DurableObjectStorage, 'sql' | 'transactionSync'>, migrations: readonly string[]): void => {
   storage.transactionSync(() => {
     const sql = storage.sql;
     sql.exec('CREATE TABLE IF NOT EXISTS _migrations (version INTEGER PRIMARY KEY, applied_at TEXT NOT NULL)');
