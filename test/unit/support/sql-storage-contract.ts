@@ -33,7 +33,7 @@ export const SQL_STORAGE_CONTRACT: Record<string, (storage: TestStorage) => void
     expect(typed(1.5)).toEqual({ t: 'real', s: '1.5' });
     sql.exec('CREATE TABLE contract_n (i INTEGER, r REAL, x)');
     sql.exec('INSERT INTO contract_n VALUES (?, ?, ?)', 3, 3, 3);
-    expect(sql.exec('SELECT typeof(i) AS i, typeof(r) AS r, typeof(x) AS x, i, r, x FROM contract_n').one()).toEqual({ i: 'integer', r: 'real', x: 'real', ...{ i: 3, r: 3, x: 3 } });
+    expect(sql.exec('SELECT typeof(i) AS ti, typeof(r) AS tr, typeof(x) AS tx, i, r, x FROM contract_n').one()).toEqual({ ti: 'integer', tr: 'real', tx: 'real', i: 3, r: 3, x: 3 });
     expect(typed('x')).toEqual({ t: 'text', s: 'x' });
     expect(typed(null)).toEqual({ t: 'null', s: null });
     const blob = sql.exec<{ b: ArrayBuffer }>('SELECT ? AS b', new Uint8Array([1, 2, 255]).buffer).one().b;
