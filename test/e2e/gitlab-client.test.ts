@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 // @ts-expect-error: plain ESM module without types
 import { startServer } from '../../worker/dev/server.mjs';
+import { SYSTEM_TEST_VARS } from '../scripts/support/server-vars';
 
 // An unmodified GitLab client library (gitbeaker, as used by many GitLab integrations) pointed
 // at Knock: everything below is gitbeaker's own API, nothing Knock-specific.
@@ -16,7 +17,7 @@ describe('a GitLab client library against Knock', () => {
   let admin: InstanceType<typeof Gitlab>;
 
   beforeAll(async () => {
-    server = await startServer({ persistTo: state, vars: { ADMIN_TOKEN, TOKEN_HASH_KEY: 'gitbeaker-hash-key' } });
+    server = await startServer({ persistTo: state, vars: { ...SYSTEM_TEST_VARS, ADMIN_TOKEN, TOKEN_HASH_KEY: 'gitbeaker-hash-key' } });
     admin = new Gitlab({ host: server.url, token: ADMIN_TOKEN });
   });
   afterAll(async () => {

@@ -8,6 +8,7 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 // @ts-expect-error: plain ESM module without types
 import { freePort, startServer } from '../../worker/dev/server.mjs';
+import { SYSTEM_TEST_VARS } from '../scripts/support/server-vars';
 import { eventually, WebhookReceiver } from './support/webhook-receiver';
 
 const ADMIN_TOKEN = 'webhooks-e2e-admin-token';
@@ -26,7 +27,7 @@ describe('webhooks against a real receiver', () => {
     // Retries a second apart, so the schedule runs in seconds.
     const running: { url: string; stop: () => Promise<void> } = await startServer({
       persistTo: state,
-      vars: { ADMIN_TOKEN, TOKEN_HASH_KEY: 'webhooks-e2e-hash-key', WEBHOOK_RETRY_SCHEDULE: '1,1,1,1,1,1,1' },
+      vars: { ...SYSTEM_TEST_VARS, ADMIN_TOKEN, TOKEN_HASH_KEY: 'webhooks-e2e-hash-key', WEBHOOK_RETRY_SCHEDULE: '1,1,1,1,1,1,1' },
     });
     server = running;
     const url = running.url;

@@ -7,6 +7,7 @@ import { dumpKv, dumpTables, directoryStub, grantsStub, namespaceStub } from './
 import { ADMIN, Browser, call, jsonBody, unique } from './support/http';
 import { authorizeCode, exchange, pkcePair, refresh, registerApp, tokenCall, type Tokens } from './support/oauth';
 import { ROOT_CALLER_KEY } from '../../worker/store/tokens';
+import { config } from '../../worker/config';
 
 vi.setConfig({ testTimeout: 60_000 });
 
@@ -143,12 +144,13 @@ describe('secrets at rest and in logs', () => {
     for (const { key } of kv) if (key !== ROOT_CALLER_KEY) expect(key).toMatch(/^[a-z]+:[A-Za-z0-9_-]{20,}$/);
   });
 
-  it('stores passwords only as salted PBKDF2 hashes', async () => {
+  it('stores passwords only as salted PBKDF2 hashes, at the configured iteration count', async () => {
     const { dumps } = await everything();
     const users = (dumps.directory as Record<string, Record<string, unknown>[]>).users;
     const hashes = users.map((u) => u.password_hash).filter((h): h is string => typeof h === 'string');
     expect(hashes.length).toBeGreaterThanOrEqual(2);
-    for (const h of hashes) expect(h).toMatch(/^pbkdf2-sha256\$100000\$[A-Za-z0-9_-]{16,}\$[A-Za-z0-9_-]{40,}$/);
+    const format = new RegExp(`^pbkdf2-sha256\\$${config(env).passwordHashIterations}\\$[A-Za-z0-9_-]{16,}\\$[A-Za-z0-9_-]{40,}$`);
+    for (const h of hashes) expect(h).toMatch(format);
     expect(new Set(hashes.map((h) => h.split('$')[2])).size).toBe(hashes.length);
   });
 

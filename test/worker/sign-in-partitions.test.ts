@@ -2,6 +2,7 @@ import { runInDurableObject } from 'cloudflare:test';
 import { env } from 'cloudflare:workers';
 import { describe, expect, it } from 'vitest';
 import { hashPassword } from '../../worker/auth/crypto';
+import { config } from '../../worker/config';
 import type { Directory } from '../../worker/durable/directory/directory';
 import type { SignIn } from '../../worker/durable/sign-in/sign-in';
 import { partitionCount, partitionName, partitionOfName } from '../../worker/durable/partitions';
@@ -97,7 +98,7 @@ describe("the name partition's copy follows the user", () => {
 describe('users made before sign-in moved to the partitions', () => {
   /** A users row written as the version before wrote it: in the Directory only, no copy anywhere. */
   const oldUsers = async (n: number, password: string): Promise<{ id: number; username: string }[]> => {
-    const hash = await hashPassword(password);
+    const hash = await hashPassword(password, config(env).passwordHashIterations);
     const names = Array.from({ length: n }, () => unique('old'));
     return runInDurableObject(directoryStub(), (_i: Directory, state) =>
       names.map((username) => ({

@@ -1,6 +1,7 @@
 import type { z } from '@hono/zod-openapi';
 import type { NewUserSchema } from '../api/users';
-import { DUMMY_PASSWORD_HASH, hashPassword, verifyPassword } from '../auth/crypto';
+import { dummyPasswordHash, hashPassword, verifyPassword } from '../auth/crypto';
+import { config } from '../config';
 import { directory, type UserRow } from '../durable/directory/directory';
 import { addressPartition, namePartition } from '../durable/sign-in/sign-in';
 import type { Result } from '../durable/result';
@@ -15,7 +16,7 @@ export const createAccount = async (env: Env, input: z.output<typeof NewUserSche
     username: input.username,
     name: input.name,
     email: input.email ?? null,
-    passwordHash: await hashPassword(input.password),
+    passwordHash: await hashPassword(input.password, config(env).passwordHashIterations),
     admin: input.admin ?? false,
   });
 
@@ -40,7 +41,7 @@ export const checkPassword = async (env: Env, username: string, password: string
     return { retryAfter: addressWait };
   }
   const login = attempt.login;
-  const valid = await verifyPassword(password, login?.passwordHash ?? DUMMY_PASSWORD_HASH);
+  const valid = await verifyPassword(password, login?.passwordHash ?? dummyPasswordHash(config(env).passwordHashIterations));
   const user = valid && login ? login.user : null;
   await (user?.state === 'active' ? names.signedIn(username) : addresses.addressFailed(address));
   return { user };
