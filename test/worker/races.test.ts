@@ -241,11 +241,11 @@ describe.each(KINDS)('races on %s members', (kind) => {
 
 describe('the last two Owners of a group', () => {
   it(`demoting each other at once: exactly one succeeds and the group keeps an Owner (${MEMBER_TRIALS} trials)`, async () => {
+    const [a, b] = await Promise.all([quickUser('rlo'), quickUser('rlo')]);
+    const group = await createIn(a, 'groups');
+    expect((await root.post(`/groups/${group.id}/members`, { user_id: b.id, access_level: 50 })).status).toBe(201);
     for (let trial = 0; trial < MEMBER_TRIALS; trial++) {
       trials++;
-      const [a, b] = await Promise.all([quickUser('rlo'), quickUser('rlo')]);
-      const group = await createIn(a, 'groups');
-      expect((await root.post(`/groups/${group.id}/members`, { user_id: b.id, access_level: 50 })).status).toBe(201);
       const answers = await Promise.all([
         api(a).put(`/groups/${group.id}/members/${b.id}`, { access_level: 40 }),
         api(b).put(`/groups/${group.id}/members/${a.id}`, { access_level: 40 }),
@@ -254,7 +254,10 @@ describe('the last two Owners of a group', () => {
       const loser = answers.find((r) => r.status === 403)!;
       await expectContractError(loser);
       const levels = [await agreedLevel('groups', group.id, a.id), await agreedLevel('groups', group.id, b.id)];
-      expect(levels.sort()).toEqual([40, 50]);
+      expect([...levels].sort()).toEqual([40, 50]);
+      // Two Owners again for the next trial.
+      const demoted = levels[0] === 40 ? a : b;
+      expect((await root.put(`/groups/${group.id}/members/${demoted.id}`, { access_level: 50 })).status).toBe(200);
     }
   });
 });
