@@ -58,8 +58,12 @@ export const partitionOfName = (name: string, count: number): number => fnv1a(na
 /** The object name of a role's partition, e.g. `name:17`. */
 export const partitionName = (role: string, partition: number): string => `${role}:${partition}`;
 
-/** This isolate has checked the recorded count (it cannot change under a running isolate: a new count is a new deployment). */
-let checked: Promise<void> | null = null;
+/**
+ * The configured count this isolate has checked against the recorded one. A deployment's count
+ * does not change under a running isolate (a new count is a new deployment); one isolate serving
+ * several configurations (the tests' shared runtime) checks each.
+ */
+let checked: { count: string | undefined; done: Promise<void> } | null = null;
 
 /** Compares the configured count with the one the deployment recorded (recording it the first time). */
 export const checkPartitionCount = async (env: Env): Promise<void> => {
@@ -83,10 +87,14 @@ export const checkPartitionCount = async (env: Env): Promise<void> => {
  * setting needs no restart of anything but the deployment that changed it).
  */
 export const requirePartitionCount: MiddlewareHandler<BaseEnv> = async (c, next) => {
-  checked ??= checkPartitionCount(c.env).catch((error: unknown) => {
-    checked = null;
-    throw error;
-  });
-  await checked;
+  const count = c.env.DIRECTORY_PARTITIONS;
+  if (checked?.count !== count) {
+    const done: Promise<void> = checkPartitionCount(c.env).catch((error: unknown) => {
+      if (checked?.done === done) checked = null;
+      throw error;
+    });
+    checked = { count, done };
+  }
+  await checked.done;
   await next();
 };
