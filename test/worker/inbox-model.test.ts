@@ -92,6 +92,7 @@ describe('the inbox against the per-source lists (model-based)', () => {
     await fc.assert(
       fc.asyncProperty(fc.array(opArbitrary, { minLength: OPS_PER_RUN, maxLength: OPS_PER_RUN }), async (ops) => {
         resetClock();
+        const sequenceStart = new Date().toISOString();
         const users = Object.fromEntries(await Promise.all(USERS.map(async (u) => [u, await quickUser(u.replace(/\d/, ''))]))) as Record<UserName, TestUser>;
         const actor = (a: Actor) => (a === 'admin' ? instanceAdmin : users[a]);
         const sources = {} as Record<SourceName, Source>;
@@ -108,19 +109,26 @@ describe('the inbox against the per-source lists (model-based)', () => {
         let days = 0;
 
         const inboxOf = (w: Watched) => (w === 'admin' ? instanceAdmin : users[w]);
-        /** Polls each watched inbox with the ETag held: 304 keeps it, a 200 must differ. */
+        /**
+         * Polls each watched inbox with the ETag held: 304 keeps it, a 200 must differ. The
+         * administrator's inbox is every pending request the runtime holds, other test files' too:
+         * it is read from the sequence's start, and a new ETag may come from their work (an
+         * object's alarm pushing late), so only what it shows is compared (test/unit/inbox-model.test.ts
+         * holds the administrator's ETag to the rule).
+         */
         const poll = (after: string) =>
           Promise.all(
             WATCHED.map(async (w) => {
               const before = held.get(w);
-              const res = await send(inboxOf(w), 'GET', '/access_requests?per_page=100', undefined, before ? { 'If-None-Match': before.etag } : {});
+              const query = w === 'admin' ? `per_page=100&min_requested_at=${encodeURIComponent(sequenceStart)}` : 'per_page=100';
+              const res = await send(inboxOf(w), 'GET', `/access_requests?${query}`, undefined, before ? { 'If-None-Match': before.etag } : {});
               const body = await expectStatus(res, 200, 304);
               if (res.status === 304) {
                 expect(before, `${w}: 304 without an ETag`).toBeDefined();
                 return;
               }
               const items = body as InboxAccessRequest[];
-              if (before) expect(items.map(inboxLine), `${w}: a new ETag after ${after}, but the same inbox`).not.toEqual(before.items.map(inboxLine));
+              if (before && w !== 'admin') expect(items.map(inboxLine), `${w}: a new ETag after ${after}, but the same inbox`).not.toEqual(before.items.map(inboxLine));
               held.set(w, { etag: res.headers.get('etag') ?? '', items });
             }),
           );
