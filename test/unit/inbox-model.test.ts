@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { levelsAllowedToApprove, type NamespaceKind } from '../../shared/access-levels';
+import { levelsAllowedToApprove, OWNER, type NamespaceKind } from '../../shared/access-levels';
 import { presentInboxItem, presentOwnRequest } from '../../worker/api/presenters/inbox';
 import {
   effectiveLevel,
@@ -255,8 +255,8 @@ class SourceObject {
   }
 
   wouldLoseLastOwner(member: Member, newLevel: number): boolean {
-    if (!KINDS[this.kind].keepsAnOwner || member.level !== 50 || newLevel === 50) return false;
-    return [...this.members.values()].filter((m) => m.level === 50).length <= 1;
+    if (!KINDS[this.kind].keepsAnOwner || member.level !== OWNER || newLevel === OWNER) return false;
+    return [...this.members.values()].filter((m) => m.level === OWNER).length <= 1;
   }
 }
 
@@ -301,7 +301,7 @@ class World {
       if (!created.ok) throw new Error(`${name}: ${JSON.stringify(created.problem)}`);
       await this.publishRegistry();
       const source = (this.sources[name] = new SourceObject(this, name, created.value.id, kind));
-      source.putMember(this.people[owner].id, { level: 50, expiresAt: null, createdAt: isoNow(), createdBy: this.people[owner].id });
+      source.putMember(this.people[owner].id, { level: OWNER, expiresAt: null, createdAt: isoNow(), createdBy: this.people[owner].id });
       await source.push();
     }
   }
