@@ -3,7 +3,8 @@ import { clock } from '../../worker/clock';
 import { readInbox } from '../../worker/durable/index-partition/inbox-index';
 import { indexPartitionMigrations } from '../../worker/durable/index-partition/schema';
 import { migrate } from '../../worker/durable/migrations';
-import { applyMembershipChanges, type MembershipChange, type RequestChange } from '../../worker/durable/namespace-registry';
+import { applyMembershipChanges } from '../../worker/durable/namespace-registry';
+import { memberChange, pendingRequest } from './support/index-changes';
 import { nodeSqlStorage } from './support/sql-storage';
 
 /**
@@ -13,25 +14,6 @@ import { nodeSqlStorage } from './support/sql-storage';
 
 let sql: SqlStorage;
 const TODAY = '2026-03-10';
-const member = (userId: number, accessLevel: number, version: number, expiresAt: string | null = null): MembershipChange => ({
-  userId,
-  accessLevel,
-  createdAt: '2026-01-01T00:00:00.000Z',
-  createdBy: null,
-  expiresAt,
-  version,
-});
-const pending = (userId: number, version: number): RequestChange => ({
-  userId,
-  pending: true,
-  version,
-  requestedAt: '2026-01-02T00:00:00.000Z',
-  outcome: null,
-  grantedLevel: null,
-  expiresAt: null,
-  decidedBy: null,
-  decidedAt: null,
-});
 const inbox = (userId: number, known: number | null = null, today = TODAY) => readInbox(sql, { userId, admin: false }, {}, 0, 20, known, today);
 const levels = (userId: number) => inbox(userId).page!.items.map((i) => [i.namespace_id, i.access_level]);
 
@@ -49,30 +31,30 @@ describe("a manager's inbox", () => {
     sql.exec("INSERT INTO namespaces (id, kind, name, full_path, parent_id, visibility, version) VALUES (1, 'group', 'acme', 'acme', NULL, 'public', 1)");
     sql.exec("INSERT INTO namespaces (id, kind, name, full_path, parent_id, visibility, version) VALUES (2, 'project', 'site', 'acme/site', 1, 'public', 1)");
     sql.exec("INSERT INTO users (id, username, name, state, version) VALUES (20, 'req', 'Req', 'active', 1)");
-    applyMembershipChanges(sql, 2, [], [pending(20, 1)]);
+    applyMembershipChanges(sql, 2, [], [pendingRequest(20, 1)]);
   });
 
   it('shows their new level with a new version when it changes, and nothing new when a lower one does', () => {
-    applyMembershipChanges(sql, 2, [member(10, 40, 2)]);
+    applyMembershipChanges(sql, 2, [memberChange(10, 40, 2)]);
     const maintainer = inbox(10);
     expect(levels(10)).toEqual([[2, 40]]);
-    applyMembershipChanges(sql, 2, [member(10, 50, 3)]);
+    applyMembershipChanges(sql, 2, [memberChange(10, 50, 3)]);
     const owner = inbox(10, maintainer.version);
     expect(owner.version).toBeGreaterThan(maintainer.version);
     expect(levels(10)).toEqual([[2, 50]]);
     // A Developer's level in the group above changes nothing they see.
-    applyMembershipChanges(sql, 1, [member(10, 30, 1)]);
+    applyMembershipChanges(sql, 1, [memberChange(10, 30, 1)]);
     expect(inbox(10, owner.version).page).toBeNull();
   });
 
   it('takes a request to a project to the Owners of the group above, and not to its Developers', () => {
-    applyMembershipChanges(sql, 1, [member(10, 50, 1), member(11, 30, 2)]);
+    applyMembershipChanges(sql, 1, [memberChange(10, 50, 1), memberChange(11, 30, 2)]);
     expect(levels(10)).toEqual([[2, 50]]);
     expect(levels(11)).toEqual([]);
   });
 
   it('forgets a request resting on a membership from its expiry date, before any push says so', () => {
-    applyMembershipChanges(sql, 1, [member(10, 50, 1, '2026-03-11')]);
+    applyMembershipChanges(sql, 1, [memberChange(10, 50, 1, '2026-03-11')]);
     const before = inbox(10, null, TODAY);
     expect(before.page!.items).toHaveLength(1);
     const after = inbox(10, before.version, '2026-03-11');

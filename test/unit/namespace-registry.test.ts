@@ -14,11 +14,10 @@ import {
   resolveNamespace,
   updateNamespace,
   visibleOwnRequests,
-  type MembershipChange,
   type NewNamespace,
-  type RequestChange,
 } from '../../worker/durable/namespace-registry';
 import type { Result } from '../../worker/durable/result';
+import { memberChange, pendingRequest } from './support/index-changes';
 import { nodeSqlStorage } from './support/sql-storage';
 
 /**
@@ -125,19 +124,6 @@ describe('the path registry', () => {
 });
 
 describe('the lists and a requester’s own view, from an index partition', () => {
-  const member = (userId: number, accessLevel: number, version: number): MembershipChange => ({ userId, accessLevel, createdAt: '2026-01-01T00:00:00.000Z', createdBy: null, version });
-  const pending = (userId: number, version: number): RequestChange => ({
-    userId,
-    pending: true,
-    version,
-    requestedAt: '2026-01-02T00:00:00.000Z',
-    outcome: null,
-    grantedLevel: null,
-    expiresAt: null,
-    decidedBy: null,
-    decidedAt: null,
-  });
-
   /** A partition's copy of a tree: acme (group) ⊃ web (private group) ⊃ site (project), and 100%_off (group). */
   const tree = () => {
     const storage = nodeSqlStorage();
@@ -162,8 +148,8 @@ describe('the lists and a requester’s own view, from an index partition', () =
 
   it('reaches everything below a membership at the inherited level, and only what the filter asks', () => {
     tree();
-    applyMembershipChanges(sql, 1, [member(10, 30, 1)]);
-    applyMembershipChanges(sql, 3, [member(10, 40, 1)]);
+    applyMembershipChanges(sql, 1, [memberChange(10, 30, 1)]);
+    applyMembershipChanges(sql, 3, [memberChange(10, 40, 1)]);
     const levels: [number, number][] = [
       [1, 30],
       [3, 40],
@@ -190,11 +176,11 @@ describe('the lists and a requester’s own view, from an index partition', () =
 
   it('shows a requester their request to a private project only while they can see it', () => {
     tree();
-    applyMembershipChanges(sql, 3, [], [pending(20, 1)]);
-    applyMembershipChanges(sql, 1, [], [pending(20, 1)]);
+    applyMembershipChanges(sql, 3, [], [pendingRequest(20, 1)]);
+    applyMembershipChanges(sql, 1, [], [pendingRequest(20, 1)]);
     const own = () => visibleOwnRequests(sql, 20, false, Date.parse('2026-01-03T00:00:00.000Z')).map((r) => r.source_full_path);
     expect(own()).toEqual(['acme']);
-    applyMembershipChanges(sql, 2, [member(20, 10, 1)]);
+    applyMembershipChanges(sql, 2, [memberChange(20, 10, 1)]);
     expect(own()).toEqual(['acme', 'acme/web/site']);
     expect(visibleOwnRequests(sql, 20, true, Date.parse('2026-01-03T00:00:00.000Z'))).toHaveLength(2);
   });
@@ -202,10 +188,10 @@ describe('the lists and a requester’s own view, from an index partition', () =
   it('applies each change once and never an older one over a newer', () => {
     tree();
     const held = () => sql.exec('SELECT access_level, version FROM memberships WHERE user_id = 10').toArray();
-    applyMembershipChanges(sql, 1, [member(10, 50, 2)]);
-    applyMembershipChanges(sql, 1, [member(10, 30, 1)]);
+    applyMembershipChanges(sql, 1, [memberChange(10, 50, 2)]);
+    applyMembershipChanges(sql, 1, [memberChange(10, 30, 1)]);
     expect(held()).toEqual([{ access_level: 50, version: 2 }]);
-    applyMembershipChanges(sql, 1, [member(10, 40, 2)]);
+    applyMembershipChanges(sql, 1, [memberChange(10, 40, 2)]);
     expect(held()).toEqual([{ access_level: 50, version: 2 }]);
   });
 });
