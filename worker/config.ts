@@ -1,3 +1,4 @@
+import { MAX_PBKDF2_ITERATIONS } from './auth/crypto';
 import type { Env } from './env';
 
 const seconds = (value: string | undefined, fallback: number): number => {
@@ -12,6 +13,15 @@ const RETRY_SCHEDULE_SECONDS = [5, 300, 1800, 7200, 18000, 36000, 36000];
 const retrySchedule = (value: string | undefined): number[] => {
   const parts = (value ?? '').split(',').map((p) => Number(p.trim()));
   return value && parts.length > 0 && parts.every((n) => Number.isInteger(n) && n >= 0) ? parts : RETRY_SCHEDULE_SECONDS;
+};
+
+/**
+ * PBKDF2 iterations for new password hashes (`PASSWORD_HASH_ITERATIONS`): a whole number from 1 to
+ * the Workers maximum, else that maximum. Tests lower it; stored hashes keep their own count.
+ */
+const passwordHashIterations = (value: string | undefined): number => {
+  const n = Number(value);
+  return value && Number.isInteger(n) && n >= 1 && n <= MAX_PBKDF2_ITERATIONS ? n : MAX_PBKDF2_ITERATIONS;
 };
 
 /** Lifetimes and switches from wrangler.toml `[vars]`, with their defaults when unset or invalid. */
@@ -29,6 +39,7 @@ export const config = (env: Env) => ({
   clientAddressHeader: (env.CLIENT_ADDRESS_HEADER ?? '').trim(),
   /** Seconds to wait before each retry of a webhook delivery; its length is the number of retries. */
   webhookRetrySchedule: retrySchedule(env.WEBHOOK_RETRY_SCHEDULE),
+  passwordHashIterations: passwordHashIterations(env.PASSWORD_HASH_ITERATIONS),
 });
 
 /** The public origin: PUBLIC_URL when configured, else the origin the request came to. */

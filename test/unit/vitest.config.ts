@@ -1,12 +1,22 @@
+import { join } from 'node:path';
 import { defineConfig } from 'vitest/config';
 
-// The pure rules (access policy, OAuth request checks, pagination, .dev.vars completion) in plain
-// Node: no workerd, no browser, seconds to run. `npm run test:unit`.
+// The pure rules (access policy, OAuth request checks, pagination, .dev.vars completion) and the
+// Durable Objects' SQL (on node:sqlite, test/unit/support/sql-storage.ts) in plain Node: no
+// workerd, no browser, seconds to run. `npm run test:unit`.
 export default defineConfig({
+  resolve: {
+    // The Durable Object base class, for objects run in Node on that storage.
+    alias: { 'cloudflare:workers': join(import.meta.dirname, 'support', 'cloudflare-workers.ts') },
+  },
   test: {
     name: 'unit',
     root: import.meta.dirname,
     include: ['**/*.test.ts'],
     environment: 'node',
+    // workerd's crypto.subtle.timingSafeEqual, for the Worker's constant-time compares.
+    setupFiles: ['support/workerd-crypto.ts'],
+    // Fuzzing knobs, as in the worker project (docs/testing.md): FUZZ_RUNS and FUZZ_SEED.
+    provide: { fuzzRuns: Number(process.env.FUZZ_RUNS) || 0, fuzzSeed: Number(process.env.FUZZ_SEED) || 0 },
   },
 });

@@ -4,6 +4,27 @@ import { levelsAllowedToApprove } from '../../shared/access-levels';
 import type { InboxAccessRequest, OwnAccessRequest } from '../../shared/api-types';
 import { clock, todayUtc } from '../../worker/clock';
 import { resetClock } from './support/clock';
+import {
+  expectedOwnRequest,
+  inboxLine,
+  LAYOUT,
+  LEAVES_FIRST,
+  MAX_DAYS,
+  opArbitrary,
+  OPS_PER_RUN,
+  REQUESTERS,
+  shownOwnRequest,
+  SOURCES,
+  USERS,
+  WATCHED,
+  type Actor,
+  type Op,
+  type Outcome,
+  type Route,
+  type SourceName,
+  type UserName,
+  type Watched,
+} from '../unit/support/inbox-operations';
 import { fuzzParameters, reportCases, timeoutFor } from './support/fuzz';
 import { ADMIN, call, issueToken, unique, type TestUser } from './support/http';
 import { startWorker } from './support/namespaces';
@@ -15,6 +36,10 @@ import { quickUser } from './support/world';
  * a day), renames, settings changes, deletions and blocked requesters (fixed seed; FUZZ_RUNS and
  * FUZZ_SEED as in docs/testing.md).
  *
+ * One sequence of 100 here, through HTTP and every Durable Object, proves the wiring; the same
+ * operations by the thousand run in Node against the index partitions' code
+ * (test/unit/inbox-model.test.ts), which is where the model's breadth is.
+ *
  * After every operation each watched user polls the inbox with the ETag they hold: a 304 means
  * their inbox is what they saw last, a 200 must show something different. After every operation
  * that changed something, what each holds must be exactly what the per-source lists say: every request of
@@ -25,85 +50,8 @@ import { quickUser } from './support/world';
  * every few operations.
  */
 
-type Route = 'groups' | 'projects';
-const SOURCES = ['top', 'sub', 'app', 'lib', 'other', 'solo'] as const;
-type SourceName = (typeof SOURCES)[number];
-const USERS = ['ownerA', 'ownerB', 'm1', 'm2', 'r1', 'r2', 'r3', 'r4'] as const;
-type UserName = (typeof USERS)[number];
-const REQUESTERS = ['r1', 'r2', 'r3', 'r4', 'm1', 'm2'] as const;
-/** Whose inbox is polled after every operation (the administrator reads every request). */
-const WATCHED = ['ownerA', 'ownerB', 'm1', 'm2', 'r1', 'admin'] as const;
-type Watched = (typeof WATCHED)[number];
-type Actor = UserName | 'admin';
-
-/** ownerA: top (group) ⊃ sub (group) ⊃ lib (project), top ⊃ app (project); ownerB: other (group), solo (personal project). */
-const LAYOUT: Record<SourceName, { route: Route; owner: 'ownerA' | 'ownerB'; parent: SourceName | null }> = {
-  top: { route: 'groups', owner: 'ownerA', parent: null },
-  sub: { route: 'groups', owner: 'ownerA', parent: 'top' },
-  app: { route: 'projects', owner: 'ownerA', parent: 'top' },
-  lib: { route: 'projects', owner: 'ownerA', parent: 'sub' },
-  other: { route: 'groups', owner: 'ownerB', parent: null },
-  solo: { route: 'projects', owner: 'ownerB', parent: null },
-};
-
-const MANAGER = fc.oneof(
-  { arbitrary: fc.constantFrom<Actor>('ownerA', 'ownerB', 'admin'), weight: 4 },
-  { arbitrary: fc.constantFrom<Actor>(...USERS), weight: 2 },
-);
-const SOURCE = fc.constantFrom(...SOURCES);
-const LEVEL = fc.constantFrom(10, 20, 30, 40, 40, 50, 50);
-const EXPIRY = fc.option(fc.integer({ min: 1, max: 3 }), { freq: 3 });
-
-type Op =
-  | { op: 'request'; who: UserName; source: SourceName }
-  | { op: 'approve'; actor: Actor; who: UserName; source: SourceName; level: number; expiresIn: number | null }
-  | { op: 'deny'; actor: Actor; who: UserName; source: SourceName }
-  | { op: 'withdraw'; who: UserName; source: SourceName }
-  | { op: 'add'; actor: Actor; who: UserName; source: SourceName; level: number; expiresIn: number | null }
-  | { op: 'update'; actor: Actor; who: UserName; source: SourceName; level: number }
-  | { op: 'remove'; actor: Actor; who: UserName; source: SourceName }
-  | { op: 'rename'; actor: Actor; source: SourceName }
-  | { op: 'settings'; actor: Actor; source: SourceName; requests: boolean | null; visibility: 'private' | 'internal' | 'public' | null }
-  | { op: 'delete'; actor: Actor; source: SourceName }
-  | { op: 'block'; who: UserName }
-  | { op: 'day' };
-
-const opArbitrary: fc.Arbitrary<Op> = fc.oneof(
-  { arbitrary: fc.record({ op: fc.constant('request' as const), who: fc.constantFrom<UserName>(...REQUESTERS), source: SOURCE }), weight: 8 },
-  {
-    arbitrary: fc.record({ op: fc.constant('approve' as const), actor: MANAGER, who: fc.constantFrom<UserName>(...REQUESTERS), source: SOURCE, level: LEVEL, expiresIn: EXPIRY }),
-    weight: 4,
-  },
-  { arbitrary: fc.record({ op: fc.constant('deny' as const), actor: MANAGER, who: fc.constantFrom<UserName>(...REQUESTERS), source: SOURCE }), weight: 2 },
-  { arbitrary: fc.record({ op: fc.constant('withdraw' as const), who: fc.constantFrom<UserName>(...REQUESTERS), source: SOURCE }), weight: 2 },
-  {
-    arbitrary: fc.record({ op: fc.constant('add' as const), actor: MANAGER, who: fc.constantFrom<UserName>(...USERS), source: SOURCE, level: LEVEL, expiresIn: EXPIRY }),
-    weight: 3,
-  },
-  { arbitrary: fc.record({ op: fc.constant('update' as const), actor: MANAGER, who: fc.constantFrom<UserName>(...USERS), source: SOURCE, level: LEVEL }), weight: 2 },
-  { arbitrary: fc.record({ op: fc.constant('remove' as const), actor: MANAGER, who: fc.constantFrom<UserName>(...USERS), source: SOURCE }), weight: 2 },
-  { arbitrary: fc.record({ op: fc.constant('rename' as const), actor: MANAGER, source: SOURCE }), weight: 1 },
-  {
-    arbitrary: fc.record({
-      op: fc.constant('settings' as const),
-      actor: MANAGER,
-      source: SOURCE,
-      requests: fc.option(fc.boolean()),
-      visibility: fc.option(fc.constantFrom('private' as const, 'internal' as const, 'public' as const)),
-    }),
-    weight: 1,
-  },
-  { arbitrary: fc.record({ op: fc.constant('delete' as const), actor: MANAGER, source: fc.constantFrom<SourceName>('app', 'lib', 'solo') }), weight: 1 },
-  { arbitrary: fc.record({ op: fc.constant('block' as const), who: fc.constantFrom<UserName>(...REQUESTERS) }), weight: 1 },
-  { arbitrary: fc.constant({ op: 'day' as const }), weight: 1 },
-);
-
-const OPS_PER_RUN = 100;
 /** How often the requesters' own views are compared (the inboxes: after every change, and at the end). */
 const CHECK_OWN_EVERY = 10;
-
-/** What a requester was told about their request to one source (from the operations' answers). */
-type Outcome = { status: 'pending' | 'denied' | 'withdrawn' | 'removed' } | { status: 'approved'; level: number; expiresAt: string | null };
 
 interface Source {
   name: SourceName;
@@ -128,9 +76,6 @@ const expectStatus = async (res: Response, ...ok: number[]) => {
 
 const dateIn = (days: number) => new Date(clock.now() + days * 24 * 3600 * 1000).toISOString().slice(0, 10);
 
-/** A comparable line per inbox item. */
-const line = (i: InboxAccessRequest) => `${i.source_type}:${i.source_id}:${i.id} ${i.source_full_path} "${i.source_name}" ${i.username} max=${i.max_access_level}`;
-
 describe('the inbox against the per-source lists (model-based)', () => {
   let instanceAdmin: TestUser;
   beforeAll(async () => {
@@ -138,7 +83,7 @@ describe('the inbox against the per-source lists (model-based)', () => {
     instanceAdmin = await quickUser('madm', { admin: true });
   }, 30_000);
 
-  const { numRuns, ...params } = fuzzParameters(20);
+  const { numRuns, ...params } = fuzzParameters(1);
   // About 120 ms an operation on a quiet machine (each may poll six inboxes and read every list
   // they may read); the budget is for a machine also running the other suites, not a goal.
   it(`${numRuns} sequences of ${OPS_PER_RUN} operations`, { timeout: timeoutFor(numRuns * OPS_PER_RUN, 500) }, async () => {
@@ -147,6 +92,7 @@ describe('the inbox against the per-source lists (model-based)', () => {
     await fc.assert(
       fc.asyncProperty(fc.array(opArbitrary, { minLength: OPS_PER_RUN, maxLength: OPS_PER_RUN }), async (ops) => {
         resetClock();
+        const sequenceStart = new Date().toISOString();
         const users = Object.fromEntries(await Promise.all(USERS.map(async (u) => [u, await quickUser(u.replace(/\d/, ''))]))) as Record<UserName, TestUser>;
         const actor = (a: Actor) => (a === 'admin' ? instanceAdmin : users[a]);
         const sources = {} as Record<SourceName, Source>;
@@ -163,19 +109,26 @@ describe('the inbox against the per-source lists (model-based)', () => {
         let days = 0;
 
         const inboxOf = (w: Watched) => (w === 'admin' ? instanceAdmin : users[w]);
-        /** Polls each watched inbox with the ETag held: 304 keeps it, a 200 must differ. */
+        /**
+         * Polls each watched inbox with the ETag held: 304 keeps it, a 200 must differ. The
+         * administrator's inbox is every pending request the runtime holds, other test files' too:
+         * it is read from the sequence's start, and a new ETag may come from their work (an
+         * object's alarm pushing late), so only what it shows is compared (test/unit/inbox-model.test.ts
+         * holds the administrator's ETag to the rule).
+         */
         const poll = (after: string) =>
           Promise.all(
             WATCHED.map(async (w) => {
               const before = held.get(w);
-              const res = await send(inboxOf(w), 'GET', '/access_requests?per_page=100', undefined, before ? { 'If-None-Match': before.etag } : {});
+              const query = w === 'admin' ? `per_page=100&min_requested_at=${encodeURIComponent(sequenceStart)}` : 'per_page=100';
+              const res = await send(inboxOf(w), 'GET', `/access_requests?${query}`, undefined, before ? { 'If-None-Match': before.etag } : {});
               const body = await expectStatus(res, 200, 304);
               if (res.status === 304) {
                 expect(before, `${w}: 304 without an ETag`).toBeDefined();
                 return;
               }
               const items = body as InboxAccessRequest[];
-              if (before) expect(items.map(line), `${w}: a new ETag after ${after}, but the same inbox`).not.toEqual(before.items.map(line));
+              if (before && w !== 'admin') expect(items.map(inboxLine), `${w}: a new ETag after ${after}, but the same inbox`).not.toEqual(before.items.map(inboxLine));
               held.set(w, { etag: res.headers.get('etag') ?? '', items });
             }),
           );
@@ -207,8 +160,9 @@ describe('the inbox against the per-source lists (model-based)', () => {
                   max = levelsAllowedToApprove(s.route === 'groups' ? 'group' : 'project', member.access_level).at(-1)?.value ?? 0;
                 }
                 const { fullPath, name } = described.get(s.id)!;
-                return (list as { id: number; username: string }[]).map(
-                  (r) => `${s.route === 'groups' ? 'Namespace' : 'Project'}:${s.id}:${r.id} ${fullPath} "${name}" ${r.username} max=${max}`,
+                const sourceType = s.route === 'groups' ? 'Namespace' : 'Project';
+                return (list as { id: number; username: string }[]).map((r) =>
+                  inboxLine({ source_type: sourceType, source_id: s.id, id: r.id, source_full_path: fullPath, source_name: name, username: r.username, max_access_level: max }),
                 );
               }),
             );
@@ -220,9 +174,7 @@ describe('the inbox against the per-source lists (model-based)', () => {
                 const o = outcomes.get(outcomeKey(who, s.name));
                 if (!o || o.status === 'removed') return [];
                 if ((await send(users[who], 'GET', `/${s.route}/${s.id}`)).status !== 200) return [];
-                const status = o.status === 'approved' && o.expiresAt !== null && o.expiresAt <= todayUtc() ? 'expired' : o.status;
-                const granted = o.status === 'approved' ? [o.level, o.expiresAt] : [null, null];
-                return [JSON.stringify([s.route === 'groups' ? 'Namespace' : 'Project', s.id, status, ...granted])];
+                return [expectedOwnRequest(s.route, s.id, o, todayUtc())];
               }),
             );
             return perSource.flat();
@@ -231,14 +183,14 @@ describe('the inbox against the per-source lists (model-based)', () => {
             ...WATCHED.map(async (w) => {
               const expected = await expectedOf(w);
               const mine = held.get(w)!.items;
-              expect(mine.map(line).sort(), `${w}'s inbox after ${after}`).toEqual(expected.sort());
+              expect(mine.map(inboxLine).sort(), `${w}'s inbox after ${after}`).toEqual(expected.sort());
               const times = mine.map((i) => i.requested_at);
               expect(times, `${w}'s inbox is oldest first`).toEqual([...times].sort());
             }),
             ...(withOwn ? REQUESTERS : []).map(async (who) => {
               const expected = await ownExpectedOf(who);
               const own = (await expectStatus(await send(users[who], 'GET', '/user/access_requests?per_page=100'), 200)) as OwnAccessRequest[];
-              const seen = own.map((o) => JSON.stringify([o.source_type, o.source_id, o.status, o.access_level, o.expires_at]));
+              const seen = own.map(shownOwnRequest);
               expect(seen.sort(), `${who}'s own requests after ${after}`).toEqual(expected.sort());
             }),
           ]);
@@ -324,7 +276,7 @@ describe('the inbox against the per-source lists (model-based)', () => {
             }
             case 'day': {
               // Memberships expire at 00:00 UTC of their date; tokens (30 days) outlive the run.
-              if (days >= 4) return false;
+              if (days >= MAX_DAYS) return false;
               days++;
               const base = clock.now();
               clock.now = () => base + 24 * 3600 * 1000;
@@ -346,7 +298,7 @@ describe('the inbox against the per-source lists (model-based)', () => {
           await check('the end', true);
         } finally {
           // Leave nothing pending for the next sequence's administrator.
-          for (const name of ['lib', 'app', 'solo', 'sub', 'top', 'other'] as const) {
+          for (const name of LEAVES_FIRST) {
             if (!sources[name]?.deleted) await send({ headers: ADMIN }, 'DELETE', `/${sources[name].route}/${sources[name].id}`);
           }
           resetClock();

@@ -1,8 +1,10 @@
 import { env, exports } from 'cloudflare:workers';
-import { createExecutionContext } from 'cloudflare:test';
+import { createExecutionContext, runInDurableObject } from 'cloudflare:test';
 import { describe, expect, it } from 'vitest';
 import { app } from '../../worker/app';
+import { config } from '../../worker/config';
 import { ADMIN, Browser, call, createUser, ORIGIN, unique } from './support/http';
+import { directoryStub } from './support/storage';
 
 const pageHeaders = (res: Response) => {
   expect(res.headers.get('x-frame-options')).toBe('DENY');
@@ -36,6 +38,23 @@ describe('sign-in page', () => {
     const home = await browser.get('/');
     expect(home.status).toBe(200);
     expect(await home.text()).toContain(`@${ann.username}`);
+  });
+
+  it('signs in with a password hashed at an earlier PBKDF2 count, after PASSWORD_HASH_ITERATIONS changed', async () => {
+    const username = unique('counted');
+    const password = `pw-${username}-secret`;
+    // Made by a deployment that hashed at 2,000 iterations; this one hashes at another count.
+    const earlier = { ...env, PASSWORD_HASH_ITERATIONS: '2000' };
+    expect(config(env).passwordHashIterations).not.toBe(2000);
+    const body = JSON.stringify({ username, name: username, password, email: `${username}@example.test` });
+    const made = await app.fetch(new Request(`${ORIGIN}/api/v4/users`, { method: 'POST', headers: { ...ADMIN, 'Content-Type': 'application/json' }, body }), earlier, createExecutionContext());
+    expect(made.status).toBe(201);
+    const { id } = (await made.json()) as { id: number };
+    const stored = await runInDurableObject(directoryStub(), (_i, state) => state.storage.sql.exec<{ h: string }>('SELECT password_hash AS h FROM users WHERE id = ?', id).one().h);
+    expect(stored.split('$')[1]).toBe('2000');
+
+    expect((await new Browser().signIn({ username, password }, '/')).status).toBe(303);
+    expect((await new Browser().signIn({ username, password: 'not-the-password' })).status).toBe(401);
   });
 
   it('says the same thing for a wrong password and an unknown user', async () => {

@@ -2,6 +2,7 @@ import { runInDurableObject } from 'cloudflare:test';
 import { env } from 'cloudflare:workers';
 import { describe, expect, it } from 'vitest';
 import { hashPassword } from '../../worker/auth/crypto';
+import { config } from '../../worker/config';
 import type { Directory } from '../../worker/durable/directory/directory';
 import type { SignIn } from '../../worker/durable/sign-in/sign-in';
 import { partitionCount, partitionName, partitionOfName } from '../../worker/durable/partitions';
@@ -98,7 +99,7 @@ describe('a username its partition does not hold', () => {
     // A users row written behind the fan-out's back, as no code path does: every creation's
     // fan-out reaches the name's partition before it answers.
     const username = unique('unseen');
-    const hash = await hashPassword('an-unseen-password');
+    const hash = await hashPassword('an-unseen-password', config(env).passwordHashIterations);
     const id = await runInDurableObject(directoryStub(), (_i: Directory, state) =>
       state.storage.sql.exec<{ id: number }>('INSERT INTO users (username, name, password_hash, created_at) VALUES (?, ?, ?, ?) RETURNING id', username, username, hash, new Date().toISOString()).one().id,
     );

@@ -26,17 +26,27 @@ export default defineConfig({
           ADMIN_TOKEN: 'test-admin-token',
           TOKEN_HASH_KEY: 'test-token-hash-key',
           PUBLIC_URL: 'http://knock.test',
+          // Production hashes passwords at 100,000 PBKDF2 iterations; a hundredth is as good a
+          // test of every rule and saves most of each test user's cost.
+          PASSWORD_HASH_ITERATIONS: '1000',
         },
       },
     }),
   ],
   test: {
     name: 'worker',
-    // The first request of a file starts the Worker in workerd, which takes seconds on 2 cores.
+    // Test files share one runtime per Vitest worker instead of starting workerd for each file
+    // (measured: half the CPU time and a third less wall time on 2 cores). So a file finds other
+    // files' users, groups and events beside its own, and reads global views (an administrator's
+    // inbox, the instance audit log, the users list) scoped to what it made; setupFiles gives
+    // every test the real clock back.
+    isolate: false,
+    // The first request starts the Worker in workerd, which takes seconds on 2 cores.
     testTimeout: 30_000,
     hookTimeout: 30_000,
     include: ['**/*.test.ts'],
     root: import.meta.dirname,
+    setupFiles: ['support/setup.ts'],
     // Fuzzing knobs (test/worker/fuzz*.test.ts): FUZZ_RUNS=5000 for a longer local run, FUZZ_SEED to replay.
     provide: { fuzzRuns: Number(process.env.FUZZ_RUNS) || 0, fuzzSeed: Number(process.env.FUZZ_SEED) || 0 },
   },

@@ -1,10 +1,10 @@
 import { createRoute, z } from '@hono/zod-openapi';
 import { requireAdmin } from '../auth/api-auth';
-import { hashPassword } from '../auth/crypto';
 import { publicOrigin } from '../config';
 import { directory } from '../durable/directory/directory';
 import { unwrap } from '../durable/result';
 import type { StateAction } from '../durable/user-lifecycle';
+import { createAccount } from '../services/accounts';
 import * as service from '../services/users';
 import { offsetOf, paginationHeaders, paginationQuery } from './pagination';
 import { bodyContent, bodyOf, boolParam, intParam } from './params';
@@ -138,15 +138,7 @@ const STATE_ROUTES: [StateAction, string][] = [
 export const users = createApiRouter()
   .openapi(createUser, async (c) => {
     const input = bodyOf(c, NewUserSchema);
-    const user = unwrap(
-      await directory(c.env).createUser({
-        username: input.username,
-        name: input.name,
-        email: input.email ?? null,
-        passwordHash: await hashPassword(input.password),
-        admin: input.admin ?? false,
-      }),
-    );
+    const user = unwrap(await createAccount(c.env, input));
     return c.json(presentUser(user, publicOrigin(c.env, c.req.url), true), 201);
   })
   .openapi(listUsers, async (c) => {

@@ -78,8 +78,8 @@ export const keyedHash = async (secret: string, value: string): Promise<string> 
 export const sha256Base64url = async (value: string): Promise<string> =>
   base64url(await crypto.subtle.digest('SHA-256', encoder.encode(value)));
 
-// Workers cap PBKDF2 at 100,000 iterations.
-const PBKDF2_ITERATIONS = 100_000;
+/** Workers cap PBKDF2 at 100,000 iterations: production's count (`PASSWORD_HASH_ITERATIONS`). */
+export const MAX_PBKDF2_ITERATIONS = 100_000;
 
 const pbkdf2 = async (password: string, salt: Uint8Array<ArrayBuffer>, iterations: number): Promise<string> => {
   const key = await crypto.subtle.importKey('raw', encoder.encode(password), 'PBKDF2', false, ['deriveBits']);
@@ -87,17 +87,26 @@ const pbkdf2 = async (password: string, salt: Uint8Array<ArrayBuffer>, iteration
   return base64url(bits);
 };
 
-/** `pbkdf2-sha256$<iterations>$<salt>$<hash>`, with a per-user random salt. */
-export const hashPassword = async (password: string): Promise<string> => {
+/**
+ * `pbkdf2-sha256$<iterations>$<salt>$<hash>` (RFC 8018, PBKDF2 with HMAC-SHA-256), with a per-user
+ * random salt. The count is recorded in the hash, so changing the count for new hashes leaves every
+ * stored one verifiable.
+ */
+export const hashPassword = async (password: string, iterations: number): Promise<string> => {
   const salt = randomBytes(16);
-  return `pbkdf2-sha256$${PBKDF2_ITERATIONS}$${base64url(salt)}$${await pbkdf2(password, salt, PBKDF2_ITERATIONS)}`;
+  return `pbkdf2-sha256$${iterations}$${base64url(salt)}$${await pbkdf2(password, salt, iterations)}`;
 };
 
+/** Verifies against the hash's own iteration count; a hash not in this format (or with a count Workers refuse) matches nothing. */
 export const verifyPassword = async (password: string, stored: string): Promise<boolean> => {
-  const [scheme, iterations, salt, hash] = stored.split('$');
-  if (scheme !== 'pbkdf2-sha256' || !salt || !hash) return false;
-  return safeEqual(await pbkdf2(password, fromBase64url(salt), Number(iterations)), hash);
+  const [scheme, count, salt, hash] = stored.split('$');
+  const iterations = Number(count);
+  if (scheme !== 'pbkdf2-sha256' || !salt || !hash || !Number.isInteger(iterations) || iterations < 1 || iterations > MAX_PBKDF2_ITERATIONS) return false;
+  return safeEqual(await pbkdf2(password, fromBase64url(salt), iterations), hash);
 };
 
-/** A hash to verify against when a username does not exist, so timing does not tell. */
-export const DUMMY_PASSWORD_HASH = 'pbkdf2-sha256$100000$AAAAAAAAAAAAAAAAAAAAAA$AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA';
+/**
+ * A hash to verify against when a username does not exist, costing what a stored one made now
+ * costs, so timing does not tell who exists.
+ */
+export const dummyPasswordHash = (iterations: number): string => `pbkdf2-sha256$${iterations}$AAAAAAAAAAAAAAAAAAAAAA$AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA`;

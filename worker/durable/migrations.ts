@@ -4,7 +4,7 @@
  * edit of a step that shipped; docs/deploy.md, "Changing a schema"). Each step runs once, in order,
  * inside one transaction with its bookkeeping row, so a crash never leaves half a schema.
  */
-export const migrate = (storage: DurableObjectStorage, migrations: readonly string[]): void => {
+export const migrate = (storage: Pick<DurableObjectStorage, 'sql' | 'transactionSync'>, migrations: readonly string[]): void => {
   storage.transactionSync(() => {
     const sql = storage.sql;
     sql.exec('CREATE TABLE IF NOT EXISTS _migrations (version INTEGER PRIMARY KEY, applied_at TEXT NOT NULL)');

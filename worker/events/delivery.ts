@@ -12,9 +12,14 @@ import { checkDestination, type DestinationPolicy } from './url-guard';
  * Never follows a redirect, gives up after 10 seconds, and reads at most a few kilobytes back.
  */
 
-/** The one source of outbound HTTP for webhooks. Tests replace `outbound.fetch` to be the receiver. */
+/**
+ * The one source of outbound HTTP for webhooks, and of the signal that ends an attempt after `ms`.
+ * Tests replace `outbound.fetch` to be the receiver, and `outbound.timeout` to fire a timeout
+ * without waiting for it.
+ */
 export const outbound = {
   fetch: (request: Request): Promise<Response> => fetch(request),
+  timeout: (ms: number): AbortSignal => AbortSignal.timeout(ms),
 };
 
 export const DELIVERY_TIMEOUT_MS = 10_000;
@@ -94,7 +99,7 @@ export const attempt = async (to: Destination, message: Message, policy: Destina
   const started = performance.now();
   try {
     const response = await outbound.fetch(
-      new Request(to.url, { method: 'POST', headers, body: message.body, redirect: 'manual', signal: AbortSignal.timeout(DELIVERY_TIMEOUT_MS) }),
+      new Request(to.url, { method: 'POST', headers, body: message.body, redirect: 'manual', signal: outbound.timeout(DELIVERY_TIMEOUT_MS) }),
     );
     const responseBody = await readCappedText(response, RESPONSE_EXCERPT_BYTES);
     const ok = response.status >= 200 && response.status < 300;

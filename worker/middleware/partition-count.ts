@@ -21,8 +21,12 @@ export const checkPartitionCount = async (env: Env): Promise<void> => {
   );
 };
 
-/** This isolate has checked the recorded count (it cannot change under a running isolate: a new count is a new deployment). */
-let checked: Promise<void> | null = null;
+/**
+ * The configured count this isolate has checked against the recorded one. A deployment's count
+ * does not change under a running isolate (a new count is a new deployment); one isolate serving
+ * several configurations (the tests' shared runtime) checks each.
+ */
+let checked: { count: string | undefined; done: Promise<void> } | null = null;
 
 /**
  * Before the first request an isolate serves, the configured count is checked against the
@@ -30,10 +34,14 @@ let checked: Promise<void> | null = null;
  * the next request, so setting the count back needs no restart.
  */
 export const requirePartitionCount: MiddlewareHandler<BaseEnv> = async (c, next) => {
-  checked ??= checkPartitionCount(c.env).catch((error: unknown) => {
-    checked = null;
-    throw error;
-  });
-  await checked;
+  const count = c.env.DIRECTORY_PARTITIONS;
+  if (checked?.count !== count) {
+    const done: Promise<void> = checkPartitionCount(c.env).catch((error: unknown) => {
+      if (checked?.done === done) checked = null;
+      throw error;
+    });
+    checked = { count, done };
+  }
+  await checked.done;
   await next();
 };

@@ -1,14 +1,11 @@
-import { DUMMY_PASSWORD_HASH, hashPassword, verifyPassword } from '../auth/crypto';
+import { dummyPasswordHash, hashPassword, verifyPassword } from '../auth/crypto';
+import { config } from '../config';
 import { directory } from '../durable/directory/directory';
 import type { UserRow } from '../durable/directory/types';
 import { addressPartition, namePartition } from '../durable/sign-in/sign-in';
 import type { Result } from '../durable/result';
 import type { Env } from '../env';
 
-/**
- * A new user with a password, as the sign-up page and the administrators' console make one: the
- * password stored with PBKDF2, then the Directory's rules (a username or email taken is a 409).
- */
 /** What a new account is made of (the API's `POST /users` and the sign-up form validate it). */
 export interface NewAccount {
   username: string;
@@ -18,12 +15,16 @@ export interface NewAccount {
   admin?: boolean;
 }
 
+/**
+ * A new user with a password, as the sign-up page and the administrators' console make one: the
+ * password stored with PBKDF2, then the Directory's rules (a username or email taken is a 409).
+ */
 export const createAccount = async (env: Env, input: NewAccount): Promise<Result<UserRow>> =>
   directory(env).createUser({
     username: input.username,
     name: input.name,
     email: input.email ?? null,
-    passwordHash: await hashPassword(input.password),
+    passwordHash: await hashPassword(input.password, config(env).passwordHashIterations),
     admin: input.admin ?? false,
   });
 
@@ -49,7 +50,7 @@ export const checkPassword = async (env: Env, username: string, password: string
     return { retryAfter: addressWait };
   }
   const login = attempt.login;
-  const valid = await verifyPassword(password, login?.passwordHash ?? DUMMY_PASSWORD_HASH);
+  const valid = await verifyPassword(password, login?.passwordHash ?? dummyPasswordHash(config(env).passwordHashIterations));
   const user = valid && login ? login.user : null;
   await (user?.state === 'active' ? names.signedIn(username) : addresses?.stub.addressFailed(addresses.address));
   return { user };

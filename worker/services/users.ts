@@ -1,4 +1,5 @@
 import { hashPassword } from '../auth/crypto';
+import { config } from '../config';
 import { directory } from '../durable/directory/directory';
 import type { UserRow } from '../durable/directory/types';
 import { unwrap } from '../durable/result';
@@ -27,7 +28,7 @@ export interface UserEdit {
 /** `PUT /users/:id`: the fields given change; a new password ends the user's browser sessions. */
 export const updateUser = async (env: Env, id: number, edit: UserEdit): Promise<UserRow> => {
   const { password, ...changes } = edit;
-  const passwordHash = password === undefined ? undefined : await hashPassword(password);
+  const passwordHash = password === undefined ? undefined : await hashPassword(password, config(env).passwordHashIterations);
   return unwrap(await directory(env).updateUser(id, { ...changes, passwordHash }));
 };
 

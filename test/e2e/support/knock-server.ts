@@ -3,6 +3,7 @@
 
 import { randomBytes } from 'node:crypto';
 import { inject } from 'vitest';
+import { SYSTEM_TEST_VARS } from '../../scripts/support/server-vars';
 import { startRequestLog, type RecordedRequest } from './request-log';
 // @ts-expect-error: plain ESM module without types
 import { startServer as startWrangler, ROOT as REPO_ROOT } from '../../../worker/dev/server.mjs';
@@ -34,7 +35,7 @@ export async function startKnock(stateDir: string, vars: Record<string, string> 
   const adminToken = `knock_admin_${randomBytes(18).toString('base64url')}`;
   const server = await startWrangler({
     persistTo: stateDir,
-    vars: { ADMIN_TOKEN: adminToken, TOKEN_HASH_KEY: randomBytes(24).toString('base64url'), ...vars },
+    vars: { ...SYSTEM_TEST_VARS, ADMIN_TOKEN: adminToken, TOKEN_HASH_KEY: randomBytes(24).toString('base64url'), ...vars },
   });
   return { url: server.url, adminToken, stop: () => server.stop(), output: () => server.output() };
 }

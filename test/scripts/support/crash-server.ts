@@ -2,6 +2,7 @@
 // kill with SIGKILL and start again on the same state, and a small client of its API.
 // @ts-expect-error: plain ESM module without types
 import { freePort as freePortUntyped, startServer as startServerUntyped } from '../../../worker/dev/server.mjs';
+import { SYSTEM_TEST_VARS } from './server-vars';
 
 export interface Server {
   url: string;
@@ -13,7 +14,7 @@ export interface Server {
 export const freePort: () => Promise<number> = freePortUntyped;
 
 export const startServer = (options: { port: number; persistTo: string; vars: Record<string, string> }): Promise<Server> =>
-  startServerUntyped(options);
+  startServerUntyped({ ...options, vars: { ...SYSTEM_TEST_VARS, ...options.vars } });
 
 /** An answer: its status and its JSON body (null when empty). */
 export interface Answer {
