@@ -16,7 +16,7 @@ import {
   type Standing,
 } from '../../worker/auth/policy';
 import { clock, isoNow, todayUtc } from '../../worker/clock';
-import type { UserRow, UserSnapshot } from '../../worker/durable/directory/types';
+import type { UserRow } from '../../worker/durable/directory/types';
 import { DIRECTORY_SCHEMA } from '../../worker/durable/directory/schema';
 import { IndexPartition, indexPartition, treeIndex } from '../../worker/durable/index-partition/index-partition';
 import { migrate } from '../../worker/durable/migrations';
@@ -35,6 +35,7 @@ import {
   type RequestOutcome,
 } from '../../worker/durable/namespace-registry';
 import { partitionOfId } from '../../worker/durable/partitions';
+import { User, userObject } from '../../worker/durable/user/user';
 import type { Caller, Env } from '../../worker/env';
 import { ownRequests, readInbox } from '../../worker/services/inbox';
 import { fuzzParameters, reportCases, timeoutFor } from '../worker/support/fuzz';
@@ -66,14 +67,17 @@ import { nodeSqlStorage } from './support/sql-storage';
  * member changes, expiry (the clock moves a day), renames, settings changes, deletions and blocked
  * requesters: the operations of test/worker/inbox-model.test.ts, thousands of them, in seconds.
  *
- * What runs is the Worker's own code: the index partitions (`IndexPartition`, on node:sqlite), the
- * registry's SQL (namespace-registry.ts, on a Directory's tables), and the inbox service that
- * merges partitions and sums their versions (services/inbox.ts), shown through the API's
- * presenters. What stands in for the rest is small and written from the objects' code: each group's
- * and project's object (its members and requests, GitLab's rules from policy.ts, and the outbox it
- * pushes to its tree's partition: worker/durable/namespace/namespace.ts), each user's `User` (the
- * partitions holding their rows), and the Directory's registry push and user fan-out. The trees
- * fall into three partitions.
+ * What runs is the Worker's own code, each object on node:sqlite: the index partitions
+ * (`IndexPartition`), which judge who manages which request and send each manager's share of them
+ * through their inbox outbox to the manager's `User`; each user's `User` (worker/durable/user/user.ts),
+ * which keeps the manager's inbox, its version and the expiry of the memberships it rests on
+ * (worker/durable/user/inbox.ts); the registry's SQL (namespace-registry.ts, on a Directory's
+ * tables); and the inbox service (services/inbox.ts: a manager's page from their `User`, the
+ * administrators' merged from every partition), shown through the API's presenters. What stands in
+ * for the rest is small and written from the objects' code: each group's and project's object (its
+ * members and requests, GitLab's rules from policy.ts, and the outbox it pushes to its tree's
+ * partition: worker/durable/namespace/namespace.ts), and the Directory's registry push and user
+ * fan-out. The trees fall into three partitions.
  *
  * After every operation each watched user reads the inbox with the version they hold: an unchanged
  * version means their inbox is what they saw last, a new one must show something different; and
@@ -112,26 +116,6 @@ interface Person {
   name: string;
   version: number;
   state: 'active' | 'blocked';
-}
-
-/** A user's `User` object as the index partitions and the fan-out use it. */
-class UserObject {
-  private readonly partitions = new Set<number>();
-  private snapshot: UserSnapshot | null = null;
-
-  addIndexPartitions(partitions: number[]): UserSnapshot | null {
-    for (const p of partitions) this.partitions.add(p);
-    return this.snapshot;
-  }
-
-  indexPartitions(): number[] {
-    return [...this.partitions].sort((a, b) => a - b);
-  }
-
-  applyUser(snapshot: UserSnapshot): number[] {
-    if (!this.snapshot || this.snapshot.version < snapshot.version) this.snapshot = snapshot;
-    return this.indexPartitions();
-  }
 }
 
 /**
@@ -270,13 +254,13 @@ class World {
   readonly env: Env;
   readonly people = {} as Record<UserName, Person>;
   readonly sources = {} as Record<SourceName, SourceObject>;
-  private readonly users = objectsInNode(() => new UserObject());
   private renames = 0;
   days = 0;
 
   constructor() {
     migrate(this.directory, DIRECTORY_SCHEMA);
-    const env: Record<string, unknown> = { DIRECTORY_PARTITIONS: String(PARTITIONS), USERS: this.users };
+    const env: Record<string, unknown> = { DIRECTORY_PARTITIONS: String(PARTITIONS) };
+    env.USERS = objectsInNode((ctx) => new User(ctx, env as Env));
     env.INDEX_PARTITIONS = objectsInNode((ctx) => new IndexPartition(ctx, env as Env));
     this.env = env as Env;
     USERS.forEach((u, i) => (this.people[u] = { id: i + 1, username: u.toLowerCase(), name: `User ${u}`, version: 1, state: 'active' }));
@@ -378,7 +362,7 @@ class World {
    */
   async fanOut(who: Person, checkpoint: () => Promise<void>): Promise<void> {
     const snapshot: UserRow = { ...who, email: null, admin: false, created_at: '', builtin: false };
-    const partitions = this.users.getByName(String(who.id)).applyUser(snapshot);
+    const partitions = await userObject(this.env, who.id).applyUser(snapshot);
     const found = await Promise.all(partitions.map((p) => indexPartition(this.env, p).applyUser(snapshot)));
     // Readers between the partitions and the objects: the user's requests already hidden.
     await checkpoint();
