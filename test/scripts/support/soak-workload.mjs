@@ -234,8 +234,9 @@ export function createSoak({ base, adminToken, users: userCount, owners: ownerCo
         const session = await refresh(user.session);
         if (session) user.session = session;
       } else if (roll < 0.35) {
-        // 400: already asked; 403: already a member (here or above).
-        const res = await api('request access', token, 'POST', path, null, [201, 400, 403]);
+        // 400: already asked; 403: already a member (here or above); 429: more than the edge lets
+        // one requester ask in a minute (docs/security.md), which a busy loop reaches.
+        const res = await api('request access', token, 'POST', path, null, [201, 400, 403, 429]);
         if (res?.status === 201) storyOf(space, user).requested++;
         // Changed their mind at once, now and then.
         if (res?.status === 201 && next() < 0.2) await withdraw(user, token, space);
