@@ -54,6 +54,12 @@ describe('error answers in the OpenAPI document', () => {
     console.log(`openapi: ${operations().length} operations, ${pairs} declared error answers`);
   });
 
+  it('declares 429 wherever a token is needed: the API counts every call per token (docs/security.md)', () => {
+    for (const { method, path, op } of operations()) {
+      if (op.responses['401']) expect(op.responses['429'], `${method} ${path}`).toBeDefined();
+    }
+  });
+
   it('declares every error status each operation answers, and answers 401, 413 and 415 where it declares them', async () => {
     const undeclared: string[] = [];
     const unanswered: string[] = [];

@@ -1,5 +1,6 @@
 import { z } from '@hono/zod-openapi';
 import { problems, type Problem } from '../errors';
+import { LIMITS } from '../edge/rate-limits';
 import { missingScopes } from '../oauth/scopes';
 
 /**
@@ -19,7 +20,7 @@ export const ErrorSchema = z
   ])
   .openapi('Error', { description: "GitLab's error body: a message (or a message per field), or an OAuth 2.0 error" });
 
-export type ErrorStatus = 400 | 401 | 403 | 404 | 409 | 413 | 415 | 422 | 503;
+export type ErrorStatus = 400 | 401 | 403 | 404 | 409 | 413 | 415 | 422 | 429 | 503;
 
 /** What each status means here, with bodies as `problems` makes them. */
 export const ERROR_ANSWERS: Readonly<Record<ErrorStatus, { description: string; examples: Record<string, Problem> }>> = {
@@ -43,6 +44,10 @@ export const ERROR_ANSWERS: Readonly<Record<ErrorStatus, { description: string; 
   413: { description: 'The body is over 1 MB', examples: { large: problems.payloadTooLarge() } },
   415: { description: 'The body is neither JSON nor a form', examples: { type: problems.unsupportedMediaType() } },
   422: { description: 'Understood, but it could not be carried out', examples: { hook: problems.unprocessable('Hook execution failed: HTTP 500') } },
+  429: {
+    description: 'Over a rate limit (docs/security.md): retry after `Retry-After` seconds',
+    examples: { api: LIMITS.api.problem, endpoint: LIMITS.accessRequests.problem },
+  },
   503: {
     description: 'Saved, and what follows from it is still being brought up to date; retry later',
     examples: { unavailable: problems.unavailable("The change is saved; bringing the user's sign-in, sessions and tokens up to date is being retried") },
@@ -75,14 +80,14 @@ const mayBeInvalid = (p: Parameter): boolean => {
 
 /**
  * The statuses an operation answers by its shape: 401 when it needs a token (all but those that
- * say `security: []`); 403 when a token of some scope may not call it; 400 when a parameter or
+ * say `security: []`), and 429 then too (the API's limit per token, worker/edge/rate-limits.ts); 403 when a token of some scope may not call it; 400 when a parameter or
  * the body may be invalid; 404 when it names something in its path; 413 and 415 when it takes
  * a body.
  */
 export const errorStatusesOf = (method: string, path: string, op: Operation): ErrorStatus[] => {
   const statuses: ErrorStatus[] = [];
   if (!(Array.isArray(op.security) && op.security.length === 0)) {
-    statuses.push(401);
+    statuses.push(401, 429);
     if (missingScopes(['read_api'], method.toUpperCase(), path) || missingScopes(['read_user'], method.toUpperCase(), path)) statuses.push(403);
   }
   if (op.requestBody || (op.parameters ?? []).some(mayBeInvalid)) statuses.push(400);
