@@ -120,7 +120,8 @@ export const cleanUp = (sql: SqlStorage, now: number): void => {
   );
 };
 
-const scopeList = (s: string) => s.split(' ').filter(Boolean);
+/** A stored space-separated scope list as an array. */
+export const scopeList = (s: string) => s.split(' ').filter(Boolean);
 
 /** What the authorized-applications page lists: each application with a remembered consent or a live grant, its scopes merged. */
 export const authorizationsOf = (sql: SqlStorage, now: number): Authorization[] => {

@@ -29,13 +29,12 @@ import { inactiveUser, invalidGrant, pkceProblem, refused, refuseReplayedCode, r
 import { migrate } from '../migrations';
 import { fail, ok, type Result } from '../result';
 import type { Authorization, CodeRedemption, CodeRequest, Issued, IssuedCode, RefreshRequest, RefreshTokenInfo, SessionLookup } from './contract';
-import { authorizationsOf, cleanUp, codeRow, insertPair, pairRow, revokeGrantRows, type Decision, type Outcome, type PreparedPair } from './rows';
+import { authorizationsOf, cleanUp, codeRow, scopeList, insertPair, pairRow, revokeGrantRows, type Decision, type Outcome, type PreparedPair } from './rows';
 
 /** An identical retry of a rotated refresh token within this window gets the same answer (see retryOrRevoke). */
 export const RETRY_GRACE_SECONDS = 30;
 
 
-const scopeList = (s: string) => s.split(' ').filter(Boolean);
 const covers = (granted: string[], wanted: string[]) => wanted.every((s) => granted.includes(s));
 const isActive = (u: UserSnapshot): u is UserRow => u.state === 'active';
 
