@@ -47,8 +47,12 @@ export class Browser {
   readonly cookies = new Map<string, string>();
   /** How requests reach the Worker; a test may route one through a recording env (counted.ts). */
   fetcher: (path: string, init: RequestInit) => Promise<Response> = call;
-  /** Each browser signs in from its own address, so per-address throttling stays per test. */
-  readonly address = `198.51.${Math.floor(Math.random() * 250)}.${Math.floor(Math.random() * 250)}`;
+  /**
+   * Each browser signs in from its own address, so per-address throttling stays per test: 64
+   * random bits in the documentation prefix (RFC 3849), where a test that throttles its browser's
+   * address (ten failed sign-ins) meets no other test's browser. (Random IPv4 octets could collide: CI once met one.)
+   */
+  readonly address = `2001:db8:${[...crypto.getRandomValues(new Uint16Array(4))].map((n) => n.toString(16)).join(':')}`;
 
   async get(path: string, headers: Record<string, string> = {}) {
     return this.record(
