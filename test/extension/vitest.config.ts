@@ -23,6 +23,9 @@ export default defineConfig({
     environment: 'happy-dom',
     setupFiles: ['./setup.ts'],
     restoreMocks: true,
+    // One happy-dom and one module graph for all files (measured: a third of the CPU time of a
+    // fresh environment per file). setup.ts resets the fake browser before each test and unmounts what it rendered after.
+    isolate: false,
     unstubGlobals: true,
   },
 });
