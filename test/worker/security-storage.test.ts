@@ -109,7 +109,10 @@ describe('secrets at rest and in logs', () => {
   /** The parts of a secret that must not appear: the whole, and its random tail. */
   const needles = (secret: string) => [secret, secret.slice(-20)].filter((n) => n.length >= 16);
 
-  const everything = async () => {
+  /** Read once, after beforeAll wrote every secret: the stores hold every test file's data (one runtime). */
+  let stored: Promise<{ dumps: Record<string, unknown>; kv: { key: string; value: string | null }[] }> | undefined;
+  const everything = () => (stored ??= readEverything());
+  const readEverything = async () => {
     const dumps: Record<string, unknown> = { directory: await dumpTables(directoryStub()) };
     for (const id of userIds) dumps[`grants ${id}`] = await dumpTables(grantsStub(id));
     for (const id of namespaceIds) dumps[`namespace ${id}`] = await dumpTables(namespaceStub(id));

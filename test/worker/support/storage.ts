@@ -32,7 +32,7 @@ export const dumpKv = async (): Promise<{ key: string; value: string | null }[]>
   let cursor: string | undefined;
   do {
     const page: KVNamespaceListResult<unknown, string> = await env.TOKENS.list({ cursor });
-    for (const k of page.keys) out.push({ key: k.name, value: await env.TOKENS.get(k.name) });
+    out.push(...(await Promise.all(page.keys.map(async (k) => ({ key: k.name, value: await env.TOKENS.get(k.name) })))));
     cursor = page.list_complete ? undefined : page.cursor;
   } while (cursor);
   return out;
