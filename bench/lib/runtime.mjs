@@ -96,7 +96,13 @@ export async function startRuntime({ knock, baseline, peer, seeder, counter, per
   const { mf, urls } = await start(
     [
       knockWorker(knock, config, knockBindings),
-      { ...socket('baseline'), ...config.compat, ...script(baseline), kvNamespaces: { BASELINE_KV: 'baseline-kv' } },
+      {
+        ...socket('baseline'),
+        ...config.compat,
+        ...script(baseline),
+        kvNamespaces: { BASELINE_KV: 'baseline-kv' },
+        durableObjects: { BASELINE_DO: { className: 'BaselineObject', useSQLite: true } },
+      },
       {
         ...socket('peer'),
         ...config.compat,
