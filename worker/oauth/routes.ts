@@ -1,15 +1,31 @@
-import { Hono, type Handler, type MiddlewareHandler } from 'hono';
+import { Hono, type Context, type Handler, type MiddlewareHandler } from 'hono';
 import { cors } from 'hono/cors';
 import { clientAddress } from '../edge/client-address';
 import { LIMITS, rateLimit } from '../edge/rate-limits';
 import type { BaseEnv } from '../env';
+import { DEVICE_CODE_GRANT } from '../protocol/device-codes';
+import { deviceAuthorizationEndpoint } from './device-authorization';
 import { introspectionEndpoint } from './introspect';
 import { jwksEndpoint } from './jwks';
 import { metadataEndpoint } from './metadata';
 import { ENDPOINTS, METADATA_PATHS, type Endpoint } from './provider';
+import { readOAuthParams } from './request-params';
 import { revocationEndpoint } from './revoke';
 import { tokenEndpoint } from './token';
 import { userinfoEndpoint } from './userinfo';
+
+const addressLimit = rateLimit<BaseEnv>(LIMITS.protectedPaths, clientAddress);
+
+/**
+ * The token endpoint's limit per client address, but for a device's polls: RFC 8628 §3.5 has a
+ * device poll every `interval` seconds (twelve a minute at five), and each device code's own
+ * `slow_down` throttles those (durable/device-authorizations/), so they do not spend the
+ * address's budget of sign-ins and code exchanges.
+ */
+const tokenAddressLimit: MiddlewareHandler<BaseEnv> = async (c: Context<BaseEnv>, next) => {
+  if ((await readOAuthParams(c)).grant_type === DEVICE_CODE_GRANT) return next();
+  return addressLimit(c, next);
+};
 
 /**
  * The provider's endpoints for clients, each handler mounted at every path the provider's table
@@ -18,7 +34,9 @@ import { userinfoEndpoint } from './userinfo';
  */
 const CLIENT_ENDPOINTS: Record<Exclude<Endpoint, 'authorization'>, { methods: ('GET' | 'POST')[]; before?: MiddlewareHandler<BaseEnv>[]; handler: Handler<BaseEnv>; cors: boolean }> = {
   // Rate-limited by the client's address before the client authenticates (docs/security.md).
-  token: { methods: ['POST'], before: [rateLimit(LIMITS.protectedPaths, clientAddress)], handler: tokenEndpoint, cors: true },
+  token: { methods: ['POST'], before: [tokenAddressLimit], handler: tokenEndpoint, cors: true },
+  // RFC 8628 §3.1, for devices (command-line tools), not browsers: no CORS. Limited as the token endpoint.
+  deviceAuthorization: { methods: ['POST'], before: [addressLimit], handler: deviceAuthorizationEndpoint, cors: false },
   revocation: { methods: ['POST'], handler: revocationEndpoint, cors: true },
   introspection: { methods: ['POST'], handler: introspectionEndpoint, cors: false },
   // OpenID Connect Core 1.0 §5.3.1: GET and POST.
