@@ -1,4 +1,4 @@
-// `node bench/profile.mjs [user|list|version|refresh]`: where Knock's isolate spends its time under load.
+// `node bench/profile.mjs [user|list|version|refresh|exchange|exchange-openid]`: where Knock's isolate spends its time under load.
 // Starts the same runtime as the bench with the V8 inspector on, drives one scenario for a few
 // seconds with autocannon, samples the CPU profile of Knock's isolate (its Durable Objects run in
 // it too) and prints the functions with the most samples, with their line of the bundle.
@@ -10,6 +10,7 @@ import { freePort } from '../worker/dev/server.mjs';
 import { refreshChains } from './lib/chains.mjs';
 import { CONNECTIONS, measureGroup } from './lib/load.mjs';
 import { freshStateDir, startRuntime } from './lib/runtime.mjs';
+import * as oidc from './lib/oidc.mjs';
 import * as setup from './lib/setup.mjs';
 
 const scenario = process.argv[2] ?? 'list';
@@ -36,6 +37,19 @@ try {
     const queue = (await Promise.all(users.map((u) => setup.exchange(urls.knock, '/login/oauth/access_token', app, u.firstCode)))).map((g) => g.refresh_token);
     path = '/login/oauth/access_token';
     target = refreshChains(`${urls.knock}${path}`, app, queue);
+  }
+  if (scenario === 'exchange' || scenario === 'exchange-openid') {
+    // Code exchanges of the oidc scenarios (bench/lib/oidc.mjs), without or with `openid`.
+    const app = await oidc.application(urls.knock, runtime.adminToken, scenario === 'exchange' ? 'api' : oidc.OPENID);
+    const people = await setup.inPool(Array.from({ length: CONNECTIONS }, (_, i) => `px${i}`), 4, (name) => oidc.user(urls.knock, runtime.adminToken, [app], name));
+    const codes = await setup.inPool(Array.from({ length: Number(process.env.PROFILE_CODES ?? 3000) }, (_, i) => people[i % people.length]), CONNECTIONS, (u) => oidc.nextCode(u, app));
+    path = '/oauth/token';
+    target = {
+      url: `${urls.knock}${path}`,
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      requests: [{ setupRequest: (req) => ({ ...req, body: oidc.exchangeForm(app, codes.pop() ?? 'knock_ac_1_exhausted0000000000') }) }],
+    };
   }
   if (scenario === 'list') {
     const project = await setup.createProject(urls.knock, users[0].token, 'profiled');
