@@ -98,7 +98,17 @@ try {
     selfSamples.set(key, (selfSamples.get(key) ?? 0) + 1);
   }
   const total = profile.samples.length;
+  // PROFILE_WITHIN=signIdToken,groupClaimsOf: the share of samples with that function on the stack.
+  const parents = new Map();
+  for (const n of profile.nodes) for (const child of n.children ?? []) parents.set(child, n.id);
+  const within = new Map((process.env.PROFILE_WITHIN ?? '').split(',').filter(Boolean).map((name) => [name, 0]));
+  for (const id of profile.samples) {
+    const seen = new Set();
+    for (let at = id; at !== undefined; at = parents.get(at)) seen.add(nodes.get(at).callFrame.functionName);
+    for (const name of within.keys()) if (seen.has(name)) within.set(name, within.get(name) + 1);
+  }
   console.log(`${scenario}: ${target.method ?? 'GET'} ${path} — ${measured.rps.toFixed(0)} req/s, p50 ${measured.p50.toFixed(2)} ms; ${total} samples of Knock's isolate`);
+  for (const [name, n] of within) console.log(`${((100 * n) / total).toFixed(1).padStart(5)}%  with ${name} on the stack`);
   for (const [key, n] of [...selfSamples].sort((a, b) => b[1] - a[1]).slice(0, Number(process.env.PROFILE_TOP ?? 30))) {
     console.log(`${((100 * n) / total).toFixed(1).padStart(5)}%  ${key}`);
   }
