@@ -4,7 +4,7 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import { advance } from './support/clock';
 import { startWorker } from './support/namespaces';
-import { Browser, call, csrfOf, registerApp, signedIn, whoAmI, type App } from './support/oauth';
+import { ADMIN, Browser, call, csrfOf, registerApp, signedIn, whoAmI, type App } from './support/oauth';
 import { openidApp, verifyIdToken } from './support/oidc';
 
 beforeAll(startWorker, 30_000);
@@ -120,6 +120,15 @@ describe('the device flow', () => {
     expect((await decide(browser, started.user_code, 'authorize')).status).toBe(200);
     const res = await poll(app, started.device_code);
     expect(res.status, await res.clone().text()).toBe(200);
+  });
+
+  it('gives no tokens when the user was blocked between authorizing and the poll', async () => {
+    const app = await registerApp();
+    const { user, browser } = await signedIn('device');
+    const started = await startDevice(app);
+    expect((await decide(browser, started.user_code, 'authorize')).status).toBe(200);
+    expect((await call(`/api/v4/users/${user.id}/block`, { method: 'POST', headers: ADMIN })).status).toBe(201);
+    await expectPollError(await poll(app, started.device_code), 'invalid_grant');
   });
 
   it('says slow_down to a device polling faster than the interval, and adds five seconds to it', async () => {
