@@ -15,7 +15,7 @@ import { Receiver } from './support/receiver';
 
 beforeAll(startWorker, 30_000);
 
-type Binding = 'LIMIT_PROTECTED_PATHS' | 'LIMIT_OAUTH_CLIENT' | 'LIMIT_API' | 'LIMIT_ACCESS_REQUESTS' | 'LIMIT_HOOK_TESTS' | 'LIMIT_DEVICE_USER_CODES';
+type Binding = 'LIMIT_PROTECTED_PATHS' | 'LIMIT_OAUTH_CLIENT' | 'LIMIT_API' | 'LIMIT_ACCESS_REQUESTS' | 'LIMIT_HOOK_TESTS' | 'LIMIT_DEVICE_USER_CODES' | 'LIMIT_DEVICE_POLLS';
 const TIGHT = 2;
 
 /** Calls the Worker with `binding`'s limit at TEST_TIGHT_LIMIT. */
@@ -87,7 +87,7 @@ describe('the device authorization grant (RFC 8628)', () => {
     body: new URLSearchParams(fields).toString(),
   });
 
-  it('limits starting device authorizations per address, and not the polls of a device (slow_down throttles those)', async () => {
+  it('limits starting device authorizations per address, and counts the polls of a device apart from them', async () => {
     const send = tight('LIMIT_PROTECTED_PATHS');
     const cli = await registerApp({ confidential: false });
     const from = address();
@@ -100,6 +100,10 @@ describe('the device authorization grant (RFC 8628)', () => {
       const poll = await send('/oauth/token', form({ client_id: cli.clientId, grant_type: 'urn:ietf:params:oauth:grant-type:device_code', device_code: started.device_code }, from));
       expect(poll.status, `poll ${i}`).toBe(400);
     }
+    const polls = tight('LIMIT_DEVICE_POLLS');
+    const device = address();
+    const poll = () => polls('/oauth/token', form({ client_id: cli.clientId, grant_type: 'urn:ietf:params:oauth:grant-type:device_code', device_code: started.device_code }, device));
+    await expectThrottled(await untilLimited(poll));
   });
 
   it("limits the codes one user enters on /oauth/device (guesses), with a page, and only that user's", async () => {

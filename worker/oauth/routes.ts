@@ -15,16 +15,21 @@ import { tokenEndpoint } from './token';
 import { userinfoEndpoint } from './userinfo';
 
 const addressLimit = rateLimit<BaseEnv>(LIMITS.protectedPaths, clientAddress);
+const devicePollLimit = rateLimit<BaseEnv>(LIMITS.devicePolls, clientAddress);
 
 /**
- * The token endpoint's limit per client address, but for a device's polls: RFC 8628 §3.5 has a
- * device poll every `interval` seconds (twelve a minute at five), and each device code's own
- * `slow_down` throttles those (durable/device-authorizations/), so they do not spend the
- * address's budget of sign-ins and code exchanges.
+ * The token endpoint's limit per client address; a device's polls have a budget of their own:
+ * RFC 8628 §3.5 has a device poll every `interval` seconds (twelve a minute at five), which would
+ * spend the address's budget of sign-ins and code exchanges, and each device code's `slow_down`
+ * (durable/device-authorizations/) throttles one device. A body that cannot be read counts as
+ * any other request (the handler then refuses it).
  */
 const tokenAddressLimit: MiddlewareHandler<BaseEnv> = async (c: Context<BaseEnv>, next) => {
-  if ((await readOAuthParams(c)).grant_type === DEVICE_CODE_GRANT) return next();
-  return addressLimit(c, next);
+  const devicePoll = await readOAuthParams(c).then(
+    (params) => params.grant_type === DEVICE_CODE_GRANT,
+    () => false,
+  );
+  return (devicePoll ? devicePollLimit : addressLimit)(c, next);
 };
 
 /**
