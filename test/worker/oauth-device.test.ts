@@ -94,7 +94,7 @@ describe('the device flow', () => {
     const html = await confirm.text();
     expect(html).toContain(app.name);
     expect(html).toContain('Sign you in');
-    expect(html).toContain('own device');
+    expect(html).toContain(`shows the code <strong>${started.user_code}</strong>`);
     const authorized = await browser.post('/oauth/device', { authenticity_token: csrfOf(html), user_code: started.user_code, decision: 'authorize' });
     expect(authorized.status).toBe(200);
     expect(await authorized.text()).toContain('Device connected');

@@ -46,7 +46,7 @@ export const tokenEndpoint = async (c: Context<BaseEnv>) => {
   if (!GRANT_TYPES.includes(grantType)) {
     return raise(problems.oauth('unsupported_grant_type', `grant_type must be one of: ${GRANT_TYPES.join(', ')}.`));
   }
-  // Both grants may trust this isolate's cached application: the user's grant authority judges a
+  // Every grant may trust this isolate's cached application: the user's grant authority judges a
   // deletion itself (clients.ts), so the application's own object is not on every exchange.
   const { client } = await authenticateClient(c, params, { cached: true });
   // Per client once it has proved who it is; anyone can name a public client, so a budget of its

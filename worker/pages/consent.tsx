@@ -7,6 +7,8 @@ export interface ConsentProps {
   applicationName: string;
   /** Where the user is sent back; null for a device (RFC 8628), which sends no one back. */
   redirectHost: string | null;
+  /** A device's user code, shown for the user to compare with the device's (RFC 8628 §5.4). */
+  userCode?: string;
   scopes: string[];
   user: UserRow;
   csrf: string;
@@ -33,7 +35,9 @@ const ConsentPage = (p: ConsentProps) => (
       </ul>
       {p.redirectHost === null ? (
         // RFC 8628 §5.4: the user is to confirm that they started this on a device of their own.
-        <p class="muted">Authorize only if you started this on your own device and it shows this code. You can revoke this later under Authorized applications.</p>
+        <p class="muted">
+          Authorize only if you started this on your own device and it shows the code <strong>{p.userCode}</strong>. You can revoke this later under Authorized applications.
+        </p>
       ) : (
         <p class="muted">You will be sent back to {p.redirectHost}. You can revoke this later under Authorized applications.</p>
       )}

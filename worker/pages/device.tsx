@@ -97,6 +97,7 @@ export const devicePages = new Hono<PageEnv>()
       return consentPage(c, {
         applicationName: client.name,
         redirectHost: null,
+        userCode: formatUserCode(userCode),
         scopes: pending.scopes,
         user,
         csrf,
