@@ -1,4 +1,4 @@
-// `node bench/profile.mjs [user|list|version|refresh|exchange|exchange-openid]`: where Knock's isolate spends its time under load.
+// `node bench/profile.mjs [user|list|version|discovery|jwks|refresh|exchange|exchange-openid]`: where Knock's isolate spends its time under load.
 // Starts the same runtime as the bench with the V8 inspector on, drives one scenario for a few
 // seconds with autocannon, samples the CPU profile of Knock's isolate (its Durable Objects run in
 // it too) and prints the functions with the most samples, with their line of the bundle.
@@ -28,7 +28,7 @@ try {
   const { urls } = runtime;
   const users = await setup.seedUsers(urls.seeder, 'profile', 0, 41, { tokens: true });
   const headers = { authorization: `Bearer ${users[0].token}` };
-  let path = { user: '/api/v4/user', version: '/api/v4/version' }[scenario];
+  let path = { user: '/api/v4/user', version: '/api/v4/version', discovery: '/.well-known/openid-configuration', jwks: '/oauth/discovery/keys' }[scenario];
   let target = null;
   if (scenario === 'refresh') {
     // The bench's refresh chains: one per connection, each sending its previous answer's token.
