@@ -1,4 +1,4 @@
-// `node bench/profile.mjs [user|list|version|refresh]`: where Knock's isolate spends its time under load.
+// `node bench/profile.mjs [user|list|version|discovery|jwks|refresh|exchange|exchange-openid]`: where Knock's isolate spends its time under load.
 // Starts the same runtime as the bench with the V8 inspector on, drives one scenario for a few
 // seconds with autocannon, samples the CPU profile of Knock's isolate (its Durable Objects run in
 // it too) and prints the functions with the most samples, with their line of the bundle.
@@ -10,6 +10,7 @@ import { freePort } from '../worker/dev/server.mjs';
 import { refreshChains } from './lib/chains.mjs';
 import { CONNECTIONS, measureGroup } from './lib/load.mjs';
 import { freshStateDir, startRuntime } from './lib/runtime.mjs';
+import * as oidc from './lib/oidc.mjs';
 import * as setup from './lib/setup.mjs';
 
 const scenario = process.argv[2] ?? 'list';
@@ -27,7 +28,7 @@ try {
   const { urls } = runtime;
   const users = await setup.seedUsers(urls.seeder, 'profile', 0, 41, { tokens: true });
   const headers = { authorization: `Bearer ${users[0].token}` };
-  let path = { user: '/api/v4/user', version: '/api/v4/version' }[scenario];
+  let path = { user: '/api/v4/user', version: '/api/v4/version', discovery: '/.well-known/openid-configuration', jwks: '/oauth/discovery/keys' }[scenario];
   let target = null;
   if (scenario === 'refresh') {
     // The bench's refresh chains: one per connection, each sending its previous answer's token.
@@ -36,6 +37,19 @@ try {
     const queue = (await Promise.all(users.map((u) => setup.exchange(urls.knock, '/login/oauth/access_token', app, u.firstCode)))).map((g) => g.refresh_token);
     path = '/login/oauth/access_token';
     target = refreshChains(`${urls.knock}${path}`, app, queue);
+  }
+  if (scenario === 'exchange' || scenario === 'exchange-openid') {
+    // Code exchanges of the oidc scenarios (bench/lib/oidc.mjs), without or with `openid`.
+    const app = await oidc.application(urls.knock, runtime.adminToken, scenario === 'exchange' ? 'api' : oidc.OPENID);
+    const people = await setup.inPool(Array.from({ length: CONNECTIONS }, (_, i) => `px${i}`), 4, (name) => oidc.user(urls.knock, runtime.adminToken, [app], name));
+    const codes = await setup.inPool(Array.from({ length: Number(process.env.PROFILE_CODES ?? 3000) }, (_, i) => people[i % people.length]), CONNECTIONS, (u) => oidc.nextCode(u, app));
+    path = '/oauth/token';
+    target = {
+      url: `${urls.knock}${path}`,
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      requests: [{ setupRequest: (req) => ({ ...req, body: oidc.exchangeForm(app, codes.pop() ?? 'knock_ac_1_exhausted0000000000') }) }],
+    };
   }
   if (scenario === 'list') {
     const project = await setup.createProject(urls.knock, users[0].token, 'profiled');
@@ -84,7 +98,17 @@ try {
     selfSamples.set(key, (selfSamples.get(key) ?? 0) + 1);
   }
   const total = profile.samples.length;
+  // PROFILE_WITHIN=signIdToken,groupClaimsOf: the share of samples with that function on the stack.
+  const parents = new Map();
+  for (const n of profile.nodes) for (const child of n.children ?? []) parents.set(child, n.id);
+  const within = new Map((process.env.PROFILE_WITHIN ?? '').split(',').filter(Boolean).map((name) => [name, 0]));
+  for (const id of profile.samples) {
+    const seen = new Set();
+    for (let at = id; at !== undefined; at = parents.get(at)) seen.add(nodes.get(at).callFrame.functionName);
+    for (const name of within.keys()) if (seen.has(name)) within.set(name, within.get(name) + 1);
+  }
   console.log(`${scenario}: ${target.method ?? 'GET'} ${path} — ${measured.rps.toFixed(0)} req/s, p50 ${measured.p50.toFixed(2)} ms; ${total} samples of Knock's isolate`);
+  for (const [name, n] of within) console.log(`${((100 * n) / total).toFixed(1).padStart(5)}%  with ${name} on the stack`);
   for (const [key, n] of [...selfSamples].sort((a, b) => b[1] - a[1]).slice(0, Number(process.env.PROFILE_TOP ?? 30))) {
     console.log(`${((100 * n) / total).toFixed(1).padStart(5)}%  ${key}`);
   }

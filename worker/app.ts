@@ -9,11 +9,12 @@ import { publicOrigin } from './config';
 import type { BaseEnv, PageEnv } from './env';
 import { json, problems, raise, renderError } from './errors';
 import { authorizeRoutes } from './oauth/authorize';
-import { ENDPOINTS } from './oauth/provider';
+import { DEVICE_VERIFICATION_PATH, ENDPOINTS } from './oauth/provider';
 import { oauthRoutes } from './oauth/routes';
 import { accountPages } from './pages/accounts';
 import { authorizedApplicationsPages } from './pages/authorized-applications';
 import { CONSOLE_PATHS, consolePages } from './pages/console';
+import { devicePages } from './pages/device';
 import { homePages } from './pages/home';
 import { topLevelPages, wantsPage } from './pages/top-level';
 import { requirePartitionCount } from './middleware/partition-count';
@@ -34,7 +35,7 @@ const executionContextOf = (c: Context): Context['executionCtx'] | undefined => 
  * Paths served as HTML pages: they get the browser session and origin-checked forms. Each page
  * form's POST route also checks the form's session-bound token with formCsrf (pages/form-csrf.ts).
  */
-const PAGE_PATHS = [...new Set([...CONSOLE_PATHS, '/users/*', '/oauth/authorized_applications', '/oauth/authorized_applications/*', ...ENDPOINTS.authorization])];
+const PAGE_PATHS = [...new Set([...CONSOLE_PATHS, '/users/*', '/oauth/authorized_applications', '/oauth/authorized_applications/*', ...ENDPOINTS.authorization, DEVICE_VERIFICATION_PATH])];
 
 export const app = new Hono<BaseEnv>();
 
@@ -66,6 +67,7 @@ pages.route('/', homePages);
 pages.route('/', accountPages);
 pages.route('/', authorizeRoutes);
 pages.route('/', authorizedApplicationsPages);
+pages.route('/', devicePages);
 pages.route('/', consolePages);
 
 app.route('/api/v4', api);

@@ -10,6 +10,7 @@ export { SignIn } from './durable/sign-in/sign-in';
 export { IndexPartition } from './durable/index-partition/index-partition';
 export { Namespace } from './durable/namespace/namespace';
 export { SigningKeys } from './durable/signing-keys/signing-keys';
+export { DeviceAuthorizations } from './durable/device-authorizations/device-authorizations';
 
 export default {
   fetch: (request: Request, env: Env, ctx: ExecutionContext): Response | Promise<Response> => publishedDocument(request, env) ?? app.fetch(request, env, ctx),

@@ -6,12 +6,12 @@ import { Browser, call, formFields } from './http.mjs';
 import { CONNECTIONS, measureGroup, measurePair } from './load.mjs';
 import { PASSWORD, REDIRECT_URI, inPool } from './setup.mjs';
 
-const OPENID = 'api openid profile email';
+export const OPENID = 'api openid profile email';
 const FORM = { 'content-type': 'application/x-www-form-urlencoded' };
 /** Groups each user owns, so the claims have something to say. */
 const GROUPS_EACH = 3;
 
-const application = async (knock, adminToken, scopes) => {
+export const application = async (knock, adminToken, scopes) => {
   const { json } = await call(`${knock}/api/v4/applications`, {
     method: 'POST',
     token: adminToken,
@@ -27,7 +27,7 @@ const authorizePath = (app) =>
 const codeOf = (location) => new URL(location).searchParams.get('code');
 
 /** A user who owns a few groups, signed in, who has consented to both applications once. */
-async function user(knock, adminToken, apps, username) {
+export async function user(knock, adminToken, apps, username) {
   const { json: made } = await call(`${knock}/api/v4/users`, {
     method: 'POST',
     token: adminToken,
@@ -51,13 +51,13 @@ async function user(knock, adminToken, apps, username) {
 }
 
 /** A code from a remembered consent (302, no page). */
-const nextCode = async (u, app) => {
+export const nextCode = async (u, app) => {
   const res = await u.browser.request(authorizePath(app));
   if (res.status !== 302) throw new Error(`authorize (remembered consent) → ${res.status}`);
   return codeOf(res.location);
 };
 
-const exchangeForm = (app, code) =>
+export const exchangeForm = (app, code) =>
   new URLSearchParams({ grant_type: 'authorization_code', code, redirect_uri: REDIRECT_URI, client_id: app.clientId, client_secret: app.secret }).toString();
 
 /**

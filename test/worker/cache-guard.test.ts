@@ -228,6 +228,10 @@ const ROUTES: Record<string, Effect> = {
   'POST /api/v4/admin/signing_keys/rotate': changes({
     signingKeys: [['oidc-keys.test.ts', 'after a leak: the new key signs at once and every earlier key leaves the JWKS, so what it signed stops verifying']],
   }),
+  // RFC 8628: the device authorization's owner is its DeviceAuthorizations partition, which no cache copies.
+  'POST /login/oauth/authorize_device': none('records a new device authorization in its partition, read by every poll and by the verification page'),
+  'POST /oauth/authorize_device': none('records a new device authorization in its partition, read by every poll and by the verification page'),
+  'POST /oauth/device': none("records the user's decision in the device authorization's partition and a code in the grant authority, read by the next poll"),
   'POST /oauth/authorized_applications/revoke': changes({ tokens: [['oauth-flow.test.ts', 'shows the authorized applications and Revoke ends the grant, its tokens and the remembered consent']] }),
 };
 

@@ -1,7 +1,8 @@
 // panva's openid-client, unmodified, as a relying party of the Worker (called in-process, as
 // oauth-client-library.test.ts calls oauth4webapi): discovery, the code flow with PKCE and a nonce,
 // the id_token's signature checked against the JWKS (its non-repudiation checks), userinfo, and a
-// refresh across a scheduled rotation of Knock's keys, the clock moved rather than slept.
+// refresh across a scheduled rotation of Knock's keys, the clock moved rather than slept; and the
+// device authorization grant as a command-line tool runs it.
 import { exports } from 'cloudflare:workers';
 import { decodeProtectedHeader } from 'jose';
 import * as client from 'openid-client';
@@ -86,5 +87,33 @@ describe('openid-client against the Worker', () => {
       groups: [acme.full_path],
       'https://gitlab.org/claims/groups/developer': [acme.full_path],
     });
+  });
+
+  it('runs the device authorization grant (RFC 8628) for a command-line tool: the code entered on /oauth/device, tokens and a verified id_token by polling', async () => {
+    const app = await openidApp({ confidential: false });
+    const carol = await createUser('carol');
+    const config = await client.discovery(new URL(ORIGIN), app.clientId, undefined, client.None(), {
+      execute: [client.allowInsecureRequests],
+      [client.customFetch]: (url: string, init: RequestInit) => exports.default.fetch(url, init),
+    });
+    client.enableNonRepudiationChecks(config);
+    expect(config.serverMetadata().device_authorization_endpoint).toBe(`${ORIGIN}/oauth/authorize_device`);
+    const started = await client.initiateDeviceAuthorization(config, { scope: 'openid profile' });
+    expect(started.verification_uri).toBe(`${ORIGIN}/oauth/device`);
+
+    // carol's part, on the verification page the tool showed her.
+    const browser = new Browser();
+    expect((await browser.signIn(carol)).status).toBe(303);
+    const link = new URL(started.verification_uri_complete!);
+    const page = await browser.get(link.pathname + link.search);
+    const confirm = await browser.post('/oauth/device', { authenticity_token: csrfOf(await page.text()), user_code: started.user_code });
+    expect(confirm.status).toBe(200);
+    const approved = await browser.post('/oauth/device', { authenticity_token: csrfOf(await confirm.text()), user_code: started.user_code, decision: 'authorize' });
+    expect(approved.status).toBe(200);
+
+    // The tool polls; she already decided, so it is told to ask at once rather than wait the interval.
+    const tokens = await client.pollDeviceAuthorizationGrant(config, { ...started, interval: 0 });
+    expect(tokens.claims()).toMatchObject({ iss: ORIGIN, aud: app.clientId, sub: String(carol.id), preferred_username: carol.username });
+    expect(await client.fetchUserInfo(config, tokens.access_token, String(carol.id))).toMatchObject({ sub: String(carol.id) });
   });
 });

@@ -10,12 +10,12 @@ import type { Env } from '../../worker/env';
 import { expectError } from './support/contract';
 import { Browser, ORIGIN, unique } from './support/http';
 import { createSource, person, startWorker } from './support/namespaces';
-import { registerApp } from './support/oauth';
+import { createUser, registerApp } from './support/oauth';
 import { Receiver } from './support/receiver';
 
 beforeAll(startWorker, 30_000);
 
-type Binding = 'LIMIT_PROTECTED_PATHS' | 'LIMIT_OAUTH_CLIENT' | 'LIMIT_API' | 'LIMIT_ACCESS_REQUESTS' | 'LIMIT_HOOK_TESTS';
+type Binding = 'LIMIT_PROTECTED_PATHS' | 'LIMIT_OAUTH_CLIENT' | 'LIMIT_API' | 'LIMIT_ACCESS_REQUESTS' | 'LIMIT_HOOK_TESTS' | 'LIMIT_DEVICE_USER_CODES' | 'LIMIT_DEVICE_POLLS';
 const TIGHT = 2;
 
 /** Calls the Worker with `binding`'s limit at TEST_TIGHT_LIMIT. */
@@ -77,6 +77,49 @@ describe('per client address: sign-in, sign-up and the token endpoint (GitLab pr
     const from = { 'CF-Connecting-IP': address() };
     const refused = await untilLimited(() => send('/login/oauth/access_token', json({ client_id: 'nobody', code: 'x' }, from)));
     await expectThrottled(refused);
+  });
+});
+
+describe('the device authorization grant (RFC 8628)', () => {
+  const form = (fields: Record<string, string>, from: string): RequestInit => ({
+    method: 'POST',
+    headers: { 'Content-Type': 'application/x-www-form-urlencoded', 'CF-Connecting-IP': from },
+    body: new URLSearchParams(fields).toString(),
+  });
+
+  it('limits starting device authorizations per address, and counts the polls of a device apart from them', async () => {
+    const send = tight('LIMIT_PROTECTED_PATHS');
+    const cli = await registerApp({ confidential: false });
+    const from = address();
+    const refused = await untilLimited(() => send('/oauth/authorize_device', form({ client_id: cli.clientId }, from)));
+    await expectThrottled(refused);
+    const started = (await (await app.fetch(new Request(`${ORIGIN}/oauth/authorize_device`, form({ client_id: cli.clientId }, address())), env, createExecutionContext())).json()) as {
+      device_code: string;
+    };
+    for (let i = 0; i < 2 * TIGHT + 1; i++) {
+      const poll = await send('/oauth/token', form({ client_id: cli.clientId, grant_type: 'urn:ietf:params:oauth:grant-type:device_code', device_code: started.device_code }, from));
+      expect(poll.status, `poll ${i}`).toBe(400);
+    }
+    const polls = tight('LIMIT_DEVICE_POLLS');
+    const device = address();
+    const poll = () => polls('/oauth/token', form({ client_id: cli.clientId, grant_type: 'urn:ietf:params:oauth:grant-type:device_code', device_code: started.device_code }, device));
+    await expectThrottled(await untilLimited(poll));
+  });
+
+  it("limits the codes one user enters on /oauth/device (guesses), with a page, and only that user's", async () => {
+    const guesser = new Browser();
+    guesser.fetcher = tight('LIMIT_DEVICE_USER_CODES');
+    const user = await createUser('guess');
+    expect((await guesser.signIn(user)).status).toBe(303);
+    const csrf = Browser.csrf(await (await guesser.get('/oauth/device')).text());
+    const refused = await untilLimited(() => guesser.post('/oauth/device', { user_code: 'BCDF-GHJK', authenticity_token: csrf }));
+    expect(refused.headers.get('content-type')).toMatch(/^text\/html/);
+    expect(await refused.text()).toContain('Too many codes');
+    const other = new Browser();
+    other.fetcher = guesser.fetcher;
+    expect((await other.signIn(await createUser('calm'))).status).toBe(303);
+    const mine = Browser.csrf(await (await other.get('/oauth/device')).text());
+    expect((await other.post('/oauth/device', { user_code: 'BCDF-GHJK', authenticity_token: mine })).status).toBe(404);
   });
 });
 

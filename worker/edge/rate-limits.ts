@@ -39,6 +39,10 @@ export const LIMITS = {
   accessRequests: { binding: 'LIMIT_ACCESS_REQUESTS', problem: endpointThrottled },
   /** `POST …/hooks/:id/test`, per hook: each sends a request from Knock (GitLab's `project_testing_hook`). */
   hookTests: { binding: 'LIMIT_HOOK_TESTS', problem: endpointThrottled },
+  /** A device's polls of the token endpoint (RFC 8628 §3.4), per client address. */
+  devicePolls: { binding: 'LIMIT_DEVICE_POLLS', problem: throttled },
+  /** Codes entered on the device verification page, per user: RFC 8628 §5.1's limit on guesses. */
+  deviceUserCodes: { binding: 'LIMIT_DEVICE_USER_CODES', problem: throttled },
 } as const satisfies Record<string, Limit>;
 
 /** Counts one request under `key`; false once `limit` is used up for now. */

@@ -4,6 +4,7 @@
  * authorize.ts), the claims each token carries (claims.ts) and the consent page (scopes.ts) all
  * read it from here, so nothing is written twice.
  */
+import { DEVICE_CODE_GRANT } from '../protocol/device-codes';
 import { SCOPES, type Scope } from './scopes';
 
 /**
@@ -24,7 +25,12 @@ export const ENDPOINTS = {
   userinfo: ['/oauth/userinfo', '/login/oauth/userinfo'],
   /** RFC 7517 §5, the `jwks_uri` of OpenID Connect Discovery 1.0 §3. */
   jwks: ['/oauth/discovery/keys', '/login/oauth/discovery/keys'],
+  /** RFC 8628 §3.1: where a device starts the device authorization grant. */
+  deviceAuthorization: ['/oauth/authorize_device', '/login/oauth/authorize_device'],
 } as const;
+
+/** RFC 8628 §3.2 `verification_uri`: the page where the user enters the code (GitLab's path). */
+export const DEVICE_VERIFICATION_PATH = '/oauth/device';
 
 export type Endpoint = keyof typeof ENDPOINTS;
 
@@ -71,7 +77,8 @@ export const PROVIDER = {
   responseTypes: ['code'],
   /** OAuth 2.0 Multiple Response Type Encoding Practices §2.1: the answer comes back in the query. */
   responseModes: ['query'],
-  grantTypes: ['authorization_code', 'refresh_token'],
+  /** RFC 6749 §4.1 and §6, and RFC 8628 §3.4's device code grant. */
+  grantTypes: ['authorization_code', 'refresh_token', DEVICE_CODE_GRANT],
   /** RFC 6749 §2.3.1 (Basic or in the body) for confidential clients; `none` for public clients with PKCE. */
   tokenEndpointAuthMethods: ['client_secret_basic', 'client_secret_post', 'none'],
   /** RFC 7662 §2.1: introspection is for confidential clients. */
@@ -103,6 +110,7 @@ export const providerMetadata = (issuer: string) => ({
   jwks_uri: at(issuer, 'jwks'),
   revocation_endpoint: at(issuer, 'revocation'),
   introspection_endpoint: at(issuer, 'introspection'),
+  device_authorization_endpoint: at(issuer, 'deviceAuthorization'),
   scopes_supported: [...SCOPES],
   response_types_supported: [...PROVIDER.responseTypes],
   response_modes_supported: [...PROVIDER.responseModes],

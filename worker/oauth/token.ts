@@ -9,12 +9,15 @@ import { json, problems, raise } from '../errors';
 import { AUTHORIZATION_CODE_PREFIX, REFRESH_TOKEN_PREFIX, routeOf } from '../store/tokens';
 import { authenticateClient } from './client-auth';
 import { isPublicClient, type OAuthClient } from './clients';
+import { redeemDeviceCode } from './device-authorization';
 import { signIdToken } from './id-token';
+import { PROVIDER } from './provider';
 import { isKnownScope, parseScopes } from './scopes';
+import { DEVICE_CODE_GRANT } from '../protocol/device-codes';
 import { NO_STORE, type TokenResponse } from '../protocol/token-response';
 import { readOAuthParams } from './request-params';
 
-const GRANT_TYPES = ['authorization_code', 'refresh_token'] as const;
+const GRANT_TYPES: readonly string[] = PROVIDER.grantTypes;
 
 const required = (params: Record<string, string>, name: string): string =>
   params[name] ?? raise(problems.oauth('invalid_request', `${name} is missing.`));
@@ -33,17 +36,17 @@ const withIdToken = async (c: Context<BaseEnv>, client: OAuthClient, issued: Iss
 
 /**
  * `POST /oauth/token` (GitLab's path) and `POST /login/oauth/access_token`: RFC 6749 §4.1.3 and §6,
- * with OpenID Connect's id_token. The protocol rules that need state (single use, PKCE, rotation)
+ * RFC 8628 §3.4, with OpenID Connect's id_token. The protocol rules that need state (single use, PKCE, rotation)
  * live in the user's grant authority.
  */
 export const tokenEndpoint = async (c: Context<BaseEnv>) => {
   const params = await readOAuthParams(c);
   // RFC 6749 §4.1.3 requires grant_type; a request without one is read as the code exchange.
   const grantType = params.grant_type ?? 'authorization_code';
-  if (!(GRANT_TYPES as readonly string[]).includes(grantType)) {
+  if (!GRANT_TYPES.includes(grantType)) {
     return raise(problems.oauth('unsupported_grant_type', `grant_type must be one of: ${GRANT_TYPES.join(', ')}.`));
   }
-  // Both grants may trust this isolate's cached application: the user's grant authority judges a
+  // Every grant may trust this isolate's cached application: the user's grant authority judges a
   // deletion itself (clients.ts), so the application's own object is not on every exchange.
   const { client } = await authenticateClient(c, params, { cached: true });
   // Per client once it has proved who it is; anyone can name a public client, so a budget of its
@@ -63,6 +66,8 @@ export const tokenEndpoint = async (c: Context<BaseEnv>) => {
       redirectUri: params.redirect_uri ?? null,
       codeVerifier: params.code_verifier ?? null,
     });
+  } else if (grantType === DEVICE_CODE_GRANT) {
+    result = await redeemDeviceCode(c.env, client, required(params, 'device_code'));
   } else {
     const refreshToken = required(params, 'refresh_token');
     const userId = routeOf(REFRESH_TOKEN_PREFIX, refreshToken);

@@ -5,7 +5,10 @@ import { CsrfField, Layout } from './layout';
 
 export interface ConsentProps {
   applicationName: string;
-  redirectHost: string;
+  /** Where the user is sent back; null for a device (RFC 8628), which sends no one back. */
+  redirectHost: string | null;
+  /** A device's user code, shown for the user to compare with the device's (RFC 8628 §5.4). */
+  userCode?: string;
   scopes: string[];
   user: UserRow;
   csrf: string;
@@ -30,7 +33,14 @@ const ConsentPage = (p: ConsentProps) => (
           </li>
         ))}
       </ul>
-      <p class="muted">You will be sent back to {p.redirectHost}. You can revoke this later under Authorized applications.</p>
+      {p.redirectHost === null ? (
+        // RFC 8628 §5.4: the user is to confirm that they started this on a device of their own.
+        <p class="muted">
+          Authorize only if you started this on your own device and it shows the code <strong>{p.userCode}</strong>. You can revoke this later under Authorized applications.
+        </p>
+      ) : (
+        <p class="muted">You will be sent back to {p.redirectHost}. You can revoke this later under Authorized applications.</p>
+      )}
       <form method="post" action={p.action}>
         <CsrfField token={p.csrf} />
         {Object.entries(p.hidden).map(([name, value]) => (value === null ? null : <input type="hidden" name={name} value={value} />))}

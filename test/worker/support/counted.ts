@@ -21,6 +21,7 @@ const BINDINGS = {
   SIGN_IN: 'SignIn',
   INDEX_PARTITIONS: 'IndexPartition',
   SIGNING_KEYS: 'SigningKeys',
+  DEVICE_AUTHORIZATIONS: 'DeviceAuthorizations',
 } as const;
 
 /** `env` with every Durable Object binding wrapped to report each method call made through `getByName`. */
