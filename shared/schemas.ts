@@ -182,6 +182,10 @@ export const ApplicationSchema = z
     application_name: z.string(),
     callback_url: z.string(),
     confidential: z.boolean(),
+    /** OpenID Connect Back-Channel Logout 1.0 §2.2 (Knock's; GitLab has none). */
+    backchannel_logout_uri: z.string().nullable(),
+    /** OpenID Connect RP-Initiated Logout 1.0 §3.1 (Knock's; GitLab has none). */
+    post_logout_redirect_uris: z.array(z.string()),
   })
   .openapi('Application');
 

@@ -5,7 +5,7 @@ import { requireAdmin } from '../auth/api-auth';
 import { directory } from '../durable/directory/directory';
 import type { ApplicationRow } from '../durable/directory/types';
 import { isKnownScope, parseScopes } from '../oauth/scopes';
-import { isRegistrableRedirectUri } from '../oauth/redirect-uri';
+import { isBackchannelLogoutUri, isRegistrableRedirectUri } from '../oauth/redirect-uri';
 import { deleteApplication, registerApplication } from '../services/applications';
 import { bodyContent, bodyOf, boolParam, intParam } from './params';
 import { createApiRouter } from './router';
@@ -24,6 +24,22 @@ export const NewApplicationSchema = z
       .transform(parseScopes)
       .refine((s) => s.length > 0 && s.every(isKnownScope), { message: 'does not have a valid value' }),
     confidential: boolParam().default(true),
+    // OpenID Connect Back-Channel Logout 1.0 §2.2: where Knock sends logout tokens (checked by the
+    // URL guard here and before every delivery, as a webhook's URL is).
+    backchannel_logout_uri: z
+      .string()
+      .trim()
+      .max(2048)
+      .optional()
+      .transform((v) => v || null)
+      .refine((v) => v === null || isBackchannelLogoutUri(v), { message: 'is invalid' }),
+    // OpenID Connect RP-Initiated Logout 1.0 §3.1: whitespace-separated, each matched exactly.
+    post_logout_redirect_uris: z
+      .string()
+      .max(4096)
+      .default('')
+      .transform((v) => v.split(/\s+/).filter(Boolean))
+      .refine((uris) => uris.every(isRegistrableRedirectUri), { message: 'is invalid' }),
   })
   .openapi('NewApplication');
 
@@ -33,6 +49,8 @@ const present = (a: ApplicationRow): Application => ({
   application_name: a.name,
   callback_url: a.redirect_uris.join('\n'),
   confidential: a.confidential,
+  backchannel_logout_uri: a.backchannel_logout_uri,
+  post_logout_redirect_uris: a.post_logout_redirect_uris,
 });
 
 const create = createRoute({

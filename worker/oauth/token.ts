@@ -62,6 +62,7 @@ export const tokenEndpoint = async (c: Context<BaseEnv>) => {
       publicClient: isPublicClient(client),
       redirectUri: params.redirect_uri ?? null,
       codeVerifier: params.code_verifier ?? null,
+      issuer: publicOrigin(c.env, c.req.url),
     });
   } else {
     const refreshToken = required(params, 'refresh_token');
