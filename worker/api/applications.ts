@@ -1,12 +1,13 @@
 import { createRoute, z } from '@hono/zod-openapi';
 import type { Application } from '../../shared/api-types';
-import { ApplicationSchema, NewApplicationResponseSchema } from '../../shared/schemas';
+import { ApplicationSchema, LogoutDeliverySchema, NewApplicationResponseSchema } from '../../shared/schemas';
 import { requireAdmin } from '../auth/api-auth';
 import { directory } from '../durable/directory/directory';
 import type { ApplicationRow } from '../durable/directory/types';
 import { isKnownScope, parseScopes } from '../oauth/scopes';
 import { isBackchannelLogoutUri, isRegistrableRedirectUri } from '../oauth/redirect-uri';
-import { deleteApplication, registerApplication } from '../services/applications';
+import { deleteApplication, logoutDeliveries, registerApplication } from '../services/applications';
+import { pageOf, paginationHeaders, paginationQuery, windowOf } from './pagination';
 import { bodyContent, bodyOf, boolParam, intParam } from './params';
 import { createApiRouter } from './router';
 
@@ -81,6 +82,16 @@ const remove = createRoute({
   responses: { 204: { description: 'Deleted' }, 404: { description: '404 Application Not Found' } },
 });
 
+const logouts = createRoute({
+  method: 'get',
+  path: '/{id}/logout_deliveries',
+  summary: "An application's back-channel logout deliveries of the last seven days, newest first",
+  request: { params: z.object({ id: intParam() }), query: z.object(paginationQuery) },
+  responses: {
+    200: { description: 'Delivery attempts', content: { 'application/json': { schema: z.array(LogoutDeliverySchema) } } },
+    404: { description: '404 Application Not Found' },
+  },
+});
 
 export const applications = createApiRouter();
 applications.use('*', requireAdmin);
@@ -90,6 +101,11 @@ applications
     return c.json({ ...present(application), secret }, 201);
   })
   .openapi(list, async (c) => c.json((await directory(c.env).listApplications()).map(present), 200))
+  .openapi(logouts, async (c) => {
+    const page = pageOf(c.req.valid('query'));
+    const { total, items } = await logoutDeliveries(c.env, c.req.valid('param').id, windowOf(page));
+    return c.json(items, 200, paginationHeaders(c, page, total));
+  })
   .openapi(remove, async (c) => {
     await deleteApplication(c.env, c.req.valid('param').id);
     return c.body(null, 204);

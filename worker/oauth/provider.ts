@@ -24,6 +24,8 @@ export const ENDPOINTS = {
   userinfo: ['/oauth/userinfo', '/login/oauth/userinfo'],
   /** RFC 7517 §5, the `jwks_uri` of OpenID Connect Discovery 1.0 §3. */
   jwks: ['/oauth/discovery/keys', '/login/oauth/discovery/keys'],
+  /** OpenID Connect RP-Initiated Logout 1.0 §2 (GitLab has none; a page: end-session.ts). */
+  endSession: ['/oauth/logout', '/login/oauth/logout'],
 } as const;
 
 export type Endpoint = keyof typeof ENDPOINTS;
@@ -121,4 +123,9 @@ export const providerMetadata = (issuer: string) => ({
   request_parameter_supported: false,
   request_uri_parameter_supported: false,
   claims_parameter_supported: false,
+  // OpenID Connect RP-Initiated Logout 1.0 §2.1 and Back-Channel Logout 1.0 §2.1: logout tokens
+  // carry `sid` (and `sub`), and id_tokens the same `sid`.
+  end_session_endpoint: at(issuer, 'endSession'),
+  backchannel_logout_supported: true,
+  backchannel_logout_session_supported: true,
 });

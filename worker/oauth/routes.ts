@@ -13,10 +13,11 @@ import { userinfoEndpoint } from './userinfo';
 
 /**
  * The provider's endpoints for clients, each handler mounted at every path the provider's table
- * gives it (GitLab's and Knock's); the authorization endpoint is a page (oauth/authorize.ts).
+ * gives it (GitLab's and Knock's); the authorization and end-session endpoints are pages
+ * (oauth/authorize.ts, oauth/end-session.ts).
  * `cors`: browser-based clients may call it without cookies (never the authorization endpoint).
  */
-const CLIENT_ENDPOINTS: Record<Exclude<Endpoint, 'authorization'>, { methods: ('GET' | 'POST')[]; before?: MiddlewareHandler<BaseEnv>[]; handler: Handler<BaseEnv>; cors: boolean }> = {
+const CLIENT_ENDPOINTS: Record<Exclude<Endpoint, 'authorization' | 'endSession'>, { methods: ('GET' | 'POST')[]; before?: MiddlewareHandler<BaseEnv>[]; handler: Handler<BaseEnv>; cors: boolean }> = {
   // Rate-limited by the client's address before the client authenticates (docs/security.md).
   token: { methods: ['POST'], before: [rateLimit(LIMITS.protectedPaths, clientAddress)], handler: tokenEndpoint, cors: true },
   revocation: { methods: ['POST'], handler: revocationEndpoint, cors: true },

@@ -59,3 +59,9 @@ export const deleteApplication = async (env: Env, id: number): Promise<void> => 
   await endApplicationGrants(env, clientId);
 };
 
+
+/** The back-channel logout deliveries of an application (its `ClientHolders` object's log), or `404 Application Not Found`. */
+export const logoutDeliveries = async (env: Env, id: number, window: { offset: number; limit: number }) => {
+  const clientId = (await directory(env).applicationClientId(id)) ?? raise(problems.notFound('Application'));
+  return clientHoldersOf(env, clientId).logoutLog(window.offset, window.limit);
+};

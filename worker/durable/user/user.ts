@@ -331,6 +331,8 @@ export class User extends DurableObject<Env> {
    */
   async deleteSession(idHash: string, exceptClient: string | null = null): Promise<void> {
     const sid = await sessionSid(idHash);
+    // Already ended (signing out everywhere ends this one too): its applications were told then.
+    if (this.sql.exec('SELECT 1 FROM sessions WHERE id_hash = ?', idHash).toArray().length === 0) return;
     this.endAccess({ sid, exceptClient }, 'signed_out', () => this.sql.exec('DELETE FROM sessions WHERE id_hash = ?', idHash));
     await this.handOverLogouts();
   }
