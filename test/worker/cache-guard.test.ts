@@ -228,6 +228,12 @@ const ROUTES: Record<string, Effect> = {
   'POST /api/v4/admin/signing_keys/rotate': changes({
     signingKeys: [['oidc-keys.test.ts', 'after a leak: the new key signs at once and every earlier key leaves the JWKS, so what it signed stops verifying']],
   }),
+  ...Object.fromEntries(
+    ['/oauth/logout', '/login/oauth/logout'].map((path) => [
+      `POST ${path}`,
+      none("ends a session (sessions are read from the user's User object on every page) and queues back-channel logouts, which no cache holds"),
+    ]),
+  ),
   'POST /oauth/authorized_applications/revoke': changes({ tokens: [['oauth-flow.test.ts', 'shows the authorized applications and Revoke ends the grant, its tokens and the remembered consent']] }),
 };
 
