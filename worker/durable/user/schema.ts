@@ -29,7 +29,8 @@
  * 1.0 §2): the `nonce` the authorization request sent, the session's sign-in time (`auth_time`,
  * epoch seconds) and the session's `sid` (worker/protocol/session-id.ts). A token pair granted
  * `openid` keeps the group claims read when it was issued (JSON), which its access token's KV
- * record carries. A grant keeps the issuer its id_tokens named (`issuer`), for its logout tokens.
+ * record carries; `claims_lost` once its application was logged out because the user lost one
+ * of them (user.ts `checkGroupClaims`). A grant keeps the issuer its id_tokens named (`issuer`), for its logout tokens.
  *
  * - `logout_outbox`: back-channel logouts queued in the transaction that ended access (logouts.ts),
  *   until the application's `ClientHolders` object has them.
@@ -93,7 +94,8 @@ export const USER_SCHEMA = [
      retry_request TEXT,
      retry_response BLOB,
      retry_until INTEGER,
-     groups TEXT
+     groups TEXT,
+     claims_lost INTEGER NOT NULL DEFAULT 0
    );
    CREATE INDEX token_pairs_grant ON token_pairs (grant_id);
    CREATE INDEX token_pairs_expiry ON token_pairs (refresh_expires_at);

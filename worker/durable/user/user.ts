@@ -371,24 +371,27 @@ export class User extends DurableObject<Env> {
 
   /**
    * A membership of the user in a group ended or went down (an index partition says so,
-   * index-partition/claim-checks.ts): each live grant whose token was issued with group claims
-   * the user no longer has (`claimsLost`) ends, and its application is told. Reads the claims
-   * as they are now from the user's index partitions: the cost follows the user's grants and
-   * partitions, never other users.
+   * index-partition/claim-checks.ts): the application of each live token pair issued with group
+   * claims the user no longer has (`claimsLost`) is told, once per pair. The grant stays: its
+   * tokens say what they were issued with (docs/oidc.md), and its next refresh or sign-in reads
+   * the claims again. Reads the claims as they are now from the user's index partitions: the cost
+   * follows the user's grants and partitions, never other users.
    */
   async checkGroupClaims(): Promise<void> {
     const issued = this.sql
-      .exec<{ grant_id: string; groups: string }>(
-        `SELECT p.grant_id, p.groups FROM token_pairs p JOIN grants g ON g.id = p.grant_id
-         WHERE p.state = 'active' AND g.revoked_at IS NULL AND p.groups IS NOT NULL`,
+      .exec<{ refresh_hash: string; grant_id: string; groups: string }>(
+        `SELECT p.refresh_hash, p.grant_id, p.groups FROM token_pairs p JOIN grants g ON g.id = p.grant_id
+         WHERE p.state = 'active' AND g.revoked_at IS NULL AND p.groups IS NOT NULL AND p.claims_lost = 0`,
       )
       .toArray();
     if (issued.length === 0) return;
     const now = await groupClaimsOf(this.env, this.indexPartitions(), Number(this.ctx.id.name));
-    const lost = [...new Set(issued.filter((p) => claimsLost(JSON.parse(p.groups) as GroupClaims, now)).map((p) => p.grant_id))];
+    const lost = issued.filter((p) => claimsLost(JSON.parse(p.groups) as GroupClaims, now));
     if (lost.length === 0) return;
-    const ended = this.endAccess({ grantIds: lost }, 'membership_ended', () => lost.flatMap((id) => revokeGrantRows(this.sql, id, epochSeconds())));
-    await revokeAccessTokens(this.env, ended);
+    const grantIds = [...new Set(lost.map((p) => p.grant_id))];
+    this.endAccess({ grantIds }, 'membership_ended', () => {
+      for (const p of lost) this.sql.exec('UPDATE token_pairs SET claims_lost = 1 WHERE refresh_hash = ?', p.refresh_hash);
+    });
     await this.handOverLogouts();
   }
 
