@@ -3,9 +3,8 @@
 // README's tour runs). bob is refused; he asks for the group and alice approves; his next sign-in
 // passes and the page greets him; alice removes him, Knock's back-channel logout ends his Apache
 // session, and his next request goes back to Knock and is refused. bob's browser is plain HTTP
-// with one cookie jar (both servers are on 127.0.0.1), following redirects as a browser does.
+// (support/navigating-browser.ts).
 import { spawn, type ChildProcess } from 'node:child_process';
-import { request as httpRequest } from 'node:http';
 import { randomBytes } from 'node:crypto';
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -14,95 +13,15 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 // @ts-expect-error: plain ESM module without types
 import { freePort } from '../../worker/dev/server.mjs';
 // @ts-expect-error: plain ESM module without types
-import { api, BROWSER_ACCEPT, consentFields, csrfOf } from '../scripts/support/web-client.mjs';
+import { api } from '../scripts/support/web-client.mjs';
 import type { Api } from '../scripts/support/web-client.d.mts';
 import { ROOT, sharedKnock } from './support/knock-server';
+import { NavigatingBrowser as Browser } from './support/navigating-browser';
 import { eventually } from './support/webhook-receiver';
 
 const APACHE = process.env.APACHE2 ?? '/usr/sbin/apache2';
 const CONFIG = join(ROOT, 'docs', 'examples', 'apache-knock', 'httpd.conf');
 const SITE = join(ROOT, 'docs', 'examples', 'apache-knock', 'site');
-
-/** What a request got back. */
-interface Answer {
-  status: number;
-  location: string | null;
-  body: string;
-}
-
-/**
- * A browser: one cookie jar for every origin on 127.0.0.1, redirects followed by hand. Requests go
- * through node:http, not fetch: fetch says `Sec-Fetch-Mode: cors`, which mod_auth_openidc answers
- * with 401 (a script's request) instead of sending it to sign in; a browser's navigation says
- * `navigate`.
- */
-class Browser {
-  readonly jar = new Map<string, string>();
-
-  request(url: string, form?: Record<string, string>): Promise<Answer> {
-    const body = form ? new URLSearchParams(form).toString() : undefined;
-    const headers: Record<string, string> = {
-      Accept: BROWSER_ACCEPT,
-      'Sec-Fetch-Mode': 'navigate',
-      'Sec-Fetch-Dest': 'document',
-      Cookie: [...this.jar].map(([k, v]) => `${k}=${v}`).join('; '),
-      ...(body !== undefined && { 'Content-Type': 'application/x-www-form-urlencoded', Origin: new URL(url).origin, 'Content-Length': String(Buffer.byteLength(body)) }),
-    };
-    return new Promise((resolve, reject) => {
-      const req = httpRequest(url, { method: form ? 'POST' : 'GET', headers, timeout: 20_000 }, (res) => {
-        let text = '';
-        res.setEncoding('utf8');
-        res.on('data', (chunk: string) => (text += chunk));
-        res.on('end', () => {
-          for (const line of res.headers['set-cookie'] ?? []) {
-            const [pair] = line.split(';');
-            const eq = pair.indexOf('=');
-            const name = pair.slice(0, eq).trim();
-            const value = pair.slice(eq + 1);
-            if (/max-age=0/i.test(line) || /expires=Thu, 01 Jan 1970/i.test(line) || value === '') this.jar.delete(name);
-            else this.jar.set(name, value);
-          }
-          resolve({ status: res.statusCode ?? 0, location: res.headers.location ?? null, body: text });
-        });
-      });
-      req.on('error', reject);
-      req.on('timeout', () => req.destroy(new Error(`no answer from ${url}`)));
-      req.end(body);
-    });
-  }
-
-  /**
-   * Opens `url` and goes where it leads, as a person would: Knock's sign-in page gets the
-   * credentials, its consent page Authorize. Answers the last response and where it was.
-   */
-  async open(url: string, who: { username: string; password: string }): Promise<Answer & { url: string }> {
-    let res = await this.request(url);
-    for (let hops = 0; hops < 12; hops++) {
-      if (res.status >= 300 && res.status < 400 && res.location) {
-        url = new URL(res.location, url).href;
-        res = await this.request(url);
-        continue;
-      }
-      const page = new URL(url);
-      if (res.status === 200 && page.pathname === '/users/sign_in') {
-        res = await this.request(new URL('/users/sign_in', url).href, {
-          username: who.username,
-          password: who.password,
-          authenticity_token: csrfOf(res.body),
-          return_to: page.searchParams.get('return_to') ?? '/',
-        });
-      } else if (res.status === 200 && res.body.includes('action="/login/oauth/authorize"')) {
-        res = await this.request(new URL('/login/oauth/authorize', url).href, { ...consentFields(res.body), authenticity_token: csrfOf(res.body), decision: 'authorize' });
-      } else return { ...res, url };
-    }
-    throw new Error(`too many redirects from ${url}`);
-  }
-
-  /** Closes the browser's Apache session cookie (as quitting the browser does); Knock's session stays. */
-  forgetApacheSession(): void {
-    for (const name of this.jar.keys()) if (name.startsWith('mod_auth_openidc')) this.jar.delete(name);
-  }
-}
 
 describe('Apache httpd with mod_auth_openidc, signing in with Knock', () => {
   const knock = sharedKnock();

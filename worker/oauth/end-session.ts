@@ -23,8 +23,8 @@ import { keySet } from './signing-keys';
  * - Without a valid hint a signed-in user is asked first (§2), on a page whose form carries the
  *   session's CSRF token; an RP's own POST is read as a request, never as that answer.
  *
- * Ending the session tells, by back-channel logout, the other applications given `openid` in it
- * (Back-Channel Logout 1.0 §2.7); the one that asked is not told.
+ * Ending the session tells, by back-channel logout, the other applications given `openid` in it;
+ * the one that asked is not told (it is ending its own session).
  */
 
 const END_SESSION_PATH = ENDPOINTS.endSession[0];

@@ -327,7 +327,7 @@ export class User extends DurableObject<Env> {
 
   /**
    * Ends one browser session (signing out; RP-initiated logout). The applications given `openid`
-   * in it, but `exceptClient` (the one that asked), are told (Back-Channel Logout 1.0 §2.7).
+   * in it, but `exceptClient` (the one that asked, ending its own session), get a logout token.
    */
   async deleteSession(idHash: string, exceptClient: string | null = null): Promise<void> {
     const sid = await sessionSid(idHash);
