@@ -9,6 +9,7 @@ import { ADMIN, ORIGIN, call, createUser, unique } from './support/http';
 import { as, createGroup, startWorker, type Person } from './support/namespaces';
 import { Browser, authorizeCode, csrfOf, exchange, type App } from './support/oauth';
 import { fetchJwks, OPENID_SCOPES, refreshed, verifyIdToken, type OidcTokens } from './support/oidc';
+import { consoleSession, consoleUser, fieldErrorsOf } from './support/console';
 import { Receiver, settle } from './support/receiver';
 import { runDueAlarms } from './support/storage';
 
@@ -241,6 +242,26 @@ describe('back-channel logout delivery', () => {
   it('is announced in the metadata with the end-session endpoint', async () => {
     const doc = (await (await call('/.well-known/openid-configuration')).json()) as Record<string, unknown>;
     expect(doc).toMatchObject({ end_session_endpoint: `${ORIGIN}/oauth/logout`, backchannel_logout_supported: true, backchannel_logout_session_supported: true });
+  });
+});
+
+describe("the administrators' applications page", () => {
+  it('registers the logout fields, and shows a blocked back-channel URI beside its field', async () => {
+    const { browser, csrf } = await consoleSession(await consoleUser('adm', { admin: true }));
+    const name = unique('Console RP ');
+    const fields = { authenticity_token: csrf, name, redirect_uri: 'https://rp.example.com/cb', scopes: ['openid', 'profile'], confidential: 'true' };
+    const created = await browser.post('/admin/applications', { ...fields, backchannel_logout_uri: 'https://rp.example.com/logout', post_logout_redirect_uris: 'https://rp.example.com/bye' });
+    expect(created.status).toBe(201);
+    const listed = ((await (await call('/api/v4/applications', { headers: ADMIN })).json()) as { application_name: string; backchannel_logout_uri: string; post_logout_redirect_uris: string[] }[]).find(
+      (a) => a.application_name === name,
+    );
+    expect(listed).toMatchObject({ backchannel_logout_uri: 'https://rp.example.com/logout', post_logout_redirect_uris: ['https://rp.example.com/bye'] });
+    const page = await (await browser.get('/admin/applications')).text();
+    expect(page).toContain('<code>https://rp.example.com/logout</code>');
+
+    const blocked = await browser.post('/admin/applications', { ...fields, name: unique('Blocked RP '), backchannel_logout_uri: 'http://169.254.169.254/logout' });
+    expect(blocked.status).toBe(400);
+    expect(fieldErrorsOf(await blocked.text())).toEqual(['Back-channel logout URI is blocked: Requests to the link local network are not allowed.']);
   });
 });
 
