@@ -2,7 +2,7 @@ import { KNOCK_VERSION } from '../../../shared/version';
 import { clock, isoNow } from '../../clock';
 import { config } from '../../config';
 import type { Env } from '../../env';
-import { post, type AttemptResult } from '../../events/delivery';
+import { notSent, post, type AttemptResult } from '../../events/delivery';
 import { redactedUrl } from '../../events/event';
 import { LOGOUT_TOKEN_TYPE, logoutTokenClaims } from '../../protocol/logout-token';
 import { signingKeysObject } from '../signing-keys/signing-keys';
@@ -136,7 +136,13 @@ export class BackchannelLogouts {
   /** §2.5: a POST of `logout_token` as `application/x-www-form-urlencoded`; a 2xx is done. */
   private async attempt(uri: string, clientId: string, d: Row): Promise<AttemptResult> {
     const claims = logoutTokenClaims({ issuer: d.issuer, clientId, userId: d.userId, sid: d.sid, jti: d.jti, now: Math.floor(clock.now() / 1000) });
-    const token = await signingKeysObject(this.env).sign(claims, LOGOUT_TOKEN_TYPE);
+    let token: string;
+    try {
+      token = await signingKeysObject(this.env).sign(claims, LOGOUT_TOKEN_TYPE);
+    } catch (e) {
+      // Counted as a failed attempt, so the schedule paces the retries.
+      return notSent(`The logout token could not be signed: ${e instanceof Error ? e.message : String(e)}`);
+    }
     const headers = { 'Content-Type': 'application/x-www-form-urlencoded', 'User-Agent': `Knock/${KNOCK_VERSION}`, 'Cache-Control': 'no-store' };
     return post(uri, headers, new URLSearchParams({ logout_token: token }).toString(), config(this.env));
   }

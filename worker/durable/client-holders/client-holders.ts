@@ -102,10 +102,9 @@ export class ClientHolders extends DurableObject<Env> {
    * one transaction with the alarm set in the same turn, so the alarm delivers them, never the
    * request that ended the access.
    */
-  queueLogouts(notices: LogoutNotice[]): void {
+  async queueLogouts(notices: LogoutNotice[]): Promise<void> {
     this.ctx.storage.transactionSync(() => this.logouts.queue(notices));
-    const due = this.logouts.nextDue();
-    if (due !== null) void this.ctx.storage.setAlarm(Math.min(due, clock.now()));
+    await this.scheduleAlarm();
   }
 
   /** The delivery log of the last seven days, newest first. */

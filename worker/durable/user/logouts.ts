@@ -1,4 +1,5 @@
 import type { Env } from '../../env';
+import type { GroupClaims } from '../../store/tokens';
 import type { LogoutNotice } from '../client-holders/backchannel';
 import { clientHoldersOf } from '../client-holders/client-holders';
 
@@ -76,4 +77,25 @@ export const handOverLogouts = async (env: Env, sql: SqlStorage, userId: number)
     else left = true;
   });
   return !left;
+};
+
+/** A live token pair issued with group claims, whose application was not yet told of a loss. */
+export interface PairWithClaims {
+  refreshHash: string;
+  grantId: string;
+  groups: GroupClaims;
+}
+
+export const pairsWithGroupClaims = (sql: SqlStorage): PairWithClaims[] =>
+  sql
+    .exec<{ refresh_hash: string; grant_id: string; groups: string }>(
+      `SELECT p.refresh_hash, p.grant_id, p.groups FROM token_pairs p JOIN grants g ON g.id = p.grant_id
+       WHERE p.state = 'active' AND g.revoked_at IS NULL AND p.groups IS NOT NULL AND p.claims_lost = 0`,
+    )
+    .toArray()
+    .map((r) => ({ refreshHash: r.refresh_hash, grantId: r.grant_id, groups: JSON.parse(r.groups) as GroupClaims }));
+
+/** Inside the transaction that queued their logouts: these pairs' applications were told. */
+export const markClaimsLost = (sql: SqlStorage, pairs: PairWithClaims[]): void => {
+  for (const p of pairs) sql.exec('UPDATE token_pairs SET claims_lost = 1 WHERE refresh_hash = ?', p.refreshHash);
 };

@@ -17,13 +17,12 @@ import {
   newRoutedSecret,
   putAccessToken,
   revokeAccessTokens,
-  type GroupClaims,
 } from '../../store/tokens';
 import { clientHoldersOf } from '../client-holders/client-holders';
 import { directory } from '../directory/directory';
 import type { UserRow, UserSnapshot } from '../directory/types';
 import { claimsLost, groupClaimsOf } from './group-claims';
-import { handOverLogouts, LOGOUT_HANDOVER_RETRY_MS, logoutsWaiting, queueLogouts, type LogoutReason, type LogoutSelection } from './logouts';
+import { handOverLogouts, LOGOUT_HANDOVER_RETRY_MS, logoutsWaiting, markClaimsLost, pairsWithGroupClaims, queueLogouts, type LogoutReason, type LogoutSelection } from './logouts';
 import { syncTokenRecords } from './token-sync';
 import { inboxVersion, readInbox, takeSnapshot, type InboxFilter, type InboxPage, type InboxSnapshotRow, type KnownVersion } from './inbox';
 import { USER_SCHEMA } from './schema';
@@ -349,9 +348,9 @@ export class User extends DurableObject<Env> {
    * One transaction: the logouts of `selection` queued, then `change` (which may revoke the grants
    * named), with the alarm set in the same turn while logouts wait to be handed over.
    */
-  private endAccess<T>(selection: LogoutSelection, reason: LogoutReason, change: () => T): T {
+  private endAccess<T>(selection: LogoutSelection | null, reason: LogoutReason, change: () => T): T {
     const result = this.ctx.storage.transactionSync(() => {
-      queueLogouts(this.sql, selection, reason, this.env.PUBLIC_URL);
+      if (selection) queueLogouts(this.sql, selection, reason, this.env.PUBLIC_URL);
       return change();
     });
     if (logoutsWaiting(this.sql) && (this.alarmAt === null || this.alarmAt > clock.now() + LOGOUT_HANDOVER_RETRY_MS)) {
@@ -378,20 +377,11 @@ export class User extends DurableObject<Env> {
    * follows the user's grants and partitions, never other users.
    */
   async checkGroupClaims(): Promise<void> {
-    const issued = this.sql
-      .exec<{ refresh_hash: string; grant_id: string; groups: string }>(
-        `SELECT p.refresh_hash, p.grant_id, p.groups FROM token_pairs p JOIN grants g ON g.id = p.grant_id
-         WHERE p.state = 'active' AND g.revoked_at IS NULL AND p.groups IS NOT NULL AND p.claims_lost = 0`,
-      )
-      .toArray();
-    if (issued.length === 0) return;
+    if (pairsWithGroupClaims(this.sql).length === 0) return;
     const now = await groupClaimsOf(this.env, this.indexPartitions(), Number(this.ctx.id.name));
-    const lost = issued.filter((p) => claimsLost(JSON.parse(p.groups) as GroupClaims, now));
+    const lost = pairsWithGroupClaims(this.sql).filter((p) => claimsLost(p.groups, now));
     if (lost.length === 0) return;
-    const grantIds = [...new Set(lost.map((p) => p.grant_id))];
-    this.endAccess({ grantIds }, 'membership_ended', () => {
-      for (const p of lost) this.sql.exec('UPDATE token_pairs SET claims_lost = 1 WHERE refresh_hash = ?', p.refresh_hash);
-    });
+    this.endAccess({ grantIds: [...new Set(lost.map((p) => p.grantId))] }, 'membership_ended', () => markClaimsLost(this.sql, lost));
     await this.handOverLogouts();
   }
 
@@ -443,7 +433,7 @@ export class User extends DurableObject<Env> {
    */
   async revokeClient(clientId: string, forgetIndex = false): Promise<void> {
     // A deleted application is not told: it has no registration left to deliver to.
-    const ended = this.endAccess(forgetIndex ? { grantIds: [] } : { clientId }, 'authorization_revoked', () => {
+    const ended = this.endAccess(forgetIndex ? null : { clientId }, 'authorization_revoked', () => {
       const now = epochSeconds();
       const grants = this.sql
         .exec<{ id: string }>('SELECT id FROM grants WHERE client_id = ? AND revoked_at IS NULL', clientId)
@@ -476,7 +466,7 @@ export class User extends DurableObject<Env> {
   async applyUser(snapshot: UserSnapshot, endSessions = false): Promise<number[]> {
     // Applications given `openid` are told when the user may no longer act (selected before the grants end).
     const stopped = snapshot.state !== 'active' && (this.storedUser()?.version ?? 0) < snapshot.version;
-    const partitions = this.endAccess(stopped ? { all: true } : { grantIds: [] }, snapshot.state as LogoutReason, () => {
+    const partitions = this.endAccess(stopped ? { all: true } : null, snapshot.state as Exclude<UserSnapshot['state'], 'active'>, () => {
       // A new password ends the sessions begun before it (also when this is a retry of that push).
       if (endSessions) this.sql.exec('DELETE FROM sessions WHERE user_version < ?', snapshot.version);
       const before = this.storedUser();
