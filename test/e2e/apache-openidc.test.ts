@@ -12,7 +12,6 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 // @ts-expect-error: plain ESM module without types
 import { freePort } from '../../worker/dev/server.mjs';
-// @ts-expect-error: plain ESM module without types
 import { api } from '../scripts/support/web-client.mjs';
 import type { Api } from '../scripts/support/web-client.d.mts';
 import { ROOT, sharedKnock } from './support/knock-server';

@@ -36,7 +36,7 @@ export class NavigatingBrowser {
         res.on('data', (chunk: string) => (text += chunk));
         res.on('end', () => {
           for (const line of res.headers['set-cookie'] ?? []) {
-            const [pair] = line.split(';');
+            const pair = line.split(';')[0] ?? '';
             const eq = pair.indexOf('=');
             const name = pair.slice(0, eq).trim();
             const value = pair.slice(eq + 1);
