@@ -1,6 +1,7 @@
 // OpenID Connect Back-Channel Logout 1.0 and RP-Initiated Logout 1.0: the logout tokens Knock
 // sends when access ends (each trigger, verified with jose against the JWKS), their delivery from
 // the application's object's alarm (retried, logged, guarded), and the end-session endpoint.
+import { runDurableObjectAlarm, runInDurableObject } from 'cloudflare:test';
 import { env } from 'cloudflare:workers';
 import { createLocalJWKSet, decodeProtectedHeader, jwtVerify, type JWTPayload } from 'jose';
 import { beforeAll, describe, expect, it } from 'vitest';
@@ -11,7 +12,7 @@ import { Browser, authorizeCode, csrfOf, exchange, type App } from './support/oa
 import { fetchJwks, OPENID_SCOPES, refreshed, verifyIdToken, type OidcTokens } from './support/oidc';
 import { consoleSession, consoleUser, fieldErrorsOf } from './support/console';
 import { Receiver, settle } from './support/receiver';
-import { runDueAlarms } from './support/storage';
+import { grantsStub, runDueAlarms } from './support/storage';
 
 beforeAll(startWorker, 30_000);
 
@@ -225,6 +226,22 @@ describe('back-channel logout delivery', () => {
     expect(await logoutLog(rp)).toMatchObject([{ attempt: 2, response_status: 204, error: null }, { attempt: 1, response_status: 503 }]);
     const [first, second] = await logoutTokens(receiver, rp);
     expect(second.jti).toBe(first.jti);
+  });
+
+  it("is handed over by the user's alarm when it could not be handed over at once", async () => {
+    const receiver = new Receiver();
+    const rp = await logoutApp();
+    const bob = await newUser('bob');
+    const { sid } = await signIn(bob.browser, rp);
+    // What a crash right after the transaction that ended the access leaves: the row and the alarm.
+    const user = grantsStub(bob.id);
+    await runInDurableObject(user, async (_instance, state) => {
+      state.storage.sql.exec("INSERT INTO logout_outbox (jti, client_id, sid, issuer, reason) VALUES (?, ?, ?, ?, 'signed_out')", crypto.randomUUID(), rp.clientId, sid, ORIGIN);
+      await state.storage.setAlarm(Date.now());
+    });
+    expect(await runDurableObjectAlarm(user)).toBe(true);
+    await deliver(rp);
+    expect(await logoutTokens(receiver, rp)).toMatchObject([{ sid, sub: String(bob.id) }]);
   });
 
   it('refuses a back-channel logout URI on a private address at registration', async () => {
