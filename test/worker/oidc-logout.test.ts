@@ -158,7 +158,7 @@ describe('back-channel logout: who is told, and when', () => {
     expect((await logoutLog(rp))[0].reason).toBe('authorization_revoked');
   });
 
-  it('losing a group a token named (demoted below its claim, expired, removed) logs that application out once; a promotion does not', async () => {
+  it('losing a group a token named (demoted below its claim, expired, removed, deleted) logs that application out once; a promotion does not', async () => {
     const receiver = new Receiver();
     const rp = await logoutApp();
     const alice = await newUser('alice');
@@ -204,6 +204,13 @@ describe('back-channel logout: who is told, and when', () => {
     await signIn(bob.browser, rp);
     expect((await as(alice.person).delete(`/groups/${acme.id}/members/${bob.id}`)).status).toBe(204);
     expect(await received()).toBe(3);
+
+    // A group he is in deleted: as if removed.
+    const beta = await createGroup(alice.person);
+    expect((await as(alice.person).post(`/groups/${beta.id}/members`, { user_id: bob.id, access_level: 30 })).status).toBe(201);
+    await signIn(bob.browser, rp);
+    expect((await as(alice.person).delete(`/groups/${beta.id}`)).status).toBe(202);
+    expect(await received()).toBe(4);
   });
 });
 
