@@ -251,6 +251,27 @@ describe('back-channel logout delivery', () => {
     expect(await logoutTokens(receiver, rp)).toMatchObject([{ sid, sub: String(bob.id) }]);
   });
 
+  it('is refused at delivery too when the URI leads to a private address (registered while local addresses were allowed)', async () => {
+    const receiver = new Receiver();
+    const rp = await logoutApp();
+    const bob = await newUser('bob');
+    await signIn(bob.browser, rp);
+    // The application's copy of its registration, as if registered with ALLOW_LOCAL_WEBHOOKS on.
+    await runInDurableObject(env.CLIENT_HOLDERS.getByName(rp.clientId) as unknown as DurableObjectStub, (_instance, state) => {
+      const row = JSON.parse(state.storage.sql.exec<{ row: string }>('SELECT row FROM application').one().row) as Record<string, unknown>;
+      state.storage.sql.exec('UPDATE application SET row = ?', JSON.stringify({ ...row, backchannel_logout_uri: 'http://10.0.0.7/logout' }));
+    });
+    expect((await call(`/api/v4/users/${bob.id}/block`, { method: 'POST', headers: ADMIN })).status).toBe(201);
+    await deliver(rp);
+    expect(receiver.received).toEqual([]);
+    expect(await logoutLog(rp)).toMatchObject([{ attempt: 1, response_status: null, error: 'Url is blocked: Requests to the local network are not allowed' }]);
+    // The retry is refused the same way.
+    advance(6);
+    await deliver(rp);
+    expect(receiver.received).toEqual([]);
+    expect((await logoutLog(rp)).map((l) => l.attempt)).toEqual([2, 1]);
+  });
+
   it('refuses a back-channel logout URI on a private address at registration', async () => {
     for (const uri of ['http://127.0.0.1:9/logout', 'http://10.0.0.7/logout', 'http://localhost/logout']) {
       const res = await call('/api/v4/applications', {
