@@ -182,8 +182,32 @@ export const ApplicationSchema = z
     application_name: z.string(),
     callback_url: z.string(),
     confidential: z.boolean(),
+    /** OpenID Connect Back-Channel Logout 1.0 §2.2 (Knock's; GitLab has none). */
+    backchannel_logout_uri: z.string().nullable(),
+    /** OpenID Connect RP-Initiated Logout 1.0 §3.1 (Knock's; GitLab has none). */
+    post_logout_redirect_uris: z.array(z.string()),
   })
   .openapi('Application');
+
+/**
+ * One attempt to deliver a back-channel logout token to an application (OpenID Connect
+ * Back-Channel Logout 1.0 §2.5; Knock's, GitLab has none): whose session, why, and what came back.
+ */
+export const LogoutDeliverySchema = z
+  .object({
+    id: z.number().int(),
+    jti: z.string(),
+    user_id: z.number().int(),
+    sid: z.string().nullable(),
+    reason: z.string(),
+    url: z.string(),
+    attempt: z.number().int(),
+    response_status: z.number().int().nullable(),
+    response_body: z.string(),
+    error: z.string().nullable(),
+    created_at: z.string(),
+  })
+  .openapi('LogoutDelivery');
 
 /** What registering answers: the only time the secret is shown (null for a public client). */
 export const NewApplicationResponseSchema = ApplicationSchema.extend({ secret: z.string().nullable() }).openapi('ApplicationWithSecret');

@@ -9,6 +9,7 @@ import { publicOrigin } from './config';
 import type { BaseEnv, PageEnv } from './env';
 import { json, problems, raise, renderError } from './errors';
 import { authorizeRoutes } from './oauth/authorize';
+import { endSessionRoutes } from './oauth/end-session';
 import { DEVICE_VERIFICATION_PATH, ENDPOINTS } from './oauth/provider';
 import { oauthRoutes } from './oauth/routes';
 import { accountPages } from './pages/accounts';
@@ -65,7 +66,12 @@ for (const path of PAGE_PATHS) {
 }
 pages.route('/', homePages);
 pages.route('/', accountPages);
+// The end-session endpoint takes relying parties' cross-site GETs and POSTs (RP-Initiated Logout
+// 1.0 §2), so no Origin check: it ends a session only on a valid id_token_hint or its own form's
+// session-bound token (oauth/end-session.ts).
+for (const path of ENDPOINTS.endSession) pages.use(path, loadSession);
 pages.route('/', authorizeRoutes);
+pages.route('/', endSessionRoutes);
 pages.route('/', authorizedApplicationsPages);
 pages.route('/', devicePages);
 pages.route('/', consolePages);

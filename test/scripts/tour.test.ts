@@ -1,17 +1,19 @@
 // The README's "Five minutes with Knock", followed in order on a fresh server with `npm start`'s
 // demo data: its shell blocks run as written (the tokens put in for the `…` placeholders, the
 // receiver on a free port instead of 9000), and the steps done in a browser are done as a user
-// does them: step 1 in the console in Chromium, step 5 through the API calls the popup makes.
+// does them: step 1 in the console in Chromium, step 5 through the API calls the popup makes,
+// step 8's page in Apache through a cookie-keeping HTTP client (e2e/support/navigating-browser.ts).
 // Every curl must answer 2xx, or the 401 its comment promises.
 
 import { spawn, spawnSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { launchPlain } from '../e2e/support/chromium';
 import { seedDemo, type DemoUser } from '../e2e/support/demo';
 import { callApi, ROOT, startKnock, type RunningServer } from '../e2e/support/knock-server';
+import { NavigatingBrowser } from '../e2e/support/navigating-browser';
 import { eventually } from '../e2e/support/webhook-receiver';
 // @ts-expect-error: plain ESM module without types
 import { freePort } from '../../worker/dev/server.mjs';
@@ -38,15 +40,19 @@ describe("the README's tour, in order", () => {
   let shellVars: Record<string, string> = {};
   let receiver: { output: () => string; stop: () => void } | undefined;
   let receiverPort: number;
+  let apachePort: number;
+  let apache: { stop: () => void } | undefined;
 
   beforeAll(async () => {
     server = await startKnock(join(dir, 'state'));
     demo = await seedDemo(server);
     writeFileSync(join(dir, '.dev.vars'), `ADMIN_TOKEN="${server.adminToken}"\n`);
     receiverPort = await freePort();
+    apachePort = await freePort();
   });
   afterAll(async () => {
     receiver?.stop();
+    apache?.stop();
     await server?.stop();
     rmSync(dir, { recursive: true, force: true });
   });
@@ -56,6 +62,9 @@ describe("the README's tour, in order", () => {
     code
       .replace('export KNOCK=http://127.0.0.1:8787', `export KNOCK=${server.url}`)
       .replaceAll('9000', String(receiverPort))
+      .replaceAll('8090', String(apachePort))
+      .replace('KNOCK_URL=http://127.0.0.1:8787', `KNOCK_URL=${server.url}`)
+      .replaceAll('$PWD/docs/', `${ROOT}/docs/`)
       .replace(/\b(ALICE|BOB|CAROL)=(?:knock_at_)?…/g, (_, name: string) => `${name}=${demo[name.toLowerCase() as 'alice'].token}`);
 
   /** Runs one block in bash as a terminal would (keeping its variables); answers curl's statuses and the output. */
@@ -143,7 +152,25 @@ describe("the README's tour, in order", () => {
     for (const block of stepBlocks(7)) run(block.code);
   });
 
+  it.skipIf(!existsSync('/usr/sbin/apache2'))('8. Apache greets bob, signed in with Knock, until alice removes him from acme', async () => {
+    const [register, start, remove] = stepBlocks(8);
+    run(register!.code);
+    const child = spawn('bash', ['-c', `PATH=/usr/sbin:$PATH\n${asPasted(start!.code)}`], { cwd: dir, detached: true, stdio: 'ignore', env: { ...process.env, ...shellVars } });
+    apache = { stop: () => child.exitCode === null && process.kill(-child.pid!, 'SIGTERM') };
+    const site = `http://127.0.0.1:${apachePort}`;
+    await eventually('Apache to listen', () => fetch(`${site}/`).then(() => true, () => undefined));
+    // bob in a private window: signed in with Knock, greeted.
+    const bob = new NavigatingBrowser();
+    const welcomed = await bob.open(`${site}/protected/`, { username: 'bob', password: demo.bob.password });
+    expect(welcomed.status).toBe(200);
+    expect(welcomed.body).toContain('Hello bob!');
+
+    run(remove!.code);
+    await eventually('Apache to send bob back to Knock', async () => ((await bob.request(`${site}/protected/`)).status === 302 ? true : undefined));
+    expect((await bob.open(`${site}/protected/`, { username: 'bob', password: demo.bob.password })).status).toBe(401);
+  });
+
   it('has every block of the tour run above', () => {
-    expect(blocks.map((b) => b.step)).toEqual([2, 3, 3, 4, 5, 6, 7]);
+    expect(blocks.map((b) => b.step)).toEqual([2, 3, 3, 4, 5, 6, 7, 8, 8, 8]);
   });
 });

@@ -9,6 +9,7 @@ const CONFIDENTIAL: OAuthClient = {
   secretHash: 'f'.repeat(64),
   redirectUris: ['https://ci.example/callback'],
   scopes: ['read_api', 'api'],
+  postLogoutRedirectUris: [],
 };
 const PUBLIC: OAuthClient = {
   clientId: 'public-app',
@@ -16,6 +17,7 @@ const PUBLIC: OAuthClient = {
   secretHash: null,
   redirectUris: ['http://127.0.0.1/cb', 'https://cli.example/cb'],
   scopes: ['api'],
+  postLogoutRedirectUris: [],
 };
 const findClient = async (clientId: string) => [CONFIDENTIAL, PUBLIC].find((c) => c.clientId === clientId) ?? null;
 

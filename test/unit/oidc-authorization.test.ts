@@ -11,6 +11,7 @@ const APP: OAuthClient = {
   secretHash: 'f'.repeat(64),
   redirectUris: ['https://rp.example/cb'],
   scopes: ['openid', 'profile', 'email'],
+  postLogoutRedirectUris: [],
 };
 const check = (params: Record<string, string>) =>
   checkAuthorizationRequest(async (id) => (id === APP.clientId ? APP : null), authorizationParams(Object.entries({ client_id: APP.clientId, state: 's', ...params })));

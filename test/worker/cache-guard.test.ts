@@ -232,6 +232,12 @@ const ROUTES: Record<string, Effect> = {
   'POST /login/oauth/authorize_device': none('records a new device authorization in its partition, read by every poll and by the verification page'),
   'POST /oauth/authorize_device': none('records a new device authorization in its partition, read by every poll and by the verification page'),
   'POST /oauth/device': none("records the user's decision in the device authorization's partition and a code in the grant authority, read by the next poll"),
+  ...Object.fromEntries(
+    ['/oauth/logout', '/login/oauth/logout'].map((path) => [
+      `POST ${path}`,
+      none("ends a session (sessions are read from the user's User object on every page) and queues back-channel logouts, which no cache holds"),
+    ]),
+  ),
   'POST /oauth/authorized_applications/revoke': changes({ tokens: [['oauth-flow.test.ts', 'shows the authorized applications and Revoke ends the grant, its tokens and the remembered consent']] }),
 };
 

@@ -39,6 +39,9 @@ const EXPECTED = {
   request_parameter_supported: false,
   request_uri_parameter_supported: false,
   claims_parameter_supported: false,
+  end_session_endpoint: `${ORIGIN}/oauth/logout`,
+  backchannel_logout_supported: true,
+  backchannel_logout_session_supported: true,
 };
 
 describe('the provider metadata', () => {

@@ -1,12 +1,13 @@
 import { createRoute, z } from '@hono/zod-openapi';
 import type { Application } from '../../shared/api-types';
-import { ApplicationSchema, NewApplicationResponseSchema } from '../../shared/schemas';
+import { ApplicationSchema, LogoutDeliverySchema, NewApplicationResponseSchema } from '../../shared/schemas';
 import { requireAdmin } from '../auth/api-auth';
 import { directory } from '../durable/directory/directory';
 import type { ApplicationRow } from '../durable/directory/types';
 import { isKnownScope, parseScopes } from '../oauth/scopes';
-import { isRegistrableRedirectUri } from '../oauth/redirect-uri';
-import { deleteApplication, registerApplication } from '../services/applications';
+import { isBackchannelLogoutUri, isRegistrableRedirectUri } from '../oauth/redirect-uri';
+import { deleteApplication, logoutDeliveries, registerApplication } from '../services/applications';
+import { pageOf, paginationHeaders, paginationQuery, windowOf } from './pagination';
 import { bodyContent, bodyOf, boolParam, intParam } from './params';
 import { createApiRouter } from './router';
 
@@ -24,6 +25,22 @@ export const NewApplicationSchema = z
       .transform(parseScopes)
       .refine((s) => s.length > 0 && s.every(isKnownScope), { message: 'does not have a valid value' }),
     confidential: boolParam().default(true),
+    // OpenID Connect Back-Channel Logout 1.0 §2.2: where Knock sends logout tokens (checked by the
+    // URL guard here and before every delivery, as a webhook's URL is).
+    backchannel_logout_uri: z
+      .string()
+      .trim()
+      .max(2048)
+      .optional()
+      .transform((v) => v || null)
+      .refine((v) => v === null || isBackchannelLogoutUri(v), { message: 'is invalid' }),
+    // OpenID Connect RP-Initiated Logout 1.0 §3.1: whitespace-separated, each matched exactly.
+    post_logout_redirect_uris: z
+      .string()
+      .max(4096)
+      .default('')
+      .transform((v) => v.split(/\s+/).filter(Boolean))
+      .refine((uris) => uris.every(isRegistrableRedirectUri), { message: 'is invalid' }),
   })
   .openapi('NewApplication');
 
@@ -33,6 +50,8 @@ const present = (a: ApplicationRow): Application => ({
   application_name: a.name,
   callback_url: a.redirect_uris.join('\n'),
   confidential: a.confidential,
+  backchannel_logout_uri: a.backchannel_logout_uri,
+  post_logout_redirect_uris: a.post_logout_redirect_uris,
 });
 
 const create = createRoute({
@@ -63,6 +82,16 @@ const remove = createRoute({
   responses: { 204: { description: 'Deleted' }, 404: { description: '404 Application Not Found' } },
 });
 
+const logouts = createRoute({
+  method: 'get',
+  path: '/{id}/logout_deliveries',
+  summary: "An application's back-channel logout deliveries of the last seven days, newest first",
+  request: { params: z.object({ id: intParam() }), query: z.object(paginationQuery) },
+  responses: {
+    200: { description: 'Delivery attempts', content: { 'application/json': { schema: z.array(LogoutDeliverySchema) } } },
+    404: { description: '404 Application Not Found' },
+  },
+});
 
 export const applications = createApiRouter();
 applications.use('*', requireAdmin);
@@ -72,6 +101,11 @@ applications
     return c.json({ ...present(application), secret }, 201);
   })
   .openapi(list, async (c) => c.json((await directory(c.env).listApplications()).map(present), 200))
+  .openapi(logouts, async (c) => {
+    const page = pageOf(c.req.valid('query'));
+    const { total, items } = await logoutDeliveries(c.env, c.req.valid('param').id, windowOf(page));
+    return c.json(items, 200, paginationHeaders(c, page, total));
+  })
   .openapi(remove, async (c) => {
     await deleteApplication(c.env, c.req.valid('param').id);
     return c.body(null, 204);

@@ -56,7 +56,8 @@ export const loadSession: MiddlewareHandler<PageEnv> = async (c, next) => {
   await next();
 };
 
-const forget = (env: Env, session: Session) => userObject(env, session.user.id).deleteSession(session.idHash);
+/** Ends the session; `exceptClient`: the application that asked (RP-initiated logout), not told by back-channel logout. */
+const forget = (env: Env, session: Session, exceptClient: string | null = null) => userObject(env, session.user.id).deleteSession(session.idHash, exceptClient);
 
 /** Signs `user` in; false when the user is no longer active (blocked while signing in). */
 export const startSession = async <E extends PageEnv>(c: Context<E>, user: UserRow): Promise<boolean> => {
@@ -68,8 +69,8 @@ export const startSession = async <E extends PageEnv>(c: Context<E>, user: UserR
   return true;
 };
 
-export const endSession = async <E extends PageEnv>(c: Context<E>): Promise<void> => {
-  if (c.var.session) await forget(c.env, c.var.session);
+export const endSession = async <E extends PageEnv>(c: Context<E>, exceptClient: string | null = null): Promise<void> => {
+  if (c.var.session) await forget(c.env, c.var.session, exceptClient);
   deleteCookie(c, SESSION_COOKIE, { path: '/' });
 };
 

@@ -93,14 +93,23 @@ export const attempt = async (to: Destination, message: Message, policy: Destina
     'webhook-signature': await sign(to.signingSecret, message.id, timestamp, message.body),
   };
   const requestHeaders = to.token === null ? { ...headers } : { ...headers, 'X-Gitlab-Token': '[REDACTED]' };
-  const blocked = await checkDestination(to.url, policy);
-  if (blocked) return notSent(`Url is blocked: ${blocked}`, requestHeaders);
   if (to.token !== null) headers['X-Gitlab-Token'] = to.token;
+  return post(to.url, headers, message.body, policy, requestHeaders);
+};
+
+/**
+ * The one outbound POST of Knock's deliveries (webhooks, back-channel logout tokens): the URL
+ * guard first (`Url is blocked: …`), no redirect followed, a 10-second limit, at most a few
+ * kilobytes of the answer read. A 2xx answer is a success. `logged`: the request's headers as the
+ * log may show them (secrets redacted).
+ */
+export const post = async (url: string, headers: Record<string, string>, body: string, policy: DestinationPolicy, logged: Record<string, string> = headers): Promise<AttemptResult> => {
+  const requestHeaders = { ...logged };
+  const blocked = await checkDestination(url, policy);
+  if (blocked) return notSent(`Url is blocked: ${blocked}`, requestHeaders);
   const started = performance.now();
   try {
-    const response = await outbound.fetch(
-      new Request(to.url, { method: 'POST', headers, body: message.body, redirect: 'manual', signal: outbound.timeout(DELIVERY_TIMEOUT_MS) }),
-    );
+    const response = await outbound.fetch(new Request(url, { method: 'POST', headers, body, redirect: 'manual', signal: outbound.timeout(DELIVERY_TIMEOUT_MS) }));
     const responseBody = await readCappedText(response, RESPONSE_EXCERPT_BYTES);
     const ok = response.status >= 200 && response.status < 300;
     return {

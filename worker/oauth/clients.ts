@@ -15,6 +15,7 @@ const extensionClient = (env: Env): OAuthClient => ({
   secretHash: null,
   redirectUris: config(env).extensionRedirectUris,
   scopes: ['api'],
+  postLogoutRedirectUris: [],
 });
 
 /** The one way to resolve a client id: a registered application, or the built-in extension. */
@@ -26,7 +27,7 @@ export const findClient = async (env: Env, clientId: string): Promise<OAuthClien
     forgetClient(clientId);
     return null;
   }
-  const client = { clientId: app.client_id, name: app.name, secretHash: app.secret_hash, redirectUris: app.redirect_uris, scopes: app.scopes };
+  const client = { clientId: app.client_id, name: app.name, secretHash: app.secret_hash, redirectUris: app.redirect_uris, scopes: app.scopes, postLogoutRedirectUris: app.post_logout_redirect_uris };
   remember(client);
   return client;
 };

@@ -72,7 +72,7 @@ export const deviceAuthorizationEndpoint = async (c: Context<BaseEnv>) => {
  * browser's redirect, which is what PKCE protects (RFC 7636 §1): the device code, which only the
  * polling client holds, stands for it.
  */
-export const redeemDeviceCode = async (env: Env, client: OAuthClient, deviceCode: string): Promise<Result<Issued>> => {
+export const redeemDeviceCode = async (env: Env, client: OAuthClient, deviceCode: string, issuer: string): Promise<Result<Issued>> => {
   const partition = partitionOfDeviceCode(deviceCode, partitionCount(env));
   if (partition === null) return raise(problems.oauth('invalid_grant', 'The device code is invalid.'));
   const approved = unwrap(await deviceAuthorizations(env, partition).poll(await hashSecret(env, deviceCode), client.clientId));
@@ -83,5 +83,6 @@ export const redeemDeviceCode = async (env: Env, client: OAuthClient, deviceCode
     publicClient: false,
     redirectUri: null,
     codeVerifier: null,
+    issuer,
   });
 };

@@ -6,6 +6,8 @@ export interface OAuthClient {
   secretHash: string | null;
   redirectUris: string[];
   scopes: string[];
+  /** OpenID Connect RP-Initiated Logout 1.0 §3.1: where the end-session endpoint may redirect to. */
+  postLogoutRedirectUris: string[];
 }
 
 /** A public client (RFC 6749 §2.1): it has no secret, so it must use PKCE (RFC 7636). */

@@ -27,6 +27,8 @@ export const ENDPOINTS = {
   jwks: ['/oauth/discovery/keys', '/login/oauth/discovery/keys'],
   /** RFC 8628 §3.1: where a device starts the device authorization grant. */
   deviceAuthorization: ['/oauth/authorize_device', '/login/oauth/authorize_device'],
+  /** OpenID Connect RP-Initiated Logout 1.0 §2 (GitLab has none; a page: end-session.ts). */
+  endSession: ['/oauth/logout', '/login/oauth/logout'],
 } as const;
 
 /** RFC 8628 §3.2 `verification_uri`: the page where the user enters the code (GitLab's path). */
@@ -129,4 +131,9 @@ export const providerMetadata = (issuer: string) => ({
   request_parameter_supported: false,
   request_uri_parameter_supported: false,
   claims_parameter_supported: false,
+  // OpenID Connect RP-Initiated Logout 1.0 §2.1 and Back-Channel Logout 1.0 §2.1: logout tokens
+  // carry `sid` (and `sub`), and id_tokens the same `sid`.
+  end_session_endpoint: at(issuer, 'endSession'),
+  backchannel_logout_supported: true,
+  backchannel_logout_session_supported: true,
 });

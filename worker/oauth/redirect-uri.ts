@@ -13,6 +13,20 @@ export const isRegistrableRedirectUri = (value: string): boolean => {
   return !['javascript:', 'data:', 'vbscript:', 'file:'].includes(url.protocol);
 };
 
+/**
+ * A `backchannel_logout_uri` (OpenID Connect Back-Channel Logout 1.0 §2.2): an absolute http or
+ * https URL without a fragment. Where it may lead is the URL guard's to judge (registration and
+ * every delivery).
+ */
+export const isBackchannelLogoutUri = (value: string): boolean => {
+  try {
+    const url = new URL(value);
+    return (url.protocol === 'https:' || url.protocol === 'http:') && !value.includes('#');
+  } catch {
+    return false;
+  }
+};
+
 const isLoopback = (url: URL) => url.protocol === 'http:' && (url.hostname === '127.0.0.1' || url.hostname === '[::1]');
 
 /**

@@ -34,10 +34,11 @@ const tokenAddressLimit: MiddlewareHandler<BaseEnv> = async (c: Context<BaseEnv>
 
 /**
  * The provider's endpoints for clients, each handler mounted at every path the provider's table
- * gives it (GitLab's and Knock's); the authorization endpoint is a page (oauth/authorize.ts).
+ * gives it (GitLab's and Knock's); the authorization and end-session endpoints are pages
+ * (oauth/authorize.ts, oauth/end-session.ts).
  * `cors`: browser-based clients may call it without cookies (never the authorization endpoint).
  */
-const CLIENT_ENDPOINTS: Record<Exclude<Endpoint, 'authorization'>, { methods: ('GET' | 'POST')[]; before?: MiddlewareHandler<BaseEnv>[]; handler: Handler<BaseEnv>; cors: boolean }> = {
+const CLIENT_ENDPOINTS: Record<Exclude<Endpoint, 'authorization' | 'endSession'>, { methods: ('GET' | 'POST')[]; before?: MiddlewareHandler<BaseEnv>[]; handler: Handler<BaseEnv>; cors: boolean }> = {
   // Rate-limited by the client's address before the client authenticates (docs/security.md).
   token: { methods: ['POST'], before: [tokenAddressLimit], handler: tokenEndpoint, cors: true },
   // RFC 8628 §3.1, for devices (command-line tools), not browsers: no CORS. Limited as the token endpoint.

@@ -65,9 +65,10 @@ export const tokenEndpoint = async (c: Context<BaseEnv>) => {
       publicClient: isPublicClient(client),
       redirectUri: params.redirect_uri ?? null,
       codeVerifier: params.code_verifier ?? null,
+      issuer: publicOrigin(c.env, c.req.url),
     });
   } else if (grantType === DEVICE_CODE_GRANT) {
-    result = await redeemDeviceCode(c.env, client, required(params, 'device_code'));
+    result = await redeemDeviceCode(c.env, client, required(params, 'device_code'), publicOrigin(c.env, c.req.url));
   } else {
     const refreshToken = required(params, 'refresh_token');
     const userId = routeOf(REFRESH_TOKEN_PREFIX, refreshToken);

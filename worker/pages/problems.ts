@@ -19,6 +19,8 @@ const LABELS: Record<string, string> = {
   visibility: 'Visibility',
   visibility_level: 'Visibility',
   redirect_uri: 'Redirect URIs',
+  backchannel_logout_uri: 'Back-channel logout URI',
+  post_logout_redirect_uris: 'Post-logout redirect URIs',
   scopes: 'Scopes',
   url: 'URL',
   token: 'Secret token',

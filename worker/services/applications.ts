@@ -1,7 +1,9 @@
 import { hex, randomBytes, randomToken } from '../auth/crypto';
 import { clientHoldersOf } from '../durable/client-holders/client-holders';
 import { directory } from '../durable/directory/directory';
+import { config } from '../config';
 import type { Env } from '../env';
+import { checkDestination } from '../events/url-guard';
 import { problems, raise } from '../errors';
 import { endApplicationGrants } from '../oauth/application-grants';
 import { hashSecret } from '../store/tokens';
@@ -17,10 +19,17 @@ export interface NewApplication {
   redirect_uri: string[];
   scopes: string[];
   confidential: boolean;
+  backchannel_logout_uri: string | null;
+  post_logout_redirect_uris: string[];
 }
 
 /** Registers an OAuth application; its secret (none for a public client) is returned this once. */
 export const registerApplication = async (env: Env, input: NewApplication, ownerId: number) => {
+  if (input.backchannel_logout_uri !== null) {
+    // The URL guard of webhooks (GitLab's wording), as a hook's URL is checked when it is saved.
+    const reason = await checkDestination(input.backchannel_logout_uri, config(env));
+    if (reason) raise(problems.badRequest({ backchannel_logout_uri: [`is blocked: ${reason}`] }));
+  }
   const secret = input.confidential ? randomToken(CLIENT_SECRET_PREFIX) : null;
   const application = await directory(env).createApplication({
     clientId: hex(randomBytes(32)),
@@ -30,6 +39,8 @@ export const registerApplication = async (env: Env, input: NewApplication, owner
     scopes: input.scopes,
     confidential: input.confidential,
     ownerId,
+    backchannelLogoutUri: input.backchannel_logout_uri,
+    postLogoutRedirectUris: input.post_logout_redirect_uris,
   });
   return { application, secret };
 };
@@ -48,3 +59,9 @@ export const deleteApplication = async (env: Env, id: number): Promise<void> => 
   await endApplicationGrants(env, clientId);
 };
 
+
+/** The back-channel logout deliveries of an application (its `ClientHolders` object's log), or `404 Application Not Found`. */
+export const logoutDeliveries = async (env: Env, id: number, window: { offset: number; limit: number }) => {
+  const clientId = (await directory(env).applicationClientId(id)) ?? raise(problems.notFound('Application'));
+  return clientHoldersOf(env, clientId).logoutLog(window.offset, window.limit);
+};

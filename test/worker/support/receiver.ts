@@ -19,7 +19,7 @@ afterEach(() => {
 
 /**
  * A webhook receiver inside the test: it takes the place of the network for the Worker's
- * webhook deliveries (`outbound.fetch`) until the test ends, records every request, and answers
+ * webhook and back-channel logout deliveries (`outbound.fetch`) until the test ends, records every request, and answers
  * as `respond` says (200 by default).
  */
 export class Receiver {
@@ -33,7 +33,8 @@ export class Receiver {
         url: request.url,
         headers: Object.fromEntries(request.headers),
         body,
-        json: body ? (JSON.parse(body) as Record<string, unknown>) : {},
+        // Webhooks send JSON; back-channel logout tokens come as a form.
+        json: body && request.headers.get('Content-Type')?.includes('json') ? (JSON.parse(body) as Record<string, unknown>) : {},
         redirect: request.redirect,
         signal: request.signal,
       };

@@ -5,6 +5,7 @@ import { directory } from '../directory/directory';
 import type { ApplicationRow } from '../directory/types';
 import { userObject } from '../user/user';
 import { migrate } from '../migrations';
+import { BackchannelLogouts, type LogoutAttempt, type LogoutNotice } from './backchannel';
 import { CLIENT_HOLDERS_SCHEMA } from './schema';
 
 /** How soon a deletion's unfinished ending of grants is tried again (after a crash or an unreachable holder). */
@@ -19,11 +20,13 @@ const END_RETRY_MS = 30_000;
  */
 export class ClientHolders extends DurableObject<Env> {
   private readonly sql: SqlStorage;
+  private readonly logouts: BackchannelLogouts;
 
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
     this.sql = ctx.storage.sql;
     migrate(ctx.storage, CLIENT_HOLDERS_SCHEMA);
+    this.logouts = new BackchannelLogouts(ctx.storage, env);
   }
 
   /**
@@ -66,16 +69,47 @@ export class ClientHolders extends DurableObject<Env> {
     // add() lists no one once the application is deleted, so the list can only have shrunk.
     if (this.list().length === 0) {
       this.sql.exec('UPDATE application SET ending = NULL');
-      await this.ctx.storage.deleteAlarm();
+      await this.scheduleAlarm();
     }
   }
 
   async alarm(): Promise<void> {
     try {
       await this.endGrants();
-    } finally {
-      if (this.ending() !== null) await this.ctx.storage.setAlarm(clock.now() + END_RETRY_MS);
+    } catch (e) {
+      console.warn('ending the grants of a deleted application failed; the alarm will retry', e);
     }
+    try {
+      const app = await this.application(this.ctx.id.name ?? '');
+      await this.logouts.run(app?.backchannel_logout_uri ? { clientId: app.client_id, uri: app.backchannel_logout_uri } : null);
+    } finally {
+      await this.scheduleAlarm();
+    }
+  }
+
+  /** The alarm rings for the next of: a deletion's ending of grants still to finish, the next logout delivery. */
+  private async scheduleAlarm(): Promise<void> {
+    const ending = this.ending() !== null ? clock.now() + END_RETRY_MS : null;
+    const due = [ending, this.logouts.nextDue()].filter((t): t is number => t !== null);
+    if (due.length === 0) await this.ctx.storage.deleteAlarm();
+    else await this.ctx.storage.setAlarm(Math.min(...due));
+  }
+
+  // ---- back-channel logout (backchannel.ts) ----
+
+  /**
+   * Logouts a user's `User` object hands over (OpenID Connect Back-Channel Logout 1.0): queued in
+   * one transaction with the alarm set in the same turn, so the alarm delivers them, never the
+   * request that ended the access.
+   */
+  async queueLogouts(notices: LogoutNotice[]): Promise<void> {
+    this.ctx.storage.transactionSync(() => this.logouts.queue(notices));
+    await this.scheduleAlarm();
+  }
+
+  /** The delivery log of the last seven days, newest first. */
+  logoutLog(offset: number, limit: number): { total: number; items: LogoutAttempt[] } {
+    return this.logouts.log(offset, limit);
   }
 
   private ending(): string | null {

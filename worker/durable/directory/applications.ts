@@ -2,8 +2,9 @@ import { isoNow } from '../../clock';
 import type { ApplicationRow, NewApplication } from './types';
 import { DirectoryUserChanges } from './user-changes';
 
-type RawApplication = Omit<ApplicationRow, 'redirect_uris' | 'scopes' | 'confidential'> & {
+type RawApplication = Omit<ApplicationRow, 'redirect_uris' | 'scopes' | 'confidential' | 'post_logout_redirect_uris'> & {
   redirect_uris: string;
+  post_logout_redirect_uris: string;
   scopes: string;
   confidential: number;
 };
@@ -16,6 +17,8 @@ const toApplication = (r: RawApplication): ApplicationRow => ({
   scopes: r.scopes.split(' ').filter(Boolean),
   confidential: r.confidential === 1,
   created_at: r.created_at,
+  backchannel_logout_uri: r.backchannel_logout_uri,
+  post_logout_redirect_uris: JSON.parse(r.post_logout_redirect_uris),
 });
 
 /** OAuth applications (GitLab's applications API): the clients the token service knows. */
@@ -23,8 +26,8 @@ export abstract class DirectoryApplications extends DirectoryUserChanges {
   createApplication(input: NewApplication): ApplicationRow {
     const row = this.sql
       .exec<RawApplication>(
-        `INSERT INTO applications (client_id, secret_hash, name, redirect_uris, scopes, confidential, owner_id, created_at)
-         VALUES (?, ?, ?, ?, ?, ?, ?, ?) RETURNING *`,
+        `INSERT INTO applications (client_id, secret_hash, name, redirect_uris, scopes, confidential, owner_id, created_at, backchannel_logout_uri, post_logout_redirect_uris)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING *`,
         input.clientId,
         input.secretHash,
         input.name,
@@ -33,6 +36,8 @@ export abstract class DirectoryApplications extends DirectoryUserChanges {
         input.confidential ? 1 : 0,
         input.ownerId,
         isoNow(),
+        input.backchannelLogoutUri,
+        JSON.stringify(input.postLogoutRedirectUris),
       )
       .one();
     return toApplication(row);

@@ -55,7 +55,9 @@ export const DIRECTORY_SCHEMA = [
      scopes TEXT NOT NULL,
      confidential INTEGER NOT NULL,
      owner_id INTEGER,
-     created_at TEXT NOT NULL
+     created_at TEXT NOT NULL,
+     backchannel_logout_uri TEXT,
+     post_logout_redirect_uris TEXT NOT NULL DEFAULT '[]'
    );
    CREATE TABLE namespaces (
      id INTEGER PRIMARY KEY AUTOINCREMENT,

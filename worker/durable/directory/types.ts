@@ -49,6 +49,10 @@ export interface ApplicationRow {
   scopes: string[];
   confidential: boolean;
   created_at: string;
+  /** OpenID Connect Back-Channel Logout 1.0 §2.2: where logout tokens are sent; null for none. */
+  backchannel_logout_uri: string | null;
+  /** OpenID Connect RP-Initiated Logout 1.0 §3.1: where the end-session endpoint may send the browser back to. */
+  post_logout_redirect_uris: string[];
 }
 
 /** What a namespace's object must still correct after pushing its outbox (`applyMembershipChanges`). */
@@ -122,4 +126,6 @@ export interface NewApplication {
   scopes: string[];
   confidential: boolean;
   ownerId: number;
+  backchannelLogoutUri: string | null;
+  postLogoutRedirectUris: string[];
 }

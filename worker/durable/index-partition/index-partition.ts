@@ -7,6 +7,7 @@ import { userObject } from '../user/user';
 import type { InboxFilter, InboxPage, KnownVersion } from '../user/inbox';
 import { everyRequest, inboxDeliveries, inboxDelivered, inboxOutboxWaiting, requesterChanged, sourcesRenamed, requestsDeletedWith, type OwnRequestRow } from './inbox-index';
 import { groupMembershipsOf, type GroupMemberships } from './group-memberships';
+import { claimChecksWaiting, levelsBefore, queueAllMembers, queueLowered, sendClaimChecks } from './claim-checks';
 import { INDEX_PARTITION_SCHEMA } from './schema';
 import { migrate } from '../migrations';
 import {
@@ -149,6 +150,7 @@ export class IndexPartition extends DurableObject<Env> {
     // the user's) comes with the registration, and the answer below judges by it.
     await this.registerUsers();
     await this.deliverInbox();
+    await this.deliverClaimChecks();
     return this.replyTo(members, requests);
   }
 
@@ -162,7 +164,9 @@ export class IndexPartition extends DurableObject<Env> {
     if (this.isDeleted(source.id)) return false;
     this.takeSource(source);
     for (const r of requesters) this.takeRequester(r);
+    const before = source.kind === 'group' ? levelsBefore(this.sql, source.id, members) : null;
     applyMembershipChanges(this.sql, source.id, members, requests);
+    if (before) queueLowered(this.sql, source.id, before);
     // Members, and requesters (a decided request stays in their own view for a while).
     const arrived = [...members.filter((c) => c.accessLevel > 0), ...requests].map((c) => c.userId);
     for (const id of arrived) this.sql.exec('INSERT INTO known_users (user_id, registered) VALUES (?, 0) ON CONFLICT (user_id) DO NOTHING', id);
@@ -238,12 +242,14 @@ export class IndexPartition extends DurableObject<Env> {
   async deleteSource(id: number): Promise<void> {
     this.commit(() => {
       this.sql.exec('INSERT INTO deleted_namespaces (id) VALUES (?) ON CONFLICT (id) DO NOTHING', id);
+      queueAllMembers(this.sql, id);
       this.sql.exec('DELETE FROM memberships WHERE namespace_id = ?', id);
       requestsDeletedWith(this.sql, id);
       this.sql.exec('DELETE FROM pending_requests WHERE namespace_id = ?', id);
       this.sql.exec('DELETE FROM namespaces WHERE id = ?', id);
     });
     await this.deliverInbox();
+    await this.deliverClaimChecks();
   }
 
   /**
@@ -313,7 +319,7 @@ export class IndexPartition extends DurableObject<Env> {
 
   /** Sets the alarm while managers' shares wait to be sent. */
   private arm(): void {
-    if (this.armed || !inboxOutboxWaiting(this.sql)) return;
+    if (this.armed || !(inboxOutboxWaiting(this.sql) || claimChecksWaiting(this.sql))) return;
     void this.ctx.storage.setAlarm(clock.now() + INBOX_RETRY_MS);
     this.armed = true;
   }
@@ -335,7 +341,7 @@ export class IndexPartition extends DurableObject<Env> {
       }
     }
     // Nothing waits: the alarm has nothing to do.
-    if (this.armed) {
+    if (this.armed && !claimChecksWaiting(this.sql)) {
       void this.ctx.storage.deleteAlarm();
       this.armed = false;
     }
@@ -360,6 +366,17 @@ export class IndexPartition extends DurableObject<Env> {
   async alarm(): Promise<void> {
     this.armed = false;
     await this.deliverInbox();
+    await this.deliverClaimChecks();
+  }
+
+  /** Tells users their group claims may have shrunk (claim-checks.ts); what fails waits for the alarm. */
+  private async deliverClaimChecks(): Promise<void> {
+    while (claimChecksWaiting(this.sql)) {
+      if (!(await sendClaimChecks(this.env, this.sql))) {
+        this.arm();
+        return;
+      }
+    }
   }
 
   /** This partition's number, from its name (`index:<p>`). */

@@ -83,5 +83,9 @@ export const INDEX_PARTITION_SCHEMA = [
    CREATE TABLE registry_tops (
      path TEXT PRIMARY KEY COLLATE NOCASE,
      root_id INTEGER NOT NULL
+   );
+   -- Users whose group membership ended or went down, for their User object (claim-checks.ts).
+   CREATE TABLE claim_checks (
+     user_id INTEGER PRIMARY KEY
    );`,
 ];

@@ -1,6 +1,6 @@
 import { DurableObject } from 'cloudflare:workers';
-import { calculateJwkThumbprint, exportJWK, generateKeyPair, type JWK } from 'jose';
-import { seal } from '../../auth/secret-box';
+import { calculateJwkThumbprint, exportJWK, generateKeyPair, importJWK, SignJWT, type JWK, type JWTPayload } from 'jose';
+import { open, seal } from '../../auth/secret-box';
 import { clock } from '../../clock';
 import type { Env } from '../../env';
 import { migrate } from '../migrations';
@@ -85,6 +85,22 @@ export class SigningKeys extends DurableObject<Env> {
       .exec<KeyRow>('SELECT * FROM keys WHERE published_until IS NULL OR published_until > ? ORDER BY signs_from', now)
       .toArray()
       .map(toKey);
+  }
+
+  /**
+   * A JWS of `claims` signed RS256 by the key that signs now, its `kid` and `typ` in the header:
+   * for what Knock signs off the request path (logout tokens, from the delivering object's alarm),
+   * where the Worker's in-memory keys (worker/oauth/signing-keys.ts) are not at hand.
+   */
+  async sign(claims: JWTPayload, typ: string): Promise<string> {
+    const keys = await this.published();
+    const now = clock.now();
+    const key = keys.filter((k) => k.signsFrom <= now).sort((a, b) => b.signsFrom - a.signsFrom)[0];
+    if (!key) throw new Error('no signing key signs now');
+    const jwk = await open(this.env, signingKeyPurpose(key.kid), key.sealedPrivateJwk);
+    if (jwk === null) throw new Error(`signing key ${key.kid} does not open with this TOKEN_HASH_KEY`);
+    const privateKey = await importJWK(JSON.parse(jwk) as JWK, 'RS256');
+    return new SignJWT(claims).setProtectedHeader({ alg: 'RS256', kid: key.kid, typ }).sign(privateKey);
   }
 
   /**

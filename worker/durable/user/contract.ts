@@ -55,6 +55,8 @@ export interface CodeRedemption {
   publicClient: boolean;
   redirectUri: string | null;
   codeVerifier: string | null;
+  /** The issuer the id_tokens of the grant name: its logout tokens name it too. */
+  issuer?: string;
 }
 
 export interface RefreshRequest {

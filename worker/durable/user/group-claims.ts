@@ -23,3 +23,19 @@ export const groupClaimsOf = async (env: Env, partitions: number[], userId: numb
     developer: at(DEVELOPER),
   };
 };
+
+/** The level a set of group claims gives `path`: Owner, Maintainer, Developer, else below them. */
+const claimedLevel = (c: GroupClaims, path: string): number =>
+  c.owner.includes(path) ? OWNER : c.maintainer.includes(path) ? MAINTAINER : c.developer.includes(path) ? DEVELOPER : 0;
+
+/**
+ * Whether the user lost something `issued` (the claims a token was issued with) named: a group no
+ * longer in `groups` or `groups_direct` (a membership removed or expired, directly or through an
+ * ancestor group), or a group whose Owner, Maintainer or Developer claim now names a lower level
+ * (a demotion). A promotion, or a group gained, is no loss. What sends the application a
+ * back-channel logout (docs/oidc.md, "Back-channel logout").
+ */
+export const claimsLost = (issued: GroupClaims, now: GroupClaims): boolean =>
+  issued.groups.some((g) => !now.groups.includes(g)) ||
+  issued.groups_direct.some((g) => !now.groups_direct.includes(g)) ||
+  [...issued.owner, ...issued.maintainer, ...issued.developer].some((g) => claimedLevel(now, g) < claimedLevel(issued, g));

@@ -29,7 +29,11 @@
  * 1.0 §2): the `nonce` the authorization request sent, the session's sign-in time (`auth_time`,
  * epoch seconds) and the session's `sid` (worker/protocol/session-id.ts). A token pair granted
  * `openid` keeps the group claims read when it was issued (JSON), which its access token's KV
- * record carries.
+ * record carries; `claims_lost` once its application was logged out because the user lost one
+ * of them (user.ts `checkGroupClaims`). A grant keeps the issuer its id_tokens named (`issuer`), for its logout tokens.
+ *
+ * - `logout_outbox`: back-channel logouts queued in the transaction that ended access (logouts.ts),
+ *   until the application's `ClientHolders` object has them.
  */
 export const USER_SCHEMA = [
   `CREATE TABLE consents (
@@ -65,9 +69,17 @@ export const USER_SCHEMA = [
      created_at TEXT NOT NULL,
      revoked_at TEXT,
      auth_time INTEGER,
-     sid TEXT
+     sid TEXT,
+     issuer TEXT
    );
    CREATE INDEX grants_client ON grants (client_id);
+   CREATE TABLE logout_outbox (
+     jti TEXT PRIMARY KEY,
+     client_id TEXT NOT NULL,
+     sid TEXT,
+     issuer TEXT NOT NULL,
+     reason TEXT NOT NULL
+   );
    CREATE TABLE token_pairs (
      refresh_hash TEXT PRIMARY KEY,
      grant_id TEXT NOT NULL,
@@ -82,7 +94,8 @@ export const USER_SCHEMA = [
      retry_request TEXT,
      retry_response BLOB,
      retry_until INTEGER,
-     groups TEXT
+     groups TEXT,
+     claims_lost INTEGER NOT NULL DEFAULT 0
    );
    CREATE INDEX token_pairs_grant ON token_pairs (grant_id);
    CREATE INDEX token_pairs_expiry ON token_pairs (refresh_expires_at);

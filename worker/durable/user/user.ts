@@ -5,6 +5,7 @@ import { config } from '../../config';
 import type { Env } from '../../env';
 import { problems } from '../../errors';
 import { s256 } from '../../protocol/pkce';
+import { sessionSid } from '../../protocol/session-id';
 import { openResponse, retryKey, sealResponse } from '../../protocol/sealed-response';
 import { tokenResponse } from '../../protocol/token-response';
 import {
@@ -16,12 +17,13 @@ import {
   newRoutedSecret,
   putAccessToken,
   revokeAccessTokens,
-  type GroupClaims,
 } from '../../store/tokens';
 import { clientHoldersOf } from '../client-holders/client-holders';
 import { directory } from '../directory/directory';
 import type { UserRow, UserSnapshot } from '../directory/types';
-import { groupClaimsOf } from './group-claims';
+import { claimsLost, groupClaimsOf } from './group-claims';
+import { handOverLogouts, LOGOUT_HANDOVER_RETRY_MS, logoutsWaiting, markClaimsLost, pairsWithGroupClaims, queueLogouts, type LogoutReason, type LogoutSelection } from './logouts';
+import { syncTokenRecords } from './token-sync';
 import { inboxVersion, readInbox, takeSnapshot, type InboxFilter, type InboxPage, type InboxSnapshotRow, type KnownVersion } from './inbox';
 import { USER_SCHEMA } from './schema';
 import { liveSession, startSession } from './sessions';
@@ -33,7 +35,6 @@ import { authorizationsOf, cleanUp, codeRow, scopeList, insertPair, pairRow, rev
 
 /** An identical retry of a rotated refresh token within this window gets the same answer (see retryOrRevoke). */
 export const RETRY_GRACE_SECONDS = 30;
-
 
 const covers = (granted: string[], wanted: string[]) => wanted.every((s) => granted.includes(s));
 const isActive = (u: UserSnapshot): u is UserRow => u.state === 'active';
@@ -192,7 +193,7 @@ export class User extends DurableObject<Env> {
       if (pkce) return refused(pkce);
 
       this.sql.exec(
-        'INSERT INTO grants (id, client_id, user_id, scopes, created_at, auth_time, sid) VALUES (?, ?, ?, ?, ?, ?, ?)',
+        'INSERT INTO grants (id, client_id, user_id, scopes, created_at, auth_time, sid, issuer) VALUES (?, ?, ?, ?, ?, ?, ?, ?)',
         pair.grantId,
         code.client_id,
         code.user_id,
@@ -200,6 +201,7 @@ export class User extends DurableObject<Env> {
         isoNow(),
         code.auth_time,
         code.sid,
+        r.issuer ?? null,
       );
       this.sql.exec('UPDATE codes SET grant_id = ? WHERE hash = ?', pair.grantId, codeHash);
       insertPair(this.sql, pair);
@@ -282,6 +284,7 @@ export class User extends DurableObject<Env> {
    */
   async alarm(): Promise<void> {
     this.alarmAt = null;
+    await this.handOverLogouts();
     const next = this.ctx.storage.transactionSync(() => {
       cleanUp(this.sql, epochSeconds());
       return this.sql
@@ -321,13 +324,65 @@ export class User extends DurableObject<Env> {
     return { user, csrfToken: row.csrfToken, signedInAt: row.signedInAt };
   }
 
-  deleteSession(idHash: string): void {
-    this.sql.exec('DELETE FROM sessions WHERE id_hash = ?', idHash);
+  /**
+   * Ends one browser session (signing out; RP-initiated logout). The applications given `openid`
+   * in it, but `exceptClient` (the one that asked, ending its own session), get a logout token.
+   */
+  async deleteSession(idHash: string, exceptClient: string | null = null): Promise<void> {
+    const sid = await sessionSid(idHash);
+    // Already ended (signing out everywhere ends this one too): its applications were told then.
+    if (this.sql.exec('SELECT 1 FROM sessions WHERE id_hash = ?', idHash).toArray().length === 0) return;
+    this.endAccess({ sid, exceptClient }, 'signed_out', () => this.sql.exec('DELETE FROM sessions WHERE id_hash = ?', idHash));
+    await this.handOverLogouts();
   }
 
-  /** Ends every browser session of the user ("sign out everywhere"). */
-  deleteSessions(): void {
-    this.sql.exec('DELETE FROM sessions');
+  /** Ends every browser session of the user ("sign out everywhere"); every application given `openid` is told. */
+  async deleteSessions(): Promise<void> {
+    this.endAccess({ all: true }, 'signed_out_everywhere', () => this.sql.exec('DELETE FROM sessions'));
+    await this.handOverLogouts();
+  }
+
+  // ---- back-channel logout (logouts.ts) ----
+
+  /**
+   * One transaction: the logouts of `selection` queued, then `change` (which may revoke the grants
+   * named), with the alarm set in the same turn while logouts wait to be handed over.
+   */
+  private endAccess<T>(selection: LogoutSelection | null, reason: LogoutReason, change: () => T): T {
+    const result = this.ctx.storage.transactionSync(() => {
+      if (selection) queueLogouts(this.sql, selection, reason, this.env.PUBLIC_URL);
+      return change();
+    });
+    if (logoutsWaiting(this.sql) && (this.alarmAt === null || this.alarmAt > clock.now() + LOGOUT_HANDOVER_RETRY_MS)) {
+      this.alarmAt = clock.now() + LOGOUT_HANDOVER_RETRY_MS;
+      void this.ctx.storage.setAlarm(this.alarmAt);
+    }
+    return result;
+  }
+
+  /** Hands the queued logouts to their applications' objects; what fails waits for the alarm. */
+  private async handOverLogouts(): Promise<void> {
+    const userId = Number(this.ctx.id.name);
+    if (!Number.isInteger(userId) || (await handOverLogouts(this.env, this.sql, userId))) return;
+    console.warn('back-channel logouts could not be handed over; the alarm will retry', this.ctx.id.name);
+    await this.alarmBy(clock.now() + LOGOUT_HANDOVER_RETRY_MS);
+  }
+
+  /**
+   * A membership of the user in a group ended or went down (an index partition says so,
+   * index-partition/claim-checks.ts): the application of each live token pair issued with group
+   * claims the user no longer has (`claimsLost`) is told, once per pair. The grant stays: its
+   * tokens say what they were issued with (docs/oidc.md), and its next refresh or sign-in reads
+   * the claims again. Reads the claims as they are now from the user's index partitions: the cost
+   * follows the user's grants and partitions, never other users.
+   */
+  async checkGroupClaims(): Promise<void> {
+    if (pairsWithGroupClaims(this.sql).length === 0) return;
+    const now = await groupClaimsOf(this.env, this.indexPartitions(), Number(this.ctx.id.name));
+    const lost = pairsWithGroupClaims(this.sql).filter((p) => claimsLost(p.groups, now));
+    if (lost.length === 0) return;
+    this.endAccess({ grantIds: [...new Set(lost.map((p) => p.grantId))] }, 'membership_ended', () => markClaimsLost(this.sql, lost));
+    await this.handOverLogouts();
   }
 
   // ---- revocation and introspection ----
@@ -371,14 +426,14 @@ export class User extends DurableObject<Env> {
     return authorizationsOf(this.sql, epochSeconds());
   }
 
-
   /**
    * Ends everything the user gave an application: its grants and tokens, pending codes and the
    * remembered consent. `forgetIndex` when the application itself is being deleted (its holder
    * index forgets this user too): then no code is issued for it here again.
    */
   async revokeClient(clientId: string, forgetIndex = false): Promise<void> {
-    const ended = this.ctx.storage.transactionSync(() => {
+    // A deleted application is not told: it has no registration left to deliver to.
+    const ended = this.endAccess(forgetIndex ? null : { clientId }, 'authorization_revoked', () => {
       const now = epochSeconds();
       const grants = this.sql
         .exec<{ id: string }>('SELECT id FROM grants WHERE client_id = ? AND revoked_at IS NULL', clientId)
@@ -393,6 +448,7 @@ export class User extends DurableObject<Env> {
       return ended;
     });
     await revokeAccessTokens(this.env, ended);
+    await this.handOverLogouts();
   }
 
   // ---- the user, as the Directory says ----
@@ -408,7 +464,9 @@ export class User extends DurableObject<Env> {
    * fan-out tells those, and a partition added later learns the change from `addIndexPartitions`.
    */
   async applyUser(snapshot: UserSnapshot, endSessions = false): Promise<number[]> {
-    const partitions = this.ctx.storage.transactionSync(() => {
+    // Applications given `openid` are told when the user may no longer act (selected before the grants end).
+    const stopped = snapshot.state !== 'active' && (this.storedUser()?.version ?? 0) < snapshot.version;
+    const partitions = this.endAccess(stopped ? { all: true } : null, snapshot.state as Exclude<UserSnapshot['state'], 'active'>, () => {
       // A new password ends the sessions begun before it (also when this is a retry of that push).
       if (endSessions) this.sql.exec('DELETE FROM sessions WHERE user_version < ?', snapshot.version);
       const before = this.storedUser();
@@ -427,6 +485,7 @@ export class User extends DurableObject<Env> {
     });
     // The tombstones of the grants just ended, with every other access token KV may still accept.
     await this.syncTokens();
+    await this.handOverLogouts();
     return partitions;
   }
 
@@ -474,58 +533,11 @@ export class User extends DurableObject<Env> {
    * lands after it. Repeats while the user changed meanwhile.
    */
   private syncTokens(): Promise<void> {
-    const run = this.syncing.then(async () => {
-      for (;;) {
-        await Promise.allSettled([...this.writes]);
-        const state = this.sql.exec<{ snapshot: string; version: number; synced_version: number }>('SELECT snapshot, version, synced_version FROM user_state').toArray()[0];
-        if (!state || state.synced_version >= state.version) return;
-        const user = JSON.parse(state.snapshot) as UserSnapshot;
-        const now = epochSeconds();
-        if (isActive(user)) {
-          const live = this.sql
-            .exec<{ access_hash: string; access_expires_at: number; scopes: string; created_at: number; grant_id: string; client_id: string; groups: string | null }>(
-              `SELECT p.access_hash, p.access_expires_at, p.scopes, p.created_at, p.grant_id, g.client_id, p.groups
-               FROM token_pairs p JOIN grants g ON g.id = p.grant_id
-               WHERE p.state = 'active' AND g.revoked_at IS NULL AND p.access_expires_at > ?`,
-              now,
-            )
-            .toArray();
-          await Promise.all(
-            live.map((t) =>
-              putAccessToken(
-                this.env,
-                t.access_hash,
-                accessTokenRecord(user, {
-                  scopes: scopeList(t.scopes),
-                  clientId: t.client_id,
-                  grantId: t.grant_id,
-                  tokenId: null,
-                  createdAt: t.created_at,
-                  expiresAt: t.access_expires_at,
-                  ...(t.groups !== null && { groups: JSON.parse(t.groups) as GroupClaims }),
-                }),
-              ),
-            ),
-          );
-          // A grant revoked while those were written: its tombstone must be the last write.
-          const ended = live.filter((t) => !this.sql.exec("SELECT 1 FROM token_pairs p JOIN grants g ON g.id = p.grant_id WHERE p.access_hash = ? AND p.state = 'active' AND g.revoked_at IS NULL", t.access_hash).toArray()[0]);
-          await revokeAccessTokens(this.env, ended.map((t) => ({ hash: t.access_hash, expiresAt: t.access_expires_at })));
-        } else {
-          const live = this.sql
-            .exec<{ hash: string; expiresAt: number }>('SELECT access_hash AS hash, access_expires_at AS expiresAt FROM token_pairs WHERE access_expires_at > ?', now)
-            .toArray();
-          await revokeAccessTokens(this.env, live);
-        }
-        this.sql.exec('UPDATE user_state SET synced_version = ? WHERE version = ?', state.version, state.version);
-      }
-    });
+    const run = this.syncing.then(() => syncTokenRecords(this.env, this.sql, () => Promise.allSettled([...this.writes])));
     this.syncing = run.catch(() => undefined);
     return run;
   }
 
-  // ---- rules, each in one place ----
-
-  /** RFC 7636 §4.6 and RFC 9700 §2.1.1: a verifier exactly when a challenge was sent; public clients always. */
   // ---- helpers ----
 
   /**

@@ -69,7 +69,15 @@ const ApplicationsPage = async (p: { c: PageContext; flash: Flash; created?: Cre
             <input type="checkbox" name="confidential" value="true" checked={v.confidential ? v.confidential === 'true' : true} /> Confidential (the
             application keeps a secret; leave unchecked for a browser or mobile app)
           </label>
-          <FormError alert={alert} fields={['name', 'redirect_uri', 'scopes']} />
+          <label for="app-backchannel">Back-channel logout URI (optional)</label>
+          <input type="url" id="app-backchannel" name="backchannel_logout_uri" maxlength={2048} value={v.backchannel_logout_uri ?? ''} {...invalid('app-backchannel', alert, 'backchannel_logout_uri')} />
+          <FieldError id="app-backchannel" alert={alert} field="backchannel_logout_uri" />
+          <label for="app-post-logout">Post-logout redirect URIs (one per line, optional)</label>
+          <textarea id="app-post-logout" name="post_logout_redirect_uris" rows={2} {...invalid('app-post-logout', alert, 'post_logout_redirect_uris')}>
+            {v.post_logout_redirect_uris ?? ''}
+          </textarea>
+          <FieldError id="app-post-logout" alert={alert} field="post_logout_redirect_uris" />
+          <FormError alert={alert} fields={['name', 'redirect_uri', 'scopes', 'backchannel_logout_uri', 'post_logout_redirect_uris']} />
           <div class="actions">
             <button class="primary" type="submit">
               Register application
@@ -108,7 +116,19 @@ const ApplicationsPage = async (p: { c: PageContext; flash: Flash; created?: Cre
                       </div>
                     ))}
                   </td>
-                  <td>{a.scopes.join(', ')}</td>
+                  <td>
+                    {a.scopes.join(', ')}
+                    {a.backchannel_logout_uri ? (
+                      <div class="muted">
+                        Back-channel logout: <code>{a.backchannel_logout_uri}</code>
+                      </div>
+                    ) : null}
+                    {a.post_logout_redirect_uris.map((u) => (
+                      <div class="muted">
+                        After logout: <code>{u}</code>
+                      </div>
+                    ))}
+                  </td>
                   <td>
                     <a class="button danger" href={`/admin/applications/${a.id}/delete`} aria-label={`Delete ${a.name}`}>
                       Delete
@@ -130,7 +150,10 @@ export const adminApplicationPages = new Hono<ConsoleEnv>()
   .post('/admin/applications', formCsrf({ all: true }), async (c) => {
     const form = c.var.form;
     const scopes = [form.scopes ?? []].flat().filter((s): s is string => typeof s === 'string').join(' ');
-    const values = { name: formText(form, 'name'), redirect_uri: formText(form, 'redirect_uri'), scopes, confidential: formText(form, 'confidential') === 'true' ? 'true' : 'false' };
+    const values = { name: formText(form, 'name'), redirect_uri: formText(form, 'redirect_uri'), scopes, confidential: formText(form, 'confidential') === 'true' ? 'true' : 'false',
+      backchannel_logout_uri: formText(form, 'backchannel_logout_uri'),
+      post_logout_redirect_uris: formText(form, 'post_logout_redirect_uris'),
+    };
     try {
       const input = parseForm(NewApplicationSchema, values);
       const { application, secret } = await registerApplication(c.env, input, c.var.viewer.user.id);

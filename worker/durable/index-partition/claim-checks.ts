@@ -1,0 +1,44 @@
+import type { Env } from '../../env';
+import type { MembershipChange } from '../namespace-registry';
+import { userObject } from '../user/user';
+
+/**
+ * Telling a user's `User` object that one of their group memberships ended or went down, so the
+ * applications whose tokens named it are logged out (User.checkGroupClaims, OpenID Connect
+ * Back-Channel Logout 1.0). A durable outbox (`claim_checks`), written in the transaction that
+ * applies the change, sent before the push answers and by the alarm after a failure, as the
+ * managers' inbox shares are. Only groups: projects are never in the group claims.
+ */
+
+/** Inside the push's transaction, before the changes: each changed member's level now (0 for none). */
+export const levelsBefore = (sql: SqlStorage, namespaceId: number, members: MembershipChange[]): Map<number, number> =>
+  new Map(
+    members.map((c) => [
+      c.userId,
+      sql.exec<{ access_level: number }>('SELECT access_level FROM memberships WHERE user_id = ? AND namespace_id = ?', c.userId, namespaceId).toArray()[0]?.access_level ?? 0,
+    ]),
+  );
+
+/** Inside the same transaction, after the changes: queues each member whose level went down (a removal, an expiry, a demotion). */
+export const queueLowered = (sql: SqlStorage, namespaceId: number, before: Map<number, number>): void => {
+  for (const [userId, was] of before) {
+    const now = sql.exec<{ access_level: number }>('SELECT access_level FROM memberships WHERE user_id = ? AND namespace_id = ?', userId, namespaceId).toArray()[0]?.access_level ?? 0;
+    if (now < was) sql.exec('INSERT INTO claim_checks (user_id) VALUES (?) ON CONFLICT DO NOTHING', userId);
+  }
+};
+
+/** Inside the transaction that deletes a group: every member loses it. */
+export const queueAllMembers = (sql: SqlStorage, namespaceId: number): void => {
+  sql.exec('INSERT INTO claim_checks (user_id) SELECT user_id FROM memberships WHERE namespace_id = ? AND access_level > 0 ON CONFLICT DO NOTHING', namespaceId);
+};
+
+export const claimChecksWaiting = (sql: SqlStorage): boolean => sql.exec('SELECT 1 FROM claim_checks LIMIT 1').toArray().length > 0;
+
+/** Tells each queued user's `User`; true when all were told (the rest stay queued). */
+export const sendClaimChecks = async (env: Env, sql: SqlStorage): Promise<boolean> => {
+  const users = sql.exec<{ user_id: number }>('SELECT user_id FROM claim_checks LIMIT 50').toArray().map((r) => r.user_id);
+  const sent = await Promise.allSettled(users.map((id) => userObject(env, id).checkGroupClaims()));
+  const told = users.filter((_, i) => sent[i].status === 'fulfilled');
+  sql.exec('DELETE FROM claim_checks WHERE user_id IN (SELECT value FROM json_each(?))', JSON.stringify(told));
+  return told.length === users.length;
+};
