@@ -25,11 +25,12 @@ export const UserBasicSchema = z
   })
   .openapi('UserBasic');
 
-/** GitLab's `User`: `email` and `is_admin` only for the user themselves and administrators. */
+/** GitLab's `User`: `email`, `is_admin` and `two_factor_enabled` only for the user themselves and administrators. */
 export const UserSchema = UserBasicSchema.extend({
   created_at: z.string(),
   email: z.string().nullable().optional(),
   is_admin: z.boolean().optional(),
+  two_factor_enabled: z.boolean().optional(),
 }).openapi('User');
 
 /** A pending access request; `id` is the requester's user id (GitLab's `AccessRequester`). */

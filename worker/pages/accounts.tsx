@@ -1,5 +1,5 @@
 import { Hono, type MiddlewareHandler } from 'hono';
-import { csrfTokenFor, endSession, safeReturnTo, startSession } from '../auth/session';
+import { csrfTokenFor, endSession, safeReturnTo, startSession, startSignIn } from '../auth/session';
 import { config } from '../config';
 import type { PageEnv } from '../env';
 import { NewUserSchema } from '../api/users';
@@ -13,6 +13,7 @@ import { CsrfField, ErrorNotice, Layout } from './layout';
 import { FormError, TextField } from './components';
 import type { FormAlert } from './flash';
 import { describeProblem } from './problems';
+import { SECOND_STEP_PATH, secondStepPages } from './two-factor-sign-in';
 import { ApiError, problems } from '../errors';
 import type { z } from '@hono/zod-openapi';
 
@@ -134,10 +135,12 @@ export const accountPages = new Hono<PageEnv>()
     if (!user) return page('Invalid username or password.', 401);
     // Only someone who knows the password learns why the account may not sign in.
     if (user.state !== 'active') return page(INACTIVE[user.state], 403);
+    const started = await startSignIn(c, user, returnTo);
     // Blocked or deactivated while the password was being checked.
-    if (!(await startSession(c, user))) return page('Your account can no longer sign in. Contact your administrator.', 403);
-    return c.redirect(returnTo, 303);
+    if (started === 'inactive') return page('Your account can no longer sign in. Contact your administrator.', 403);
+    return c.redirect(started === 'second-step' ? SECOND_STEP_PATH : returnTo, 303);
   })
+  .route('/', secondStepPages(perAddress))
   .post('/users/sign_out', formCsrf(), async (c) => {
     await endSession(c);
     return c.redirect('/users/sign_in', 303);

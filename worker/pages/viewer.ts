@@ -29,7 +29,7 @@ export const callerOf = (user: UserRow): Caller => ({
   scopes: ['api'],
   clientId: null,
   tokenId: null,
-  profile: { email: user.email, createdAt: user.created_at },
+  profile: { email: user.email, createdAt: user.created_at, twoFactorEnabled: user.two_factor_enabled },
 });
 
 /**

@@ -24,6 +24,7 @@ import type { UserRow, UserSnapshot } from '../directory/types';
 import { groupClaimsOf } from './group-claims';
 import { inboxVersion, readInbox, takeSnapshot, type InboxFilter, type InboxPage, type InboxSnapshotRow, type KnownVersion } from './inbox';
 import { USER_SCHEMA } from './schema';
+import { hasSecondFactor, TwoFactor } from './two-factor';
 import { liveSession, startSession } from './sessions';
 import { inactiveUser, invalidGrant, pkceProblem, refused, refuseReplayedCode, retryOrRevoke } from './grant-rules';
 import { migrate } from '../migrations';
@@ -33,7 +34,6 @@ import { authorizationsOf, cleanUp, codeRow, scopeList, insertPair, pairRow, rev
 
 /** An identical retry of a rotated refresh token within this window gets the same answer (see retryOrRevoke). */
 export const RETRY_GRACE_SECONDS = 30;
-
 
 const covers = (granted: string[], wanted: string[]) => wanted.every((s) => granted.includes(s));
 const isActive = (u: UserSnapshot): u is UserRow => u.state === 'active';
@@ -57,6 +57,20 @@ export class User extends DurableObject<Env> {
     super(ctx, env);
     this.sql = ctx.storage.sql;
     migrate(ctx.storage, USER_SCHEMA);
+  }
+
+  // ---- the second factor (two-factor.ts) ----
+
+  /** The user's second factor and the sign-ins waiting for it, as an RPC target of its own. */
+  twoFactor(userId: number): TwoFactor {
+    return new TwoFactor(this.ctx.storage, this.env, userId, {
+      createSession: (user, idHash, csrfToken, ttlSeconds) => this.createSession(user, idHash, csrfToken, ttlSeconds),
+      activeUser: () => {
+        const user = this.storedUser();
+        return user && isActive(user) ? user : null;
+      },
+      alarmBy: (at) => this.alarmBy(at),
+    });
   }
 
   // ---- where the user's index rows are ----
@@ -282,6 +296,8 @@ export class User extends DurableObject<Env> {
    */
   async alarm(): Promise<void> {
     this.alarmAt = null;
+    const user = this.storedUser();
+    if (user) await this.twoFactor(user.id).pushFlag();
     const next = this.ctx.storage.transactionSync(() => {
       cleanUp(this.sql, epochSeconds());
       return this.sql
@@ -318,7 +334,8 @@ export class User extends DurableObject<Env> {
     const user = this.storedUser();
     if (!user || user.state === 'deleted') return null;
     if (user.state !== 'active') return { endedBecause: user.state };
-    return { user, csrfToken: row.csrfToken, signedInAt: row.signedInAt };
+    // Whether the user has a second factor is this object's own fact; the Directory's is a copy.
+    return { user: { ...user, two_factor_enabled: hasSecondFactor(this.sql) }, csrfToken: row.csrfToken, signedInAt: row.signedInAt };
   }
 
   deleteSession(idHash: string): void {
@@ -523,9 +540,6 @@ export class User extends DurableObject<Env> {
     return run;
   }
 
-  // ---- rules, each in one place ----
-
-  /** RFC 7636 §4.6 and RFC 9700 §2.1.1: a verifier exactly when a challenge was sent; public clients always. */
   // ---- helpers ----
 
   /**

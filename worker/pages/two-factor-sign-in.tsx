@@ -1,0 +1,107 @@
+import { Hono, type MiddlewareHandler } from 'hono';
+import type { AuthenticationResponseJSON, PublicKeyCredentialRequestOptionsJSON } from '@simplewebauthn/server';
+import { csrfTokenFor, forgetSecondStep, secondStepOf, sessionForSecondStep } from '../auth/session';
+import type { PageEnv } from '../env';
+import type { SecondFactorProof } from '../durable/user/two-factor';
+import { relyingParty, twoFactorOf } from '../services/two-factor';
+import { formCsrf } from './form-csrf';
+import { CsrfField, ErrorNotice, Layout } from './layout';
+
+/** Where the second step of a sign-in is answered (GitLab asks at its sign-in address too). */
+export const SECOND_STEP_PATH = '/users/two_factor';
+
+/** The hidden form a passkey answers through (pages/webauthn-script.ts). */
+export const PasskeyForm = (p: { action: string; csrf: string; mode: 'create' | 'get'; options: unknown; label: string; children?: unknown }) => (
+  <form method="post" action={p.action} data-webauthn={p.mode} data-options={JSON.stringify(p.options)}>
+    <CsrfField token={p.csrf} />
+    <input type="hidden" name="credential" value="" />
+    {p.children}
+    <p class="muted" data-webauthn-status role="status"></p>
+    <button class="primary" type="submit">
+      {p.label}
+    </button>
+  </form>
+);
+
+const SecondStepPage = (p: { csrf: string; totp: boolean; passkey: PublicKeyCredentialRequestOptionsJSON | null; error?: string | null }) => (
+  <Layout title="Two-factor authentication">
+    <div class="card">
+      <h1>Two-factor authentication</h1>
+      <ErrorNotice message={p.error} />
+      {p.passkey ? (
+        <>
+          <p>Use a passkey you registered for this account.</p>
+          <PasskeyForm action={SECOND_STEP_PATH} csrf={p.csrf} mode="get" options={p.passkey} label="Use a passkey" />
+        </>
+      ) : null}
+      <form method="post" action={SECOND_STEP_PATH}>
+        <CsrfField token={p.csrf} />
+        <label for="otp_attempt">{p.totp ? 'Enter the code from your authenticator app, or a recovery code' : 'Or enter a recovery code'}</label>
+        <input type="text" id="otp_attempt" name="otp_attempt" autocomplete="one-time-code" required autofocus={!p.passkey} />
+        <div class="actions stretch">
+          <button type="submit">Verify code</button>
+        </div>
+      </form>
+    </div>
+    <script src="/assets/webauthn.js" defer></script>
+  </Layout>
+);
+
+const WORDS = {
+  invalid: 'Invalid two-factor code.',
+  expired: 'Your sign-in took too long or had too many wrong codes. Sign in again.',
+  inactive: 'Your account can no longer sign in. Contact your administrator.',
+} as const;
+
+/** A passkey's answer as the form carries it (JSON); null when it is not one. */
+const parseCredential = (value: unknown): AuthenticationResponseJSON | null => {
+  if (typeof value !== 'string' || value.length > 16_384) return null;
+  try {
+    const parsed = JSON.parse(value) as AuthenticationResponseJSON;
+    return typeof parsed?.id === 'string' && typeof parsed.response?.signature === 'string' ? parsed : null;
+  } catch {
+    return null;
+  }
+};
+
+/**
+ * The second step of a sign-in (durable/user/two-factor.ts): after the password, a code from an
+ * authenticator app (RFC 6238), a recovery code, or a passkey (Web Authentication). `perAddress`
+ * is the sign-in form's rate limit; each step also ends after five wrong codes.
+ */
+export const secondStepPages = (perAddress: MiddlewareHandler<PageEnv>) =>
+  new Hono<PageEnv>()
+    .get(SECOND_STEP_PATH, async (c) => {
+      const step = await secondStepOf(c);
+      const factors = step && twoFactorOf(c.env, step.userId);
+      const waiting = step && factors ? await factors.secondStep(step.stepHash) : null;
+      if (!step || !factors || !waiting) {
+        forgetSecondStep(c);
+        return c.redirect('/users/sign_in', 302);
+      }
+      c.header('Cache-Control', 'no-store');
+      const passkey = waiting.passkeys ? await factors.passkeyOptions(step.stepHash, relyingParty(c.env, c.req.url)) : null;
+      return c.html(<SecondStepPage csrf={csrfTokenFor(c)} totp={waiting.totp} passkey={passkey} />);
+    })
+    .post(SECOND_STEP_PATH, perAddress, formCsrf(), async (c) => {
+      const step = await secondStepOf(c);
+      const form = c.var.form;
+      const code = typeof form.otp_attempt === 'string' ? form.otp_attempt.trim().slice(0, 64) : '';
+      const passkey = parseCredential(form.credential);
+      if (!step || (!code && !passkey)) return c.redirect(step ? SECOND_STEP_PATH : '/users/sign_in', 303);
+      const proof: SecondFactorProof = passkey ? { passkey, rp: relyingParty(c.env, c.req.url) } : { code };
+      const session = await sessionForSecondStep(c, step.userId);
+      const factors = twoFactorOf(c.env, step.userId);
+      const result = await factors.completeSecondStep(step.stepHash, proof, session.facts);
+      if (result.signedIn) {
+        session.signedIn();
+        return c.redirect(result.returnTo, 303);
+      }
+      const waiting = result.problem === 'invalid' ? await factors.secondStep(step.stepHash) : null;
+      if (!waiting) {
+        forgetSecondStep(c);
+        return c.html(<SecondStepPage csrf={csrfTokenFor(c)} totp={false} passkey={null} error={WORDS[result.problem === 'invalid' ? 'expired' : result.problem]} />, 401);
+      }
+      const options = waiting.passkeys ? await factors.passkeyOptions(step.stepHash, relyingParty(c.env, c.req.url)) : null;
+      return c.html(<SecondStepPage csrf={csrfTokenFor(c)} totp={waiting.totp} passkey={options} error={WORDS.invalid} />, 401);
+    });
