@@ -142,6 +142,7 @@ describe('PATCH /users/:id/disable_two_factor', () => {
     expect((await call(path, { method: 'PATCH', headers: user.headers })).status).toBe(403);
     expect((await call(path, { method: 'PATCH', headers: ADMIN })).status).toBe(204);
     expect((await adminView(user.id)).two_factor_enabled).toBe(false);
+    expect((await apiUser(user)).two_factor_enabled).toBe(false);
     const again = await call(path, { method: 'PATCH', headers: ADMIN });
     expect(again.status).toBe(400);
     expect(await again.json()).toEqual({ message: '400 Bad request - Two-factor authentication is not enabled for this user' });
