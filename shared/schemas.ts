@@ -102,6 +102,7 @@ export const GroupSchema = z
     full_path: z.string(),
     parent_id: z.number().int().nullable(),
     request_access_enabled: z.boolean(),
+    require_two_factor_authentication: z.boolean(),
     avatar_url: z.string().nullable(),
     created_at: z.string(),
   })

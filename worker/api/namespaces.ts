@@ -67,6 +67,8 @@ export const NamespaceChangesSchema = z
     description: z.string().max(2000).optional(),
     visibility: VisibilitySchema.optional(),
     request_access_enabled: boolParam().optional(),
+    /** Groups only (GitLab's group setting); a project ignores it. */
+    require_two_factor_authentication: boolParam().optional(),
   })
   .openapi('NamespaceChanges');
 
@@ -192,7 +194,7 @@ const namespaceRoutes = (api: NamespaceApi) => {
     method: 'put',
     path: '/{id}',
     tags,
-    summary: `Change a ${kind.name}'s name, path, description, visibility or request_access_enabled`,
+    summary: `Change a ${kind.name}'s name, path, description, visibility or request_access_enabled${kind.name === 'group' ? ', require_two_factor_authentication' : ''}`,
     request: { params: z.object({ id: namespaceIdParam() }), body: bodyContent(NamespaceChangesSchema) },
     responses: { 200: { description: `The ${kind.name}, changed`, content: entity } },
   });

@@ -14,6 +14,8 @@ export interface Session {
   idHash: string;
   /** When the user signed in (epoch seconds): an id_token's `auth_time`. */
   signedInAt: number;
+  /** For a user without a second factor, the index partitions whose groups may require one. */
+  requirementPartitions: number[];
 }
 
 const SESSION_COOKIE = 'knock_session';

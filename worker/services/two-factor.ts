@@ -1,5 +1,6 @@
 import { publicOrigin } from '../config';
 import type { Env } from '../env';
+import { indexPartition } from '../durable/index-partition/index-partition';
 import { userObject } from '../durable/user/user';
 import type { RelyingParty } from '../durable/user/two-factor';
 import { problems, raise } from '../errors';
@@ -29,3 +30,18 @@ export const resetTwoFactor = async (env: Env, id: number, options: { adminsToo:
   if (user.admin && !options.adminsToo) raise(problems.forbidden('Two-factor authentication for admins cannot be disabled via the API. Use the Rails console'));
   if (!(await twoFactorOf(env, id).disable())) raise(problems.badRequest('400 Bad request - Two-factor authentication is not enabled for this user'));
 };
+
+/**
+ * Why the signed-in user must add a second factor before they may act (GitLab's
+ * `require_two_factor_authentication`): the group whose setting requires it of its members
+ * (directly or through a subgroup), or null. Asked only of users without one, each index
+ * partition holding rows of theirs at once.
+ */
+export const twoFactorRequirement = async (env: Env, session: { user: { id: number; two_factor_enabled: boolean }; requirementPartitions: number[] }): Promise<string | null> => {
+  if (session.user.two_factor_enabled || session.requirementPartitions.length === 0) return null;
+  const groups = await Promise.all(session.requirementPartitions.map((p) => indexPartition(env, p).twoFactorRequiredBy(session.user.id)));
+  return groups.filter((g): g is string => g !== null).sort()[0] ?? null;
+};
+
+/** GitLab's notice to a member who must enrol. */
+export const requirementNotice = (group: string) => `The group settings for ${group} require you to enable Two-Factor Authentication for your account.`;

@@ -69,6 +69,7 @@ export const DIRECTORY_SCHEMA = [
      parent_id INTEGER REFERENCES namespaces (id),
      visibility TEXT NOT NULL,
      request_access_enabled INTEGER NOT NULL,
+     require_two_factor_authentication INTEGER NOT NULL DEFAULT 0,
      description TEXT NOT NULL DEFAULT '',
      creator_id INTEGER,
      created_at TEXT NOT NULL,

@@ -335,7 +335,10 @@ export class User extends DurableObject<Env> {
     if (!user || user.state === 'deleted') return null;
     if (user.state !== 'active') return { endedBecause: user.state };
     // Whether the user has a second factor is this object's own fact; the Directory's is a copy.
-    return { user: { ...user, two_factor_enabled: hasSecondFactor(this.sql) }, csrfToken: row.csrfToken, signedInAt: row.signedInAt };
+    const twoFactor = hasSecondFactor(this.sql);
+    // Where a group may require a second factor of a user without one (services/two-factor.ts).
+    const requirementPartitions = twoFactor ? [] : this.indexPartitions();
+    return { user: { ...user, two_factor_enabled: twoFactor }, requirementPartitions, csrfToken: row.csrfToken, signedInAt: row.signedInAt };
   }
 
   deleteSession(idHash: string): void {
