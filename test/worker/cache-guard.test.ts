@@ -206,6 +206,7 @@ const ROUTES: Record<string, Effect> = {
   'POST /admin/users': none(NOTHING_CACHED_YET),
   'POST /admin/users/{id}': through('PUT /api/v4/users/{id}'),
   'POST /admin/users/{id}/delete': through('DELETE /api/v4/users/{id}'),
+  'POST /admin/users/{id}/disable_two_factor': through('PATCH /api/v4/users/{id}/disable_two_factor'),
   ...Object.fromEntries(['block', 'unblock', 'deactivate', 'activate'].map((action) => [`POST /admin/users/{id}/${action}`, through(`POST /api/v4/users/{id}/${action}`)])),
   'POST /-/profile/personal_access_tokens': through('POST /api/v4/user/personal_access_tokens'),
   'POST /-/profile/personal_access_tokens/{token_id}/revoke': through('DELETE /api/v4/personal_access_tokens/{id}'),

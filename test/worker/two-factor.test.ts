@@ -149,4 +149,18 @@ describe('PATCH /users/:id/disable_two_factor', () => {
     expect((await signInWithPassword(user)).res.headers.get('location')).toBe('/');
     expect((await call('/api/v4/users/999999999/disable_two_factor', { method: 'PATCH', headers: ADMIN })).status).toBe(404);
   });
+
+  it("is the admin user page's button too, which also resets an administrator", async () => {
+    const root = await consoleUser('boss', { admin: true });
+    const other = await consoleUser('otheradmin', { admin: true });
+    await enrolTotp(other);
+    expect((await call(`/api/v4/users/${other.id}/disable_two_factor`, { method: 'PATCH', headers: ADMIN })).status).toBe(403);
+    const { browser, csrf } = await consoleSession(root);
+    const page = await (await browser.get(`/admin/users/${other.id}`)).text();
+    expect(textOf(page)).toContain('Two-factor authentication on');
+    const res = await browser.post(`/admin/users/${other.id}/disable_two_factor`, { authenticity_token: csrf });
+    expect(res.status).toBe(303);
+    expect(noticeOf(await (await browser.get(res.headers.get('location')!)).text())).toBe(`Disabled two-factor authentication of @${other.username}.`);
+    expect((await signInWithPassword(other)).res.headers.get('location')).toBe('/');
+  });
 });
