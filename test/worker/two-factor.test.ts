@@ -5,6 +5,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { fromBase32, hotp, totpStep } from '../../worker/auth/totp';
 import { consoleSession, consoleUser, noticeOf, textOf } from './support/console';
 import { ADMIN, Browser, call, type TestUser } from './support/http';
+import { dumpTables, grantsStub } from './support/storage';
 import { startWorker } from './support/namespaces';
 
 beforeAll(startWorker, 30_000);
@@ -60,6 +61,17 @@ describe('TOTP', () => {
     expect(textOf(again)).toContain('10 recovery codes left');
     expect((await apiUser(carol)).two_factor_enabled).toBe(true);
     expect((await adminView(carol.id)).two_factor_enabled).toBe(true);
+  });
+
+  it('keeps the secret sealed and the recovery codes as keyed hashes, in the user\'s own object', async () => {
+    const user = await consoleUser('vault');
+    const { secret, recoveryCodes } = await enrolTotp(user);
+    const stored = JSON.stringify(await dumpTables(grantsStub(user.id)));
+    expect(stored).toContain('"sealed_secret":"v1.');
+    const raw = fromBase32(secret)!;
+    const base64url = btoa(String.fromCharCode(...raw)).replace(/\+/g, '-').replace(/\//g, '_').replace(/=+$/, '');
+    for (const clear of [secret, base64url, ...recoveryCodes]) expect(stored).not.toContain(clear);
+    expect(JSON.parse(stored).recovery_codes).toHaveLength(10);
   });
 
   it('refuses a wrong code at enrolment', async () => {
