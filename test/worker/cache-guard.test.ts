@@ -168,7 +168,12 @@ const ROUTES: Record<string, Effect> = {
   }),
   'POST /api/v4/groups': changes({ copies: [listedNew] }),
   'POST /api/v4/projects': changes({ copies: [listedNew] }),
-  'PUT /api/v4/groups/{id}': changes({ registry: [renamed, elsewhere, madePrivate, requestsOff], inbox: [inboxSources], copies: [listedRenamed] }),
+  'PUT /api/v4/groups/{id}': changes({
+    registry: [renamed, elsewhere, madePrivate, requestsOff],
+    inbox: [inboxSources],
+    copies: [listedRenamed, ['two-factor-requirement.test.ts', 'leaves everyone alone once the group no longer requires it, and never touches non-members']],
+  }),
+  'PUT /api/v4/application/settings': none("one KV record (worker/store/instance-settings.ts), its only home, read where it is used; no copy"),
   'PUT /api/v4/projects/{id}': changes({ registry: [projectMoved, madePrivate, requestsOff], inbox: [inboxSources], copies: [listedRenamed] }),
   'DELETE /api/v4/groups/{id}': changes({ registry: [deleted], memberships: [deleted], requesters: [deleted], inbox: [inboxSources], copies: [listedDeleted] }),
   'DELETE /api/v4/projects/{id}': changes({ registry: [deleted], memberships: [deleted], requesters: [deleted], inbox: [inboxSources], copies: [listedDeleted] }),

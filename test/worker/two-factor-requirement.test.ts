@@ -6,7 +6,7 @@ import { fromBase32, hotp, totpStep } from '../../worker/auth/totp';
 import { DEVELOPER } from '../../shared/access-levels';
 import { consoleSession, textOf } from './support/console';
 import { Browser, createUser, type TestUser } from './support/http';
-import { addMember, as, createGroup, startWorker } from './support/namespaces';
+import { addMember, admin, as, createGroup, startWorker } from './support/namespaces';
 import { authorizePath, consentFields, registerApp } from './support/oauth';
 
 beforeAll(startWorker, 30_000);
@@ -85,6 +85,25 @@ describe("a group's require_two_factor_authentication", () => {
     const { browser } = await signedIn(erin);
     expect((await browser.get('/')).status).toBe(302);
     expect((await as(owner).put(`/groups/${group.id}`, { require_two_factor_authentication: false })).status).toBe(200);
+    expect((await browser.get('/')).status).toBe(200);
+  });
+
+  it("is an instance setting too (PUT /application/settings), for everyone without a second factor", async () => {
+    const frank = await createUser('frank');
+    const { browser } = await signedIn(frank);
+    expect((await browser.get('/')).status).toBe(200);
+    expect((await as(frank).put('/application/settings', { require_two_factor_authentication: true })).status).toBe(403);
+    try {
+      const res = await admin.put('/application/settings', { require_two_factor_authentication: true });
+      expect(await res.json()).toEqual({ require_two_factor_authentication: true });
+      expect(await (await admin.get('/application/settings')).json()).toEqual({ require_two_factor_authentication: true });
+      const home = await browser.get('/');
+      expect(home.headers.get('location')).toBe(PAGE);
+      expect(textOf(await (await browser.get(PAGE)).text())).toContain('The global settings require you to enable Two-Factor Authentication for your account.');
+      expect((await as(frank).get('/user')).status).toBe(200);
+    } finally {
+      expect((await admin.put('/application/settings', { require_two_factor_authentication: false })).status).toBe(200);
+    }
     expect((await browser.get('/')).status).toBe(200);
   });
 

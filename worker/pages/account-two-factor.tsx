@@ -3,7 +3,7 @@ import type { PublicKeyCredentialCreationOptionsJSON, RegistrationResponseJSON }
 import { clientAddress } from '../edge/client-address';
 import type { TwoFactorStatus } from '../durable/user/two-factor';
 import { checkPassword } from '../services/accounts';
-import { relyingParty, requirementNotice, twoFactorOf, twoFactorRequirement } from '../services/two-factor';
+import { relyingParty, twoFactorOf, twoFactorRequirement } from '../services/two-factor';
 import { act, formText } from './actions';
 import { alertFor, FlashNotice, PostForm, Section, When } from './components';
 import { setFlash, takeFlash, type Flash } from './flash';
@@ -145,7 +145,7 @@ const twoFactorPage = async <E extends ConsoleEnv>(c: Context<E>, flash: Flash, 
   const { user, csrf } = c.var.viewer;
   const factors = twoFactorOf(c.env, user.id);
   const rp = relyingParty(c.env, c.req.url);
-  const [state, totp, registration, requiredBy] = await Promise.all([
+  const [state, totp, registration, required] = await Promise.all([
     factors.status(),
     factors.totpEnrolment(user.username, rp.name),
     factors.registrationOptions(user, rp),
@@ -158,7 +158,7 @@ const twoFactorPage = async <E extends ConsoleEnv>(c: Context<E>, flash: Flash, 
     <Layout title="Two-factor authentication" user={user} csrf={csrf} current="/-/profile" wide>
       <h1>Two-factor authentication</h1>
       <FlashNotice flash={flash} />
-      <ErrorNotice message={alert?.message ?? (requiredBy && !state.enabled ? requirementNotice(requiredBy) : null)} />
+      <ErrorNotice message={alert?.message ?? (state.enabled ? null : required)} />
       <p>{state.enabled ? 'Two-factor authentication is on for your account.' : 'Two-factor authentication is off: a password alone signs you in.'}</p>
       {recoveryCodes ? <RecoveryCodes codes={recoveryCodes} /> : null}
       <TotpSection csrf={csrf} view={view} />

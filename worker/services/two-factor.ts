@@ -4,6 +4,7 @@ import { indexPartition } from '../durable/index-partition/index-partition';
 import { userObject } from '../durable/user/user';
 import type { RelyingParty } from '../durable/user/two-factor';
 import { problems, raise } from '../errors';
+import { instanceSettings } from '../store/instance-settings';
 import { findUser } from './users';
 
 /**
@@ -33,15 +34,18 @@ export const resetTwoFactor = async (env: Env, id: number, options: { adminsToo:
 
 /**
  * Why the signed-in user must add a second factor before they may act (GitLab's
- * `require_two_factor_authentication`): the group whose setting requires it of its members
- * (directly or through a subgroup), or null. Asked only of users without one, each index
- * partition holding rows of theirs at once.
+ * `require_two_factor_authentication`), in GitLab's words, or null: the instance's setting, or
+ * a group whose setting requires it of its members (directly or through a subgroup). Asked only
+ * of users without one: the instance's KV record and each index partition holding rows of
+ * theirs, at once.
  */
 export const twoFactorRequirement = async (env: Env, session: { user: { id: number; two_factor_enabled: boolean }; requirementPartitions: number[] }): Promise<string | null> => {
-  if (session.user.two_factor_enabled || session.requirementPartitions.length === 0) return null;
-  const groups = await Promise.all(session.requirementPartitions.map((p) => indexPartition(env, p).twoFactorRequiredBy(session.user.id)));
-  return groups.filter((g): g is string => g !== null).sort()[0] ?? null;
+  if (session.user.two_factor_enabled) return null;
+  const [instance, groups] = await Promise.all([
+    instanceSettings(env),
+    Promise.all(session.requirementPartitions.map((p) => indexPartition(env, p).twoFactorRequiredBy(session.user.id))),
+  ]);
+  if (instance.require_two_factor_authentication) return 'The global settings require you to enable Two-Factor Authentication for your account.';
+  const group = groups.filter((g): g is string => g !== null).sort()[0];
+  return group ? `The group settings for ${group} require you to enable Two-Factor Authentication for your account.` : null;
 };
-
-/** GitLab's notice to a member who must enrol. */
-export const requirementNotice = (group: string) => `The group settings for ${group} require you to enable Two-Factor Authentication for your account.`;
