@@ -1,6 +1,7 @@
 // End to end: alice registers a passkey on her account's two-factor page in Debian's Chromium,
 // with the DevTools protocol's virtual authenticator (a platform authenticator with resident keys
-// and user verification), then signs in with her password and the passkey.
+// and user verification), then signs in with her password and the passkey. axe checks the
+// two-factor page (with the recovery codes) and the sign-in's second step.
 //
 // Its own server, not the shared one: a passkey is bound to its RP ID, the host of PUBLIC_URL
 // (worker/services/two-factor.ts), and browsers refuse an IP address as one ("This is an invalid
@@ -14,6 +15,7 @@ import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SYSTEM_TEST_VARS } from '../scripts/support/server-vars';
 import { launchPlain } from './support/chromium';
+import { ConsoleVisits } from './support/console-visits';
 import { callApi, createUser, type KnockAddress } from './support/knock-server';
 // @ts-expect-error: plain ESM module without types
 import { freePort, startServer } from '../../worker/dev/server.mjs';
@@ -43,6 +45,7 @@ describe('a passkey as the second factor, in Chromium', () => {
 
   it('alice registers a passkey, and signs in with her password and the passkey', async () => {
     const { token } = await createUser(knock, alice);
+    const visits = new ConsoleVisits(browser!, knock.url);
     const context = await browser!.newContext();
     const page = await context.newPage();
     const cdp = await context.newCDPSession(page);
@@ -66,6 +69,7 @@ describe('a passkey as the second factor, in Chromium', () => {
     await page.getByRole('status').getByText('Registered the passkey laptop.').waitFor();
     expect(await page.getByRole('list', { name: 'Recovery codes' }).getByRole('listitem').count()).toBe(10);
     await page.getByRole('cell', { name: 'laptop', exact: true }).waitFor();
+    await visits.expectAccessible(page);
     const { credentials } = await cdp.send('WebAuthn.getCredentials', { authenticatorId });
     expect(credentials).toHaveLength(1);
     expect(credentials[0]!.isResidentCredential).toBe(true);
@@ -80,6 +84,7 @@ describe('a passkey as the second factor, in Chromium', () => {
     await page.goBack();
     await page.waitForURL(`${knock.url}/users/two_factor`);
     await page.reload();
+    await visits.expectAccessible(page);
     await page.getByRole('button', { name: 'Use a passkey' }).click();
     await page.waitForURL(`${knock.url}/`);
     await page.goto(`${knock.url}/-/profile/two_factor_auth`);
