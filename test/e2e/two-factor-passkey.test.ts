@@ -1,6 +1,6 @@
 // End to end: alice registers a passkey on her account's two-factor page in Debian's Chromium,
 // with the DevTools protocol's virtual authenticator (a platform authenticator with resident keys
-// and user verification), then signs in with her password and the passkey. axe checks the
+// and user verification), then signs in with her password and the passkey, and with the passkey alone. axe checks the
 // two-factor page (with the recovery codes) and the sign-in's second step.
 //
 // Its own server, not the shared one: a passkey is bound to its RP ID, the host of PUBLIC_URL
@@ -43,7 +43,7 @@ describe('a passkey as the second factor, in Chromium', () => {
     rmSync(state, { recursive: true, force: true });
   });
 
-  it('alice registers a passkey, and signs in with her password and the passkey', async () => {
+  it('alice registers a passkey, and signs in with her password and the passkey, then with the passkey alone', async () => {
     const { token } = await createUser(knock, alice);
     const visits = new ConsoleVisits(browser!, knock.url);
     const context = await browser!.newContext();
@@ -91,6 +91,13 @@ describe('a passkey as the second factor, in Chromium', () => {
     await page.getByRole('heading', { name: 'Passkeys (1)' }).waitFor();
     const after = await cdp.send('WebAuthn.getCredentials', { authenticatorId });
     expect(after.credentials[0]!.signCount).toBeGreaterThan(credentials[0]!.signCount);
+
+    // A passkey alone signs in too (a discoverable credential, verified by the device): no username, no password.
+    await page.getByRole('button', { name: 'Sign out' }).click();
+    await page.waitForURL(/\/users\/sign_in/);
+    await page.getByRole('button', { name: 'Use a passkey' }).click();
+    await page.waitForURL(`${knock.url}/`);
+    await page.getByRole('button', { name: 'Sign out' }).waitFor();
     await context.close();
   });
 });

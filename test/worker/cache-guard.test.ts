@@ -227,6 +227,7 @@ const ROUTES: Record<string, Effect> = {
   'POST /-/profile/two_factor_auth/codes': none("recovery codes are kept only in the user's User object, which every second step asks"),
   'POST /-/profile/sign_out_everywhere': none("ends sessions; sessions are read from the user's User object on every page"),
   // ---- pages and the token service ----
+  'POST /users/passkey_sign_in': none("starts a session (spends the page's challenge in the user's User object, which every passkey sign-in asks)"),
   'POST /users/two_factor': none("starts a session (uses a TOTP step, a recovery code or a passkey's challenge in the user's User object, which every second step asks)"),
   'POST /users/sign_in': none("starts a session; sessions are read from the user's User object on every page"),
   'POST /users/sign_out': none("ends a session; sessions are read from the user's User object on every page"),

@@ -146,6 +146,29 @@ describe('TOTP', () => {
   });
 });
 
+describe('signing in with a passkey alone', () => {
+  it('offers it on the sign-in page, and refuses an answer without the page\'s sealed challenge or a passkey of the user', async () => {
+    const user = await consoleUser('nokey');
+    const browser = new Browser();
+    const page = await browser.get('/users/sign_in');
+    const html = await page.text();
+    expect(html).toContain('data-webauthn="get"');
+    expect(html).toContain('&quot;userVerification&quot;:&quot;required&quot;');
+    expect(browser.cookies.get('knock_passkey_challenge')).toMatch(/^[A-Za-z0-9_-]+\.\d+\.[A-Za-z0-9_-]+$/);
+    const csrf = Browser.csrf(html);
+    const handle = btoa(String(user.id)).replace(/=+$/, '');
+    const credential = JSON.stringify({ id: 'AAAA', rawId: 'AAAA', type: 'public-key', clientExtensionResults: {}, response: { clientDataJSON: 'e30', authenticatorData: 'AAAA', signature: 'AAAA', userHandle: handle } });
+    const forged = await browser.post('/users/passkey_sign_in', { authenticity_token: csrf, credential });
+    expect(forged.status).toBe(303);
+    expect(forged.headers.get('location')).toBe('/users/sign_in?passkey=refused');
+    expect((await browser.get('/')).status).toBe(302);
+    // The challenge was spent with the attempt: without it, nothing is even tried.
+    const again = await browser.post('/users/passkey_sign_in', { authenticity_token: csrf, credential });
+    expect(again.headers.get('location')).toBe('/users/sign_in?passkey=refused');
+    expect(textOf(await (await browser.get('/users/sign_in?passkey=refused')).text())).toContain('That passkey could not sign you in.');
+  });
+});
+
 describe('PATCH /users/:id/disable_two_factor', () => {
   it('lets an administrator reset a user: 204, then 400 as nothing is left to disable', async () => {
     const user = await consoleUser('reset');

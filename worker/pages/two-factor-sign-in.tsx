@@ -1,8 +1,12 @@
-import { Hono, type MiddlewareHandler } from 'hono';
-import type { AuthenticationResponseJSON, PublicKeyCredentialRequestOptionsJSON } from '@simplewebauthn/server';
-import { csrfTokenFor, forgetSecondStep, secondStepOf, sessionForSecondStep } from '../auth/session';
+import { Hono, type Context, type MiddlewareHandler } from 'hono';
+import { deleteCookie, getCookie, setCookie } from 'hono/cookie';
+import { generateAuthenticationOptions, type AuthenticationResponseJSON, type PublicKeyCredentialRequestOptionsJSON } from '@simplewebauthn/server';
+import { fromBase64url, keyedHash, safeEqual } from '../auth/crypto';
+import { cookieOptions, csrfTokenFor, forgetSecondStep, safeReturnTo, secondStepOf, sessionForSecondStep } from '../auth/session';
+import { clock } from '../clock';
+import { tokenHashKey } from '../store/tokens';
 import type { PageEnv } from '../env';
-import type { SecondFactorProof } from '../durable/user/two-factor';
+import { SECOND_STEP_SECONDS, type SecondFactorProof } from '../durable/user/two-factor';
 import { relyingParty, twoFactorOf } from '../services/two-factor';
 import { formCsrf } from './form-csrf';
 import { CsrfField, ErrorNotice, Layout } from './layout';
@@ -65,6 +69,40 @@ const parseCredential = (value: unknown): AuthenticationResponseJSON | null => {
 };
 
 /**
+ * Signing in with a passkey alone (a discoverable credential, Web Authentication §6.2.2): the
+ * sign-in page's challenge, kept in a cookie sealed with an HMAC under TOKEN_HASH_KEY until it
+ * expires, since no user is known yet; the user's object spends it once.
+ */
+export const PASSKEY_SIGN_IN_PATH = '/users/passkey_sign_in';
+const CHALLENGE_COOKIE = 'knock_passkey_challenge';
+const challengeMac = (env: PageEnv['Bindings'], value: string) => keyedHash(tokenHashKey(env), `passkey-challenge:${value}`);
+
+/** The options of the sign-in page's passkey button; its challenge goes in this browser's cookie. */
+export const passkeySignInOptions = async <E extends PageEnv>(c: Context<E>): Promise<PublicKeyCredentialRequestOptionsJSON> => {
+  const options = await generateAuthenticationOptions({ rpID: relyingParty(c.env, c.req.url).id, userVerification: 'required' });
+  const value = `${options.challenge}.${clock.now() + SECOND_STEP_SECONDS * 1000}`;
+  setCookie(c, CHALLENGE_COOKIE, `${value}.${await challengeMac(c.env, value)}`, cookieOptions(c, SECOND_STEP_SECONDS));
+  return options;
+};
+
+/** This browser's sign-in challenge and until when it holds (ms), if its seal is right. */
+const signInChallenge = async <E extends PageEnv>(c: Context<E>): Promise<{ challenge: string; expiresAt: number } | null> => {
+  const [challenge, expires, mac] = (getCookie(c, CHALLENGE_COOKIE) ?? '').split('.');
+  if (!challenge || !expires || !mac || !safeEqual(mac, await challengeMac(c.env, `${challenge}.${expires}`))) return null;
+  return { challenge, expiresAt: Number(expires) };
+};
+
+/** The user a discoverable credential names (its user handle is the user's id, as registration set it). */
+const userOfHandle = (handle: string | undefined): number | null => {
+  try {
+    const id = handle ? new TextDecoder().decode(fromBase64url(handle)) : '';
+    return /^[1-9][0-9]{0,15}$/.test(id) ? Number(id) : null;
+  } catch {
+    return null;
+  }
+};
+
+/**
  * The second step of a sign-in (durable/user/two-factor.ts): after the password, a code from an
  * authenticator app (RFC 6238), a recovery code, or a passkey (Web Authentication). `perAddress`
  * is the sign-in form's rate limit; each step also ends after five wrong codes.
@@ -104,4 +142,17 @@ export const secondStepPages = (perAddress: MiddlewareHandler<PageEnv>) =>
       }
       const options = waiting.passkeys ? await factors.passkeyOptions(step.stepHash, relyingParty(c.env, c.req.url)) : null;
       return c.html(<SecondStepPage csrf={csrfTokenFor(c)} totp={waiting.totp} passkey={options} error={WORDS.invalid} />, 401);
+    })
+    .post(PASSKEY_SIGN_IN_PATH, perAddress, formCsrf(), async (c) => {
+      const credential = parseCredential(c.var.form.credential);
+      const challenge = await signInChallenge(c);
+      const userId = userOfHandle(credential?.response.userHandle);
+      deleteCookie(c, CHALLENGE_COOKIE, { path: '/' });
+      const refused = () => c.redirect('/users/sign_in?passkey=refused', 303);
+      if (!credential || !challenge || userId === null) return refused();
+      const session = await sessionForSecondStep(c, userId);
+      const result = await twoFactorOf(c.env, userId).signInWithPasskey(credential, relyingParty(c.env, c.req.url), challenge.challenge, challenge.expiresAt, session.facts);
+      if (!result.signedIn) return refused();
+      session.signedIn();
+      return c.redirect(safeReturnTo(c.var.form.return_to), 303);
     });

@@ -283,7 +283,12 @@ export class TwoFactor extends RpcTarget {
   async completeSecondStep(stepHash: string, proof: SecondFactorProof, session: NewSession): Promise<SecondStepResult> {
     const step = this.liveStep(stepHash);
     if (!step) return { signedIn: false, problem: 'expired' };
-    const check = 'code' in proof ? await this.codeCheck(proof.code) : await this.passkeyCheck(stepHash, proof.passkey, proof.rp);
+    const purpose = `step:${stepHash}`;
+    const challenge = this.liveChallenge(purpose);
+    const check =
+      'code' in proof
+        ? await this.codeCheck(proof.code)
+        : await this.passkeyCheck(proof.passkey, proof.rp, challenge, false, () => challenge !== null && this.takeChallenge(purpose, challenge));
     return this.storage.transactionSync((): SecondStepResult => {
       if (!this.liveStep(stepHash)) return { signedIn: false, problem: 'expired' };
       if (!check()) {
@@ -296,6 +301,27 @@ export class TwoFactor extends RpcTarget {
       const user = this.host.activeUser();
       if (!user || !this.host.createSession(user, session.idHash, session.csrfToken, session.ttlSeconds)) return { signedIn: false, problem: 'inactive' };
       return { signedIn: true, returnTo: step.return_to };
+    });
+  }
+
+  /**
+   * A sign-in with a passkey alone (a discoverable credential whose user handle named this user),
+   * answering `challenge`, which the sign-in page made and sealed in its cookie until `expiresAt`
+   * (ms): the device must have verified the user, and each challenge signs in once (kept here as
+   * used until it expires). The session starts in the transaction that spends it.
+   */
+  async signInWithPasskey(response: AuthenticationResponseJSON, rp: RelyingParty, challenge: string, expiresAt: number, session: NewSession): Promise<SecondStepResult> {
+    if (expiresAt <= clock.now()) return { signedIn: false, problem: 'expired' };
+    const used = `used:${challenge}`;
+    const check = await this.passkeyCheck(response, rp, challenge, true, () => {
+      this.sql.exec('DELETE FROM webauthn_challenges WHERE expires_at <= ?', clock.now());
+      return this.sql.exec('INSERT INTO webauthn_challenges (purpose, challenge, expires_at) VALUES (?, ?, ?) ON CONFLICT DO NOTHING RETURNING 1', used, challenge, expiresAt).toArray().length > 0;
+    });
+    return this.storage.transactionSync((): SecondStepResult => {
+      if (!check()) return { signedIn: false, problem: 'invalid' };
+      const user = this.host.activeUser();
+      if (!user || !this.host.createSession(user, session.idHash, session.csrfToken, session.ttlSeconds)) return { signedIn: false, problem: 'inactive' };
+      return { signedIn: true, returnTo: '/' };
     });
   }
 
@@ -402,13 +428,19 @@ export class TwoFactor extends RpcTarget {
   }
 
   /**
-   * A passkey's answer to the step's challenge (Web Authentication §7.2), to settle in the
-   * transaction: the challenge used once, and the signature counter only rising (§6.1.1: a
-   * counter that did not rise may be a cloned authenticator), when the authenticator keeps one.
+   * A passkey's answer to `challenge` (Web Authentication §7.2), to settle in the transaction:
+   * `useChallenge` spends the challenge (false: already spent), and the signature counter only
+   * rises (§6.1.1: a counter that did not rise may be a cloned authenticator), when the
+   * authenticator keeps one. `userVerification`: the device must have verified the user (a
+   * passkey that signs in alone).
    */
-  private async passkeyCheck(stepHash: string, response: AuthenticationResponseJSON, rp: RelyingParty): Promise<() => boolean> {
-    const purpose = `step:${stepHash}`;
-    const challenge = this.liveChallenge(purpose);
+  private async passkeyCheck(
+    response: AuthenticationResponseJSON,
+    rp: RelyingParty,
+    challenge: string | null,
+    userVerification: boolean,
+    useChallenge: () => boolean,
+  ): Promise<() => boolean> {
     const stored = this.sql
       .exec<{ public_key: string; counter: number; transports: string }>('SELECT public_key, counter, transports FROM passkeys WHERE credential_id = ?', response.id)
       .toArray()[0];
@@ -421,7 +453,7 @@ export class TwoFactor extends RpcTarget {
         expectedOrigin: rp.origin,
         expectedRPID: rp.id,
         credential: { id: response.id, publicKey: fromBase64url(stored.public_key), counter: stored.counter, transports: JSON.parse(stored.transports) as string[] },
-        requireUserVerification: false,
+        requireUserVerification: userVerification,
       });
       if (!verified.verified) return () => false;
       newCounter = verified.authenticationInfo.newCounter;
@@ -429,7 +461,7 @@ export class TwoFactor extends RpcTarget {
       return () => false;
     }
     return () => {
-      if (!this.takeChallenge(purpose, challenge)) return false;
+      if (!useChallenge()) return false;
       return (
         this.sql
           .exec(
