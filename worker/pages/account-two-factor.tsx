@@ -9,7 +9,7 @@ import { alertFor, FlashNotice, PostForm, Section, When } from './components';
 import { setFlash, takeFlash, type Flash } from './flash';
 import { formCsrf } from './form-csrf';
 import { ErrorNotice, Layout } from './layout';
-import { PasskeyForm } from './two-factor-sign-in';
+import { credentialOf, PasskeyForm } from './two-factor-sign-in';
 import type { ConsoleEnv } from './viewer';
 
 /** GitLab's address of the page (User settings → Account → Two-factor authentication). */
@@ -182,16 +182,6 @@ const passwordConfirms = async <E extends ConsoleEnv>(c: Context<E>, password: s
   return 'user' in check && check.user?.id === c.var.viewer.user.id;
 };
 
-const parseRegistration = (value: string): RegistrationResponseJSON | null => {
-  if (!value || value.length > 65_536) return null;
-  try {
-    const parsed = JSON.parse(value) as RegistrationResponseJSON;
-    return typeof parsed?.id === 'string' && typeof parsed.response?.attestationObject === 'string' ? parsed : null;
-  } catch {
-    return null;
-  }
-};
-
 /** `/-/profile/two_factor_auth`: the viewer's second factor (GitLab's `Profiles::TwoFactorAuthsController`). */
 export const twoFactorSettingsPages = new Hono<ConsoleEnv>()
   .get(TWO_FACTOR_PATH, async (c) => twoFactorPage(c, await takeFlash(c)))
@@ -203,7 +193,7 @@ export const twoFactorSettingsPages = new Hono<ConsoleEnv>()
   })
   .post(`${TWO_FACTOR_PATH}/passkeys`, formCsrf(), async (c) => {
     const name = formText(c.var.form, 'name').trim().slice(0, 64);
-    const response = parseRegistration(formText(c.var.form, 'credential'));
+    const response = credentialOf<RegistrationResponseJSON>(c.var.form.credential, 'attestationObject');
     if (!name || !response) return refuse(c, 'Name the passkey and let your browser make it.');
     const added = await twoFactorOf(c.env, c.var.viewer.user.id).registerPasskey(name, response, relyingParty(c.env, c.req.url));
     if (!added.ok) return refuse(c, 'The passkey could not be registered. Try again.');

@@ -1,4 +1,5 @@
 import { Hono, type Context, type MiddlewareHandler } from 'hono';
+import type { Child } from 'hono/jsx';
 import { deleteCookie, getCookie, setCookie } from 'hono/cookie';
 import { generateAuthenticationOptions, type AuthenticationResponseJSON, type PublicKeyCredentialRequestOptionsJSON } from '@simplewebauthn/server';
 import { fromBase64url, keyedHash, safeEqual } from '../auth/crypto';
@@ -15,7 +16,7 @@ import { CsrfField, ErrorNotice, Layout } from './layout';
 export const SECOND_STEP_PATH = '/users/two_factor';
 
 /** The hidden form a passkey answers through (pages/webauthn-script.ts). */
-export const PasskeyForm = (p: { action: string; csrf: string; mode: 'create' | 'get'; options: unknown; label: string; children?: unknown }) => (
+export const PasskeyForm = (p: { action: string; csrf: string; mode: 'create' | 'get'; options: unknown; label: string; children?: Child }) => (
   <form method="post" action={p.action} data-webauthn={p.mode} data-options={JSON.stringify(p.options)}>
     <CsrfField token={p.csrf} />
     <input type="hidden" name="credential" value="" />
@@ -57,12 +58,16 @@ const WORDS = {
   inactive: 'Your account can no longer sign in. Contact your administrator.',
 } as const;
 
-/** A passkey's answer as the form carries it (JSON); null when it is not one. */
-const parseCredential = (value: unknown): AuthenticationResponseJSON | null => {
-  if (typeof value !== 'string' || value.length > 16_384) return null;
+/**
+ * A passkey's answer as a form carries it (the `credential` field: Web Authentication Level 3's
+ * JSON, at most 64 KB), if it has `field` in its `response` (`signature` for a sign-in,
+ * `attestationObject` for a registration); null otherwise. The library checks the rest.
+ */
+export const credentialOf = <T extends { id: string; response: object }>(value: unknown, field: string): T | null => {
+  if (typeof value !== 'string' || value.length > 65_536) return null;
   try {
-    const parsed = JSON.parse(value) as AuthenticationResponseJSON;
-    return typeof parsed?.id === 'string' && typeof parsed.response?.signature === 'string' ? parsed : null;
+    const parsed = JSON.parse(value) as T;
+    return typeof parsed?.id === 'string' && typeof (parsed.response as Record<string, unknown> | undefined)?.[field] === 'string' ? parsed : null;
   } catch {
     return null;
   }
@@ -125,7 +130,7 @@ export const secondStepPages = (perAddress: MiddlewareHandler<PageEnv>) =>
       const step = await secondStepOf(c);
       const form = c.var.form;
       const code = typeof form.otp_attempt === 'string' ? form.otp_attempt.trim().slice(0, 64) : '';
-      const passkey = parseCredential(form.credential);
+      const passkey = credentialOf<AuthenticationResponseJSON>(form.credential, 'signature');
       if (!step || (!code && !passkey)) return c.redirect(step ? SECOND_STEP_PATH : '/users/sign_in', 303);
       const proof: SecondFactorProof = passkey ? { passkey, rp: relyingParty(c.env, c.req.url) } : { code };
       const session = await sessionForSecondStep(c, step.userId);
@@ -144,7 +149,7 @@ export const secondStepPages = (perAddress: MiddlewareHandler<PageEnv>) =>
       return c.html(<SecondStepPage csrf={csrfTokenFor(c)} totp={waiting.totp} passkey={options} error={WORDS.invalid} />, 401);
     })
     .post(PASSKEY_SIGN_IN_PATH, perAddress, formCsrf(), async (c) => {
-      const credential = parseCredential(c.var.form.credential);
+      const credential = credentialOf<AuthenticationResponseJSON>(c.var.form.credential, 'signature');
       const challenge = await signInChallenge(c);
       const userId = userOfHandle(credential?.response.userHandle);
       deleteCookie(c, CHALLENGE_COOKIE, { path: '/' });
