@@ -1,6 +1,7 @@
 // A second factor: TOTP enrolment on the account page, sign-in asking for it (codes computed here
 // from the secret the page shows), recovery codes used once, an administrator's reset, and the
 // API's `two_factor_enabled`. Passkeys are proven in Chromium (test/e2e/two-factor-passkey.test.ts).
+import { runDurableObjectAlarm, runInDurableObject } from 'cloudflare:test';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { fromBase32, hotp, totpStep } from '../../worker/auth/totp';
 import { consoleSession, consoleUser, noticeOf, textOf } from './support/console';
@@ -72,6 +73,24 @@ describe('TOTP', () => {
     const base64url = btoa(String.fromCharCode(...raw)).replace(/\+/g, '-').replace(/\//g, '_').replace(/=+$/, '');
     for (const clear of [secret, base64url, ...recoveryCodes]) expect(stored).not.toContain(clear);
     expect(JSON.parse(stored).recovery_codes).toHaveLength(10);
+  });
+
+  it("tells the Directory from the User object's alarm when a crash stopped the push", async () => {
+    const user = await consoleUser('crash');
+    await enrolTotp(user);
+    const stub = grantsStub(user.id);
+    // What disable()'s transaction leaves, with the alarm it sets before pushing: the state a crash
+    // between the two would leave.
+    await runInDurableObject(stub, async (_instance, state) => {
+      for (const table of ['totp', 'passkeys', 'recovery_codes']) state.storage.sql.exec(`DELETE FROM ${table}`);
+      state.storage.sql.exec('UPDATE two_factor_flag SET enabled = 0, pushed = 0');
+      await state.storage.setAlarm(Date.now());
+    });
+    expect((await adminView(user.id)).two_factor_enabled).toBe(true);
+    expect(await runDurableObjectAlarm(stub)).toBe(true);
+    expect((await adminView(user.id)).two_factor_enabled).toBe(false);
+    expect((await apiUser(user)).two_factor_enabled).toBe(false);
+    expect((await dumpTables(stub)).two_factor_flag).toEqual([{ singleton: 1, enabled: 0, pushed: 1 }]);
   });
 
   it('refuses a wrong code at enrolment', async () => {
