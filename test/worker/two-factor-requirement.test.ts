@@ -107,10 +107,14 @@ describe("a group's require_two_factor_authentication", () => {
     expect((await browser.get('/')).status).toBe(200);
   });
 
-  it('is an Owner\'s setting: a Developer cannot change it', async () => {
+  it("is an Owner's setting, given at creation or changed: a Developer cannot change it, a project has none", async () => {
     const dev = await createUser('dev');
-    const { group } = await requiringGroup(dev);
+    const owner = personOf(await createUser('owner'));
+    const group = await createGroup(owner, { require_two_factor_authentication: true });
+    expect(group.require_two_factor_authentication).toBe(true);
     await addMember('groups', group.id, personOf(dev), DEVELOPER);
     expect((await as(dev).put(`/groups/${group.id}`, { require_two_factor_authentication: false })).status).toBe(403);
+    const project = await as(owner).post('/projects', { name: 'p', path: `p${group.id}`, namespace_id: group.id, require_two_factor_authentication: true });
+    expect(await project.json()).not.toHaveProperty('require_two_factor_authentication');
   });
 });

@@ -38,11 +38,18 @@ interface NewNamespaceInput {
   parent?: number | string;
   visibility: Visibility;
   request_access_enabled: boolean;
+  require_two_factor_authentication?: boolean;
   description: string;
 }
 
 const NewGroupSchema = z
-  .object({ name: z.string().trim().min(1).max(255), path: pathParam(), parent_id: intParam().optional(), ...newNamespaceFields })
+  .object({
+    name: z.string().trim().min(1).max(255),
+    path: pathParam(),
+    parent_id: intParam().optional(),
+    require_two_factor_authentication: boolParam().default(false),
+    ...newNamespaceFields,
+  })
   .openapi('NewGroup')
   .transform(({ parent_id, ...rest }): NewNamespaceInput => ({ ...rest, parent: parent_id }));
 
@@ -220,6 +227,7 @@ const namespaceRoutes = (api: NamespaceApi) => {
         parentId: parent?.id ?? null,
         visibility: input.visibility,
         requestAccessEnabled: input.request_access_enabled,
+        requireTwoFactor: input.require_two_factor_authentication,
         description: input.description,
         creatorId: c.var.caller.id,
       });

@@ -106,6 +106,8 @@ export interface NewNamespace {
   parentId: number | null;
   visibility: Visibility;
   requestAccessEnabled: boolean;
+  /** A group's; always false for a project. */
+  requireTwoFactor?: boolean;
   description: string;
   creatorId: number;
 }
@@ -206,8 +208,8 @@ export const createNamespace = (sql: SqlStorage, input: NewNamespace): Result<Na
   try {
     const { id } = sql
       .exec<{ id: number }>(
-        `INSERT INTO namespaces (kind, name, path, full_path, full_name, parent_id, visibility, request_access_enabled, description, creator_id, created_at)
-         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id`,
+        `INSERT INTO namespaces (kind, name, path, full_path, full_name, parent_id, visibility, request_access_enabled, require_two_factor_authentication,
+           description, creator_id, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id`,
         input.kind,
         input.name,
         input.path,
@@ -216,6 +218,7 @@ export const createNamespace = (sql: SqlStorage, input: NewNamespace): Result<Na
         input.parentId,
         input.visibility,
         input.requestAccessEnabled ? 1 : 0,
+        input.kind === 'group' && input.requireTwoFactor ? 1 : 0,
         input.description,
         input.creatorId,
         now,
