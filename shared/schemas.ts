@@ -25,11 +25,12 @@ export const UserBasicSchema = z
   })
   .openapi('UserBasic');
 
-/** GitLab's `User`: `email` and `is_admin` only for the user themselves and administrators. */
+/** GitLab's `User`: `email`, `is_admin` and `two_factor_enabled` only for the user themselves and administrators. */
 export const UserSchema = UserBasicSchema.extend({
   created_at: z.string(),
   email: z.string().nullable().optional(),
   is_admin: z.boolean().optional(),
+  two_factor_enabled: z.boolean().optional(),
 }).openapi('User');
 
 /** A pending access request; `id` is the requester's user id (GitLab's `AccessRequester`). */
@@ -101,6 +102,7 @@ export const GroupSchema = z
     full_path: z.string(),
     parent_id: z.number().int().nullable(),
     request_access_enabled: z.boolean(),
+    require_two_factor_authentication: z.boolean(),
     avatar_url: z.string().nullable(),
     created_at: z.string(),
   })

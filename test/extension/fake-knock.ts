@@ -123,6 +123,7 @@ export function createFakeKnock(origin: string = SERVER) {
         full_path: path,
         parent_id: null,
         request_access_enabled: true,
+        require_two_factor_authentication: false,
         avatar_url: null,
         created_at: CREATED_AT,
       };

@@ -101,7 +101,7 @@ describe('an index partition', () => {
     expect(renamed.items).toEqual([`renamed:u${u(20)}:50`]);
     expect(renamed.version).toBeGreaterThan(v1);
 
-    const requester = { id: u(20), username: 'u20-new', name: 'New', email: null, admin: false, created_at: '', builtin: false };
+    const requester = { id: u(20), username: 'u20-new', name: 'New', email: null, admin: false, created_at: '', builtin: false, two_factor_enabled: false };
     expect(await p.applyUser({ ...requester, state: 'active', version: 2 })).toEqual({ pendingIn: [1], memberOf: [] });
     expect((await inboxOf(u(10))).items).toEqual(['renamed:u20-new:50']);
     await p.applyUser({ ...requester, state: 'blocked', version: 3 });
@@ -116,7 +116,7 @@ describe('an index partition', () => {
     const u = users();
     const g = group(1);
     await p.applyChanges(g, [member(u(10), OWNER, 1)], [], []);
-    const user = (id: number, state: 'active' | 'blocked', version: number) => ({ id, username: `u${id}-new`, name: 'New', email: null, admin: false, state, created_at: '', version, builtin: false });
+    const user = (id: number, state: 'active' | 'blocked', version: number) => ({ id, username: `u${id}-new`, name: 'New', email: null, admin: false, state, created_at: '', version, builtin: false, two_factor_enabled: false });
     // Renamed while no partition held rows of theirs: the fan-out reached their User alone.
     const renamed = 900 + here;
     expect(await userObject(env, renamed).applyUser(user(renamed, 'active', 2))).toEqual([]);

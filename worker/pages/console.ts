@@ -2,6 +2,7 @@ import { Hono, type ErrorHandler } from 'hono';
 import { KINDS } from '../auth/policy';
 import { ApiError } from '../errors';
 import { accountSettingsPages } from './account';
+import { twoFactorSettingsPages } from './account-two-factor';
 import { problemPage } from './actions';
 import { adminApplicationPages } from './admin/applications';
 import { adminUserPages } from './admin/users';
@@ -29,6 +30,7 @@ consolePages
   .route('/', dashboardPages)
   .route('/', explorePages)
   .route('/', accountSettingsPages)
+  .route('/', twoFactorSettingsPages)
   .route('/', adminUserPages)
   .route('/', adminApplicationPages)
   .route(`/${KINDS.group.route}`, namespacePages(KINDS.group))

@@ -109,7 +109,9 @@ export const listNamespaces = async (env: Env, kind: Kind, filter: ListFilter, p
  * then handed to those rows' objects (newer versions only), so the object judges by the new
  * settings from this request on. Other isolates' caches learn of it from the objects.
  */
-export const updateNamespace = async (env: Env, kind: Kind, target: Target, changes: NamespaceChanges): Promise<NamespaceRow> => {
+export const updateNamespace = async (env: Env, kind: Kind, target: Target, edit: NamespaceChanges): Promise<NamespaceRow> => {
+  // Requiring a second factor is a group's setting (GitLab's); a project ignores it.
+  const changes = kind.name === 'group' ? edit : { ...edit, require_two_factor_authentication: undefined };
   const standing = await standingOn(env, target);
   const ownsPart = changes.path !== undefined || changes.visibility !== undefined;
   if (!mayEditSettings(kind, standing, ownsPart)) return raise(problems.forbidden());

@@ -29,6 +29,7 @@ export const INDEX_PARTITION_SCHEMA = [
      parent_id INTEGER,
      visibility TEXT NOT NULL,
      request_access_enabled INTEGER NOT NULL DEFAULT 1,
+     require_two_factor_authentication INTEGER NOT NULL DEFAULT 0,
      description TEXT NOT NULL DEFAULT '',
      creator_id INTEGER,
      created_at TEXT NOT NULL DEFAULT '',
