@@ -12,6 +12,8 @@ export interface Session {
   idHash: string;
   /** When the user signed in (epoch seconds): an id_token's `auth_time`. */
   signedInAt: number;
+  /** How many access requests wait in the user's inbox (read with the session; the console's header). */
+  waiting: number;
 }
 
 const SESSION_COOKIE = 'knock_session';

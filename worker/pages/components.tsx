@@ -80,8 +80,8 @@ export const invalid = (id: string, alert: FormAlert | null, field: string) =>
   alert && alert.field === field ? { 'aria-invalid': 'true', 'aria-describedby': errorId(id) } : {};
 
 /** A POST form with the session's CSRF token (and where to come back to). */
-export const PostForm = (p: { action: string; csrf: string; returnTo?: string; class?: string; label?: string; children: Child }) => (
-  <form method="post" action={p.action} class={p.class} aria-label={p.label}>
+export const PostForm = (p: { action: string; csrf: string; returnTo?: string; class?: string; label?: string; id?: string; children: Child }) => (
+  <form method="post" action={p.action} class={p.class} aria-label={p.label} id={p.id}>
     <CsrfField token={p.csrf} />
     {p.returnTo ? <input type="hidden" name="return_to" value={p.returnTo} /> : null}
     {p.children}
@@ -129,11 +129,12 @@ export const tomorrowUtc = (now: number): string => new Date(now + 24 * 3600 * 1
  * The second step of an action that cannot be undone (deny, remove): a page that says what will
  * happen, with the confirming button and a way back. Works without JavaScript.
  */
-export const Confirm = (p: { title: string; action: string; csrf: string; returnTo: string; confirmLabel: string; children: Child }) => (
+export const Confirm = (p: { title: string; action: string; csrf: string; returnTo: string; confirmLabel: string; fields?: Child; children: Child }) => (
   <div class="card">
     <h1>{p.title}</h1>
     {p.children}
     <PostForm action={p.action} csrf={p.csrf} returnTo={p.returnTo}>
+      {p.fields}
       <div class="actions">
         <a class="button" href={p.returnTo}>
           Cancel

@@ -5,6 +5,7 @@ import { accountSettingsPages } from './account';
 import { problemPage } from './actions';
 import { adminApplicationPages } from './admin/applications';
 import { adminUserPages } from './admin/users';
+import { bulkRequestPages } from './bulk-requests';
 import { dashboardPages } from './dashboard';
 import { errorPage } from './error-page';
 import { explorePages } from './explore';
@@ -27,6 +28,7 @@ for (const path of CONSOLE_PATHS) consolePages.use(path, requireViewer);
 consolePages.use('/admin/*', requireAdmin);
 consolePages
   .route('/', dashboardPages)
+  .route('/', bulkRequestPages)
   .route('/', explorePages)
   .route('/', accountSettingsPages)
   .route('/', adminUserPages)

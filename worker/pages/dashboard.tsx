@@ -1,16 +1,17 @@
 import { Hono } from 'hono';
 import type { FC } from 'hono/jsx';
-import { accessLevelName, levelsAllowedToApprove } from '../../shared/access-levels';
+import { accessLevelName, levelsAllowedToApprove, OWNER } from '../../shared/access-levels';
 import type { OwnAccessRequest } from '../../shared/api-types';
 import { KIND_OF_SOURCE_TYPE, presentOwnRequest } from '../api/presenters/inbox';
 import { KINDS, type Kind } from '../auth/policy';
 import { clock, todayUtc } from '../clock';
 import * as inboxService from '../services/inbox';
+import { INBOX_SORTS, type InboxFilter, type InboxSort } from '../durable/user/inbox';
 import * as service from '../services/namespaces';
 import { alertFor, FlashNotice, Level, Pagination, pageNumber, PostForm, Section, When, windowFor } from './components';
 import { takeFlash, type Flash } from './flash';
 import { Layout } from './layout';
-import { approveForm, RequestRow } from './namespace/access-requests';
+import { approveForm, BULK_FORM, BulkForm, RequestRow } from './namespace/access-requests';
 import { actionsOf, pagePathOf } from './namespace/view';
 import type { ConsoleEnv, PageContext } from './viewer';
 import { userIndexPartitions, type IndexPartitionStub } from '../durable/index-partition/index-partition';
@@ -24,43 +25,116 @@ interface DashboardView {
   partitions: Promise<IndexPartitionStub[]>;
 }
 
+/** Choices of the inbox's "older than" filter, in days. */
+const AGES = [1, 7, 30];
+const SORT_LABELS: Record<InboxSort, string> = { oldest: 'Oldest first', newest: 'Newest first', requester: 'Requester', source: 'Group or project' };
+
+/** The inbox's filter and sort from the page's query (GET, so a filtered view is an address); anything odd is ignored. */
+export const inboxFilterOf = (query: (name: string) => string | undefined, now: number): InboxFilter => {
+  const text = (name: string) => (query(name) ?? '').trim().slice(0, 100) || undefined;
+  const days = Number(query('older_than'));
+  const sort = query('sort');
+  return {
+    source: text('source'),
+    requester: text('requester'),
+    maxRequestedAt: AGES.includes(days) ? new Date(now - days * 24 * 3600 * 1000).toISOString() : undefined,
+    sort: INBOX_SORTS.find((s) => s === sort),
+  };
+};
+
+/** The inbox's filter form: a GET of the dashboard itself. */
+const InboxFilterForm = (p: { c: PageContext }) => {
+  const q = (name: string) => p.c.req.query(name) ?? '';
+  return (
+    <form method="get" action="/" class="filters" aria-label="Filter the requests that need you">
+      <div>
+        <label for="filter-source">Group or project</label>
+        <input type="search" id="filter-source" name="source" value={q('source')} placeholder="acme/website" />
+      </div>
+      <div>
+        <label for="filter-requester">Requester</label>
+        <input type="search" id="filter-requester" name="requester" value={q('requester')} placeholder="name or username" />
+      </div>
+      <div>
+        <label for="filter-age">Asked</label>
+        <select id="filter-age" name="older_than">
+          <option value="">any time</option>
+          {AGES.map((d) => (
+            <option value={String(d)} selected={q('older_than') === String(d)}>
+              over {d === 1 ? 'a day' : `${d} days`} ago
+            </option>
+          ))}
+        </select>
+      </div>
+      <div>
+        <label for="filter-sort">Sort</label>
+        <select id="filter-sort" name="sort">
+          {INBOX_SORTS.map((s) => (
+            <option value={s} selected={q('sort') === s}>
+              {SORT_LABELS[s]}
+            </option>
+          ))}
+        </select>
+      </div>
+      <button type="submit">Filter</button>
+    </form>
+  );
+};
+
+/** The levels the bulk form offers on the dashboard, where rows are groups and projects: each row's own rule still applies. */
+const BULK_LEVELS = levelsAllowedToApprove('project', OWNER);
+
 /**
  * What needs the viewer: the owners' inbox, read as `GET /api/v4/access_requests` reads it (their
  * `User` object: every group they own and project they maintain, directly or through an ancestor
- * group; every request, from the index partitions, for an administrator), oldest first, each
- * approvable in one click.
+ * group; every request, from the index partitions, for an administrator), oldest first unless
+ * sorted otherwise, filtered in that one read; each approvable in one click, or many at once
+ * with the bulk form.
  */
 const NeedsYou = async (p: { view: DashboardView }) => {
   const { c, flash } = p.view;
   const page = pageNumber(c.req.query('inbox_page'));
-  const { page: inbox } = await inboxService.readInbox(c.env, c.var.caller, {}, windowFor(page), null);
+  const filter = inboxFilterOf((n) => c.req.query(n), clock.now());
+  const filtered = Boolean(filter.source || filter.requester || filter.maxRequestedAt);
+  const { page: inbox } = await inboxService.readInbox(c.env, c.var.caller, filter, windowFor(page), null);
   const total = inbox?.total ?? 0;
+  // Back to this view after a form, filtered and sorted as it is, without the ticked boxes.
+  const url = new URL(p.view.url);
+  url.searchParams.delete('select');
+  const here = url.pathname + url.search;
+  const allSelected = c.req.query('select') === 'all';
+  const bulkAlert = alertFor(flash, BULK_FORM);
   return (
     <Section id="inbox" title={`Needs you (${total})`}>
+      <InboxFilterForm c={c} />
       {!inbox || inbox.items.length === 0 ? (
-        <p class="muted">No pending access requests. You're all caught up.</p>
+        <p class="muted">{filtered ? 'No pending request matches.' : "No pending access requests. You're all caught up."}</p>
       ) : (
-        <ul class="requests">
-          {inbox.items.map((item) => {
-            const kind = KINDS[item.kind];
-            const alert = alertFor(flash, approveForm(kind, item.namespace_id, item.user_id));
-            return (
-              <RequestRow
-                kind={kind}
-                namespaceId={item.namespace_id}
-                request={item}
-                actions={actionsOf(kind, item.namespace_id)}
-                levels={levelsAllowedToApprove(item.kind, item.access_level)}
-                csrf={c.var.viewer.csrf}
-                returnTo="/"
-                earliestExpiry={todayUtc()}
-                where={item.source_full_path}
-                alert={alert}
-                values={alert ? flash.values : undefined}
-              />
-            );
-          })}
-        </ul>
+        <>
+          <BulkForm csrf={c.var.viewer.csrf} returnTo={here} url={p.view.url} allSelected={allSelected} levels={BULK_LEVELS} earliestExpiry={todayUtc()} alert={bulkAlert} values={bulkAlert ? flash.values : undefined} />
+          <ul class="requests">
+            {inbox.items.map((item) => {
+              const kind = KINDS[item.kind];
+              const alert = alertFor(flash, approveForm(kind, item.namespace_id, item.user_id));
+              return (
+                <RequestRow
+                  kind={kind}
+                  namespaceId={item.namespace_id}
+                  request={item}
+                  actions={actionsOf(kind, item.namespace_id)}
+                  levels={levelsAllowedToApprove(item.kind, item.access_level)}
+                  csrf={c.var.viewer.csrf}
+                  returnTo={here}
+                  earliestExpiry={todayUtc()}
+                  where={item.source_full_path}
+                  alert={alert}
+                  values={alert ? flash.values : undefined}
+                  selected={allSelected}
+                />
+              );
+            })}
+          </ul>
+        </>
       )}
       <Pagination url={p.view.url} param="inbox_page" page={page} total={total} label="requests that need you" />
     </Section>
@@ -171,7 +245,7 @@ export const dashboardPages = new Hono<ConsoleEnv>().get('/', async (c) => {
   const viewer = c.var.viewer;
   const view: DashboardView = { c, flash: await takeFlash(c), url: c.req.url, partitions: userIndexPartitions(c.env, c.var.caller.id) };
   return c.html(
-    <Layout title="Dashboard" user={viewer.user} csrf={viewer.csrf} current="/" wide>
+    <Layout title="Dashboard" viewer={viewer} current="/" wide>
       <h1>Hello, {viewer.user.name}</h1>
       <FlashNotice flash={view.flash} />
       {SECTIONS.map((S) => (

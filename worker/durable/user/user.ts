@@ -22,7 +22,7 @@ import { clientHoldersOf } from '../client-holders/client-holders';
 import { directory } from '../directory/directory';
 import type { UserRow, UserSnapshot } from '../directory/types';
 import { groupClaimsOf } from './group-claims';
-import { inboxVersion, readInbox, takeSnapshot, type InboxFilter, type InboxPage, type InboxSnapshotRow, type KnownVersion } from './inbox';
+import { inboxCount, inboxVersion, readInbox, takeSnapshot, type InboxFilter, type InboxPage, type InboxSnapshotRow, type KnownVersion } from './inbox';
 import { USER_SCHEMA } from './schema';
 import { liveSession, startSession } from './sessions';
 import { inactiveUser, invalidGrant, pkceProblem, refused, refuseReplayedCode, retryOrRevoke } from './grant-rules';
@@ -309,7 +309,8 @@ export class User extends DurableObject<Env> {
 
   /**
    * The session and the user as this object was last told (every change is pushed before it
-   * answers); why it no longer works when the user was blocked or deactivated since; null for no
+   * answers), with the count of the inbox read in the same call (so the header costs no call of
+   * its own); why it no longer works when the user was blocked or deactivated since; null for no
    * (live) session.
    */
   getSession(idHash: string): SessionLookup {
@@ -318,7 +319,8 @@ export class User extends DurableObject<Env> {
     const user = this.storedUser();
     if (!user || user.state === 'deleted') return null;
     if (user.state !== 'active') return { endedBecause: user.state };
-    return { user, csrfToken: row.csrfToken, signedInAt: row.signedInAt };
+    const waiting = this.ctx.storage.transactionSync(() => inboxCount(this.sql, todayUtc()));
+    return { user, csrfToken: row.csrfToken, signedInAt: row.signedInAt, waiting };
   }
 
   deleteSession(idHash: string): void {

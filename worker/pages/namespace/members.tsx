@@ -218,7 +218,7 @@ export const memberActions = (kind: Kind) =>
       const leaving = userId === viewer.user.id;
       const back = tabPath(kind, pagePathOf(kind, path), tabNamed('members'));
       return c.html(
-        <Layout title={leaving ? `Leave ${path}` : 'Remove member'} user={viewer.user} csrf={viewer.csrf}>
+        <Layout title={leaving ? `Leave ${path}` : 'Remove member'} viewer={viewer}>
           <Confirm
             title={leaving ? `Leave ${path}?` : 'Remove this member?'}
             action={c.req.path}
