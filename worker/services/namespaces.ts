@@ -208,10 +208,23 @@ const withUsers = async (env: Env, target: Target, members: MemberRow[]): Promis
 const oneWithUser = async (env: Env, target: Target, member: MemberRow): Promise<MemberOf> =>
   (await withUsers(env, target, [member]))[0] ?? raise(problems.notFound('Member'));
 
-/** Direct members with their users (and who added them). */
-export const listMembers = async (env: Env, target: Target, page: Window): Promise<PageOf<MemberOf>> => {
-  const { total, items } = settle(await objectOf(env, target).listMembers(target.ref, target.actor, page.offset, page.limit));
-  return { total, items: await withUsers(env, target, items) };
+/** The most direct members a search looks through (the object keeps no names: they are the tree's copies). */
+export const MEMBERS_SEARCHED = 5_000;
+
+/**
+ * Direct members with their users (and who added them). `query` (GitLab's members API
+ * parameter): only those whose username or name contains it, in any case; the object's members
+ * are read whole, named from the tree's index partition, and filtered here.
+ */
+export const listMembers = async (env: Env, target: Target, page: Window, query?: string): Promise<PageOf<MemberOf>> => {
+  if (!query) {
+    const { total, items } = settle(await objectOf(env, target).listMembers(target.ref, target.actor, page.offset, page.limit));
+    return { total, items: await withUsers(env, target, items) };
+  }
+  const { items } = settle(await objectOf(env, target).listMembers(target.ref, target.actor, 0, MEMBERS_SEARCHED));
+  const q = query.toLowerCase();
+  const found = (await withUsers(env, target, items)).filter(({ user }) => user.username.toLowerCase().includes(q) || user.name.toLowerCase().includes(q));
+  return { total: found.length, items: found.slice(page.offset, page.offset + page.limit) };
 };
 
 /**
