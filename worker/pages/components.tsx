@@ -1,6 +1,6 @@
 import type { Child } from 'hono/jsx';
 import { accessLevelName, type AccessLevel } from '../../shared/access-levels';
-import { timeAgo } from '../../shared/relative-time';
+import { exactTime, timeAgo } from '../../shared/relative-time';
 import { clock } from '../clock';
 import type { Flash, FormAlert } from './flash';
 import { CsrfField } from './layout';
@@ -109,7 +109,7 @@ export const Level = (p: { value: number }) => <span class="level">{accessLevelN
 
 /** A date-time as people read it: how long ago ("3 minutes ago", as the popup says), the exact time in UTC on hover. */
 export const When = (p: { iso: string }) => (
-  <time datetime={p.iso} title={`${p.iso.slice(0, 16).replace('T', ' ')} UTC`}>
+  <time datetime={p.iso} title={exactTime(p.iso)}>
     {timeAgo(p.iso, clock.now())}
   </time>
 );
