@@ -12,11 +12,14 @@ interface Props {
   error?: string;
   /** Take keyboard focus (after the row before it was approved or denied, or this one failed). */
   focused: boolean;
+  /** Ticked for the bulk bar. */
+  selected: boolean;
+  onSelect(checked: boolean): void;
   onApprove(level: number): void;
   onDeny(): void;
 }
 
-export function AccessRequestRow({ kind, approverLevel, request, now, error, focused, onApprove, onDeny }: Props) {
+export function AccessRequestRow({ kind, approverLevel, request, now, error, focused, selected, onSelect, onApprove, onDeny }: Props) {
   const [level, setLevel] = useState(DEFAULT_APPROVAL_LEVEL);
   // Deny cannot be undone: it asks first, beside the request (as the console's confirmation page does).
   const [confirming, setConfirming] = useState(false);
@@ -33,6 +36,7 @@ export function AccessRequestRow({ kind, approverLevel, request, now, error, foc
   const who = `@${request.username}`;
   return (
     <li class="request" aria-label={`${request.name} (${who})`}>
+      <input type="checkbox" class="select" aria-label={`Select ${who}'s request`} checked={selected} onChange={(event) => onSelect(event.currentTarget.checked)} />
       <div class="who">
         <span class="name">{request.name}</span> <span class="username">{who}</span>
         <div class="when">
