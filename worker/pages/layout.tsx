@@ -24,8 +24,8 @@ export interface HeaderViewer {
  */
 const Waiting = (p: { viewer: HeaderViewer }) =>
   !p.viewer.user.admin && p.viewer.waiting ? (
-    <a class="waiting" href="/#inbox" aria-label={`${p.viewer.waiting} access ${p.viewer.waiting === 1 ? 'request' : 'requests'} waiting for you`}>
-      <span class="count">{p.viewer.waiting}</span> waiting
+    <a class="waiting" href="/#inbox">
+      <span class="count">{p.viewer.waiting}</span> waiting<span class="visually-hidden"> for you to answer</span>
     </a>
   ) : null;
 
