@@ -1,6 +1,7 @@
 import { raw } from 'hono/html';
 import type { Child } from 'hono/jsx';
 import type { UserRow } from '../durable/directory/types';
+import { WAITING_CAP } from '../durable/user/inbox';
 
 /** The console's main navigation; Administration only for administrators. */
 const NAV: { href: string; label: string; admin?: boolean }[] = [
@@ -25,7 +26,7 @@ export interface HeaderViewer {
 const Waiting = (p: { viewer: HeaderViewer }) =>
   !p.viewer.user.admin && p.viewer.waiting ? (
     <a class="waiting" href="/#inbox">
-      <span class="count">{p.viewer.waiting}</span> waiting<span class="visually-hidden"> for you to answer</span>
+      <span class="count">{p.viewer.waiting >= WAITING_CAP ? `${WAITING_CAP - 1}+` : p.viewer.waiting}</span> waiting<span class="visually-hidden"> for you to answer</span>
     </a>
   ) : null;
 
