@@ -87,7 +87,7 @@ export const BulkForm = (p: { csrf: string; returnTo: string; url: string; allSe
   return (
     <PostForm action={BULK_ACTION} csrf={p.csrf} returnTo={p.returnTo} class="row-form bulk" id={BULK_FORM} label="Answer the selected requests">
       <a href={toggle.pathname + toggle.search}>{p.allSelected ? 'Clear selection' : 'Select all shown'}</a>
-      <label for="bulk-level">Level for the selected</label>
+      <label for="bulk-level">Level</label>
       <LevelSelect id="bulk-level" levels={p.levels} selected={level} label="Access level for the selected requests" alert={p.alert} />
       <label for="bulk-expires">Expires (optional)</label>
       <ExpiryInput id="bulk-expires" value={p.values?.expires_at} label="Expiry date for the selected requests (optional)" alert={p.alert} earliest={p.earliestExpiry} />
