@@ -5,7 +5,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { advance } from './support/clock';
 import { consoleSession, consoleUser, fieldErrorsOf, noticeOf, submit, textOf, type ConsoleUser } from './support/console';
 import { ADMIN } from './support/http';
-import { as, createGroup, createProject, startWorker } from './support/namespaces';
+import { as, createGroup, createProject, startWorker, tabOf } from './support/namespaces';
 
 beforeAll(startWorker, 30_000);
 
@@ -68,17 +68,21 @@ describe('answering many requests at once', () => {
     expect(pending.map((r) => r.id)).toContain(askers[0].id);
   });
 
-  it('denies the selected requests only after a confirmation page', async () => {
+  it("denies the selected requests of a project's Access requests tab only after a confirmation page, and comes back to the tab", async () => {
     const { owner, project, askers, selection } = await sixRequests();
     const { browser, csrf } = await consoleSession(owner);
+    const tab = tabOf('projects', project.full_path, 'access_requests');
+    const boxes = [...(await (await browser.get(tab)).text()).matchAll(/<input type="checkbox" class="select" name="requests" value="([^"]+)" form="bulk-requests"/g)].map((m) => m[1]);
+    expect(boxes).toEqual([selection[1], selection[3], selection[5]]);
     const chosen = [selection[1], selection[3]];
-    const ask = await browser.post(BULK, { authenticity_token: csrf, decision: 'deny', requests: chosen, return_to: '/' });
+    const ask = await browser.post(BULK, { authenticity_token: csrf, decision: 'deny', requests: chosen, return_to: tab });
     expect(ask.status).toBe(200);
     const page = await ask.text();
     expect(textOf(page)).toContain('Deny 2 access requests?');
     expect(textOf(page)).toContain(`@${askers[1].username}'s request for ${project.full_path}`);
     expect((await (await as(owner).get(`/projects/${project.id}/access_requests`)).json()) as unknown[]).toHaveLength(3);
-    const { html } = await submit(browser, BULK, { authenticity_token: csrf, decision: 'deny', confirmed: 'yes', requests: chosen, return_to: '/' });
+    const { res, html } = await submit(browser, BULK, { authenticity_token: csrf, decision: 'deny', confirmed: 'yes', requests: chosen, return_to: tab });
+    expect(res.headers.get('location')).toBe(tab);
     expect(noticeOf(html)).toBe(
       `Answered 2 of 2 selected requests. Denied the request of @${askers[1].username} for ${project.full_path}. Denied the request of @${askers[3].username} for ${project.full_path}.`,
     );

@@ -184,36 +184,36 @@ export const PendingRequests = async (p: { view: NamespaceView }) => {
         <p class="muted">No one is waiting for access.</p>
       ) : (
         <>
-        <BulkForm
-          csrf={view.c.var.viewer.csrf}
-          returnTo={view.pagePath}
-          url={view.url}
-          allSelected={allSelected}
-          levels={levels}
-          earliestExpiry={view.earliestExpiry}
-          alert={bulkAlert}
-          values={bulkAlert ? view.flash.values : undefined}
-        />
-        <ul class="requests">
-          {items.map((request) => {
-            const alert = alertFor(view.flash, approveForm(view.kind, view.target.id, request.user_id));
-            return (
-              <RequestRow
-                kind={view.kind}
-                namespaceId={view.target.id}
-                request={request}
-                actions={view.actions}
-                levels={levels}
-                csrf={view.c.var.viewer.csrf}
-                returnTo={view.pagePath}
-                earliestExpiry={view.earliestExpiry}
-                alert={alert}
-                values={alert ? view.flash.values : undefined}
-                selected={allSelected}
-              />
-            );
-          })}
-        </ul>
+          <BulkForm
+            csrf={view.c.var.viewer.csrf}
+            returnTo={view.pagePath}
+            url={view.url}
+            allSelected={allSelected}
+            levels={levels}
+            earliestExpiry={view.earliestExpiry}
+            alert={bulkAlert}
+            values={bulkAlert ? view.flash.values : undefined}
+          />
+          <ul class="requests">
+            {items.map((request) => {
+              const alert = alertFor(view.flash, approveForm(view.kind, view.target.id, request.user_id));
+              return (
+                <RequestRow
+                  kind={view.kind}
+                  namespaceId={view.target.id}
+                  request={request}
+                  actions={view.actions}
+                  levels={levels}
+                  csrf={view.c.var.viewer.csrf}
+                  returnTo={view.pagePath}
+                  earliestExpiry={view.earliestExpiry}
+                  alert={alert}
+                  values={alert ? view.flash.values : undefined}
+                  selected={allSelected}
+                />
+              );
+            })}
+          </ul>
         </>
       )}
       <Pagination url={view.url} param="requests_page" page={page} total={total} label="access requests" />
