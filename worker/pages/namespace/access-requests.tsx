@@ -89,7 +89,7 @@ export const BulkForm = (p: { csrf: string; returnTo: string; url: string; allSe
       <a href={toggle.pathname + toggle.search}>{p.allSelected ? 'Clear selection' : 'Select all shown'}</a>
       <label for="bulk-level">Level</label>
       <LevelSelect id="bulk-level" levels={p.levels} selected={level} label="Access level for the selected requests" alert={p.alert} />
-      <label for="bulk-expires">Expires (optional)</label>
+      <label for="bulk-expires">Expires</label>
       <ExpiryInput id="bulk-expires" value={p.values?.expires_at} label="Expiry date for the selected requests (optional)" alert={p.alert} earliest={p.earliestExpiry} />
       <button class="primary" type="submit" name="decision" value="approve">
         Approve selected
