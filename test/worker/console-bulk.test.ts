@@ -124,6 +124,20 @@ describe("the dashboard's filter and sort", () => {
     );
   });
 
+  it("filters and sorts a project's Access requests tab in the object's one read", async () => {
+    const { owner, project, askers } = await sixRequests();
+    const { browser } = await consoleSession(owner);
+    const tab = tabOf('projects', project.full_path, 'access_requests');
+    const html = await (await browser.get(tab)).text();
+    expect(html).toContain('<input type="hidden" name="tab" value="access_requests"/>');
+    const row = (i: number) => `${askers[i].name} (@${askers[i].username})`;
+    expect(rowsOf(await (await browser.get(`${tab}&sort=newest`)).text())).toEqual([row(5), row(3), row(1)]);
+    const filtered = await (await browser.get(`${tab}&requester=${askers[3].username.toUpperCase()}`)).text();
+    expect(rowsOf(filtered)).toEqual([row(3)]);
+    expect(textOf(filtered)).toContain('Access requests (1)');
+    expect(textOf(await (await browser.get(`${tab}&older_than=7`)).text())).toContain('No pending request matches.');
+  });
+
   it('ticks every shown row with "Select all shown"', async () => {
     const { owner } = await sixRequests();
     const { browser } = await consoleSession(owner);

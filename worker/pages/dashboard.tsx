@@ -6,12 +6,12 @@ import { KIND_OF_SOURCE_TYPE, presentOwnRequest } from '../api/presenters/inbox'
 import { KINDS, type Kind } from '../auth/policy';
 import { clock, todayUtc } from '../clock';
 import * as inboxService from '../services/inbox';
-import { INBOX_SORTS, type InboxFilter, type InboxSort } from '../durable/user/inbox';
 import * as service from '../services/namespaces';
 import { alertFor, FlashNotice, Level, Pagination, pageNumber, PostForm, Section, When, windowFor } from './components';
 import { takeFlash, type Flash } from './flash';
 import { Layout } from './layout';
 import { approveForm, BULK_FORM, BulkForm, RequestRow } from './namespace/access-requests';
+import { filters, RequestFilterForm, requestFilterOf } from './request-filter';
 import { actionsOf, pagePathOf } from './namespace/view';
 import type { ConsoleEnv, PageContext } from './viewer';
 import { userIndexPartitions, type IndexPartitionStub } from '../durable/index-partition/index-partition';
@@ -24,62 +24,6 @@ interface DashboardView {
   /** The viewer's index partitions, asked of their `User` once for the sections that read them. */
   partitions: Promise<IndexPartitionStub[]>;
 }
-
-/** Choices of the inbox's "older than" filter, in days. */
-const AGES = [1, 7, 30];
-const SORT_LABELS: Record<InboxSort, string> = { oldest: 'Oldest first', newest: 'Newest first', requester: 'Requester', source: 'Group or project' };
-
-/** The inbox's filter and sort from the page's query (GET, so a filtered view is an address); anything odd is ignored. */
-export const inboxFilterOf = (query: (name: string) => string | undefined, now: number): InboxFilter => {
-  const text = (name: string) => (query(name) ?? '').trim().slice(0, 100) || undefined;
-  const days = Number(query('older_than'));
-  const sort = query('sort');
-  return {
-    source: text('source'),
-    requester: text('requester'),
-    maxRequestedAt: AGES.includes(days) ? new Date(now - days * 24 * 3600 * 1000).toISOString() : undefined,
-    sort: INBOX_SORTS.find((s) => s === sort),
-  };
-};
-
-/** The inbox's filter form: a GET of the dashboard itself. */
-const InboxFilterForm = (p: { c: PageContext }) => {
-  const q = (name: string) => p.c.req.query(name) ?? '';
-  return (
-    <form method="get" action="/" class="filters" aria-label="Filter the requests that need you">
-      <div>
-        <label for="filter-source">Group or project</label>
-        <input type="search" id="filter-source" name="source" value={q('source')} placeholder="acme/website" />
-      </div>
-      <div>
-        <label for="filter-requester">Requester</label>
-        <input type="search" id="filter-requester" name="requester" value={q('requester')} placeholder="name or username" />
-      </div>
-      <div>
-        <label for="filter-age">Asked</label>
-        <select id="filter-age" name="older_than">
-          <option value="">any time</option>
-          {AGES.map((d) => (
-            <option value={String(d)} selected={q('older_than') === String(d)}>
-              over {d === 1 ? 'a day' : `${d} days`} ago
-            </option>
-          ))}
-        </select>
-      </div>
-      <div>
-        <label for="filter-sort">Sort</label>
-        <select id="filter-sort" name="sort">
-          {INBOX_SORTS.map((s) => (
-            <option value={s} selected={q('sort') === s}>
-              {SORT_LABELS[s]}
-            </option>
-          ))}
-        </select>
-      </div>
-      <button type="submit">Filter</button>
-    </form>
-  );
-};
 
 /** The levels the bulk form offers on the dashboard, where rows are groups and projects: each row's own rule still applies. */
 const BULK_LEVELS = levelsAllowedToApprove('project', OWNER);
@@ -94,8 +38,8 @@ const BULK_LEVELS = levelsAllowedToApprove('project', OWNER);
 const NeedsYou = async (p: { view: DashboardView }) => {
   const { c, flash } = p.view;
   const page = pageNumber(c.req.query('inbox_page'));
-  const filter = inboxFilterOf((n) => c.req.query(n), clock.now());
-  const filtered = Boolean(filter.source || filter.requester || filter.maxRequestedAt);
+  const filter = requestFilterOf((n) => c.req.query(n), clock.now());
+  const filtered = filters(filter);
   const { page: inbox } = await inboxService.readInbox(c.env, c.var.caller, filter, windowFor(page), null);
   const total = inbox?.total ?? 0;
   // Back to this view after a form, filtered and sorted as it is, without the ticked boxes.
@@ -106,7 +50,7 @@ const NeedsYou = async (p: { view: DashboardView }) => {
   const bulkAlert = alertFor(flash, BULK_FORM);
   return (
     <Section id="inbox" title={`Needs you (${total})`}>
-      <InboxFilterForm c={c} />
+      <RequestFilterForm query={(n) => c.req.query(n)} action="/" label="Filter the requests that need you" sources />
       {!inbox || inbox.items.length === 0 ? (
         <p class="muted">{filtered ? 'No pending request matches.' : "No pending access requests. You're all caught up."}</p>
       ) : (

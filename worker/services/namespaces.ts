@@ -11,6 +11,7 @@ import {
 import { listsOnlyReached, snapshotOf, type EffectiveMember, type ListFilter, type NamespaceChanges, type NamespaceRow, type NewNamespace } from '../durable/namespace-registry';
 import { treeIndex, userIndexPartitions, type EffectiveMembership, type IndexPartitionStub, type UserNames } from '../durable/index-partition/index-partition';
 import { unwrap } from '../durable/result';
+import type { InboxFilter } from '../durable/user/inbox';
 import type { Caller, Env } from '../env';
 import { enforceLimit, LIMITS } from '../edge/rate-limits';
 import { problems, raise } from '../errors';
@@ -148,8 +149,9 @@ export const deleteNamespace = async (env: Env, kind: Kind, target: Target): Pro
 
 // ---- access requests ----
 
-export const listAccessRequests = async (env: Env, target: Target, page: Window): Promise<PageOf<AccessRequestRow>> =>
-  settle(await objectOf(env, target).listAccessRequests(target.ref, target.actor, page.offset, page.limit));
+/** Pending requests; `filter` (requester, age, sort) as the console's Access requests tab reads them. */
+export const listAccessRequests = async (env: Env, target: Target, page: Window, filter?: InboxFilter): Promise<PageOf<AccessRequestRow>> =>
+  settle(await objectOf(env, target).listAccessRequests(target.ref, target.actor, page.offset, page.limit, filter));
 
 /** Counted per requester (edge/rate-limits.ts) before anything else, so no one floods the owners. */
 export const requestAccess = async (env: Env, target: Target, caller: Caller): Promise<AccessRequestRow> => {

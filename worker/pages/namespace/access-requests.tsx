@@ -25,6 +25,8 @@ import {
   Confirm,
 } from '../components';
 import { formCsrf } from '../form-csrf';
+import { filters, RequestFilterForm, requestFilterOf } from '../request-filter';
+import { clock } from '../../clock';
 import { Layout } from '../layout';
 import type { ConsoleEnv } from '../viewer';
 import { actOn, ID, USER_ID } from './actions';
@@ -174,14 +176,19 @@ export const PendingRequests = async (p: { view: NamespaceView }) => {
   const { view } = p;
   if (!mayManageRequests(view.kind, view.standing)) return null;
   const page = pageNumber(view.c.req.query('requests_page'));
-  const { total, items } = await service.listAccessRequests(view.c.env, view.target, windowFor(page));
+  const query = (name: string) => view.c.req.query(name);
+  const filter = requestFilterOf(query, clock.now());
+  const { total, items } = await service.listAccessRequests(view.c.env, view.target, windowFor(page), { ...filter, source: undefined });
+  // The tab's address keeps `?tab=access_requests`, which a GET form would drop from its action.
+  const tab = new URL(view.pagePath, 'http://knock.invalid');
   const levels = grantableLevels(view.kind, view.standing);
   const allSelected = view.c.req.query('select') === 'all';
   const bulkAlert = alertFor(view.flash, BULK_FORM);
   return (
     <Section id="access-requests" title={`Access requests (${total})`}>
+      {total > 0 || filters(filter) ? <RequestFilterForm query={query} action={tab.pathname} label="Filter the access requests" hidden={Object.fromEntries(tab.searchParams)} /> : null}
       {items.length === 0 ? (
-        <p class="muted">No one is waiting for access.</p>
+        <p class="muted">{filters(filter) ? 'No pending request matches.' : 'No one is waiting for access.'}</p>
       ) : (
         <>
           <BulkForm
