@@ -402,3 +402,78 @@ describe('the popup, signed out', () => {
     expect(actions.openOptions).toHaveBeenCalled();
   });
 });
+
+describe('many requests at once', () => {
+  const six: PendingSource[] = [
+    { ...SOURCES[0]!, requests: [2, 4, 6].map((id) => accessRequest(id, `user${id}`, `User ${id}`, `2026-11-21T0${id}:00:00.000Z`)) },
+    { ...SOURCES[1]!, requests: [3, 5, 7].map((id) => accessRequest(id, `user${id}`, `User ${id}`, `2026-11-21T0${id}:00:00.000Z`)) },
+  ];
+  const shownNames = () => screen.getAllByRole('listitem', { name: /\(@user\d\)/ }).map((li) => li.getAttribute('aria-label'));
+
+  it('filters by group, project or requester, and sorts', async () => {
+    await signedIn(listing(six));
+    render(<PopupApp actions={fakeActions()} now={NOW} />);
+    await screen.findByText('User 2');
+    const filter = screen.getByRole('searchbox', { name: 'Filter by group, project or requester' });
+    fireEvent.input(filter, { target: { value: 'WEBSITE' } });
+    expect(shownNames()).toEqual(['User 3 (@user3)', 'User 5 (@user5)', 'User 7 (@user7)']);
+    fireEvent.input(filter, { target: { value: 'user4' } });
+    expect(shownNames()).toEqual(['User 4 (@user4)']);
+    fireEvent.input(filter, { target: { value: 'nobody' } });
+    expect(screen.getByText('No request matches “nobody”.')).toBeTruthy();
+    fireEvent.input(filter, { target: { value: '' } });
+    fireEvent.change(screen.getByRole('combobox', { name: 'Sort requests' }), { target: { value: 'newest' } });
+    // Newest first: the project's (its newest is 07:00) before the group's, each newest first.
+    expect(shownNames()).toEqual(['User 7 (@user7)', 'User 5 (@user5)', 'User 3 (@user3)', 'User 6 (@user6)', 'User 4 (@user4)', 'User 2 (@user2)']);
+  });
+
+  it('approves every shown request at one level in one action, and says so once', async () => {
+    await signedIn(listing(six));
+    const actions = fakeActions();
+    render(<PopupApp actions={actions} now={NOW} />);
+    await screen.findByText('User 2');
+    fireEvent.click(screen.getByRole('button', { name: 'Approve selected' }));
+    expect(screen.getByRole('alert').textContent).toBe('Select one or more requests first.');
+    expect(actions.approve).not.toHaveBeenCalled();
+
+    fireEvent.click(screen.getByRole('checkbox', { name: 'Select all shown' }));
+    // A project Maintainer may not make Owners: the level offered is what every selected row allows.
+    const level = screen.getByRole('combobox', { name: 'Access level for the selected requests' });
+    expect([...level.querySelectorAll('option')].map((o) => o.textContent)).toEqual(['Guest', 'Planner', 'Reporter', 'Developer', 'Maintainer']);
+    fireEvent.change(level, { target: { value: '20' } });
+    fireEvent.click(screen.getByRole('button', { name: 'Approve selected' }));
+
+    await waitFor(() => expect(screen.getByRole('status').textContent).toBe('Approved as Reporter: 6 requests.'));
+    expect(vi.mocked(actions.approve).mock.calls.map(([r]) => [r.sourceId, r.userId, r.accessLevel])).toEqual([
+      [10, 2, 20],
+      [10, 4, 20],
+      [10, 6, 20],
+      [20, 3, 20],
+      [20, 5, 20],
+      [20, 7, 20],
+    ]);
+    expect(screen.queryByRole('listitem', { name: /\(@user\d\)/ })).toBeNull();
+  });
+
+  it('denies the selected requests after asking, and keeps a refused one with its reason', async () => {
+    await signedIn(listing(six));
+    const refusing = vi.fn(async (target: RequestTarget) => {
+      if (target.userId === 5) throw new Error('403 Forbidden');
+      await backgroundRemoves(target);
+    });
+    const actions = fakeActions({ deny: refusing });
+    render(<PopupApp actions={actions} now={NOW} />);
+    await screen.findByText('User 2');
+    for (const u of ['user3', 'user5']) fireEvent.click(screen.getByRole('checkbox', { name: `Select @${u}'s request` }));
+    fireEvent.click(screen.getByRole('button', { name: 'Deny selected' }));
+    expect(screen.getByText('Deny 2 requests?')).toBeTruthy();
+    fireEvent.click(screen.getByRole('button', { name: 'Cancel' }));
+    expect(refusing).not.toHaveBeenCalled();
+    fireEvent.click(screen.getByRole('button', { name: 'Deny selected' }));
+    fireEvent.click(within(screen.getByRole('group', { name: 'Selected requests' })).getByRole('button', { name: 'Deny' }));
+
+    await waitFor(() => expect(screen.getByRole('status').textContent).toBe('Denied 1 request. 1 request could not be answered: see its row.'));
+    expect(screen.queryByText('User 3')).toBeNull();
+    expect(rowOf('user5').textContent).toContain('Could not deny @user5: 403 Forbidden');
+  });
+});

@@ -213,6 +213,8 @@ const ROUTES: Record<string, Effect> = {
   'POST /admin/users/{id}/delete': through('DELETE /api/v4/users/{id}'),
   'POST /admin/users/{id}/disable_two_factor': through('PATCH /api/v4/users/{id}/disable_two_factor'),
   ...Object.fromEntries(['block', 'unblock', 'deactivate', 'activate'].map((action) => [`POST /admin/users/{id}/${action}`, through(`POST /api/v4/users/{id}/${action}`)])),
+  // Each selected request through the row's own approve or deny (worker/pages/bulk-requests.tsx).
+  'POST /-/access_requests/bulk': through('PUT /api/v4/groups/{id}/access_requests/{user_id}/approve'),
   'POST /-/profile/personal_access_tokens': through('POST /api/v4/user/personal_access_tokens'),
   'POST /-/profile/personal_access_tokens/{token_id}/revoke': through('DELETE /api/v4/personal_access_tokens/{id}'),
   'POST /admin/users/{id}/impersonation_tokens': through('POST /api/v4/users/{id}/impersonation_tokens'),

@@ -376,3 +376,22 @@ describe('addresses', () => {
     expect((second.match(/<tr aria-label=/g) ?? []).length).toBe(2);
   });
 });
+
+describe('member search', () => {
+  it("finds members by username or name, in any case, on the Members tab and through GitLab's `query`", async () => {
+    const owner = await consoleUser('own');
+    const group = await createGroup(owner);
+    const [ann, ben] = [await consoleUser('ann'), await consoleUser('ben')];
+    for (const u of [ann, ben]) await as(owner).post(`/groups/${group.id}/members`, { user_id: u.id, access_level: 30 });
+    const api = async (q: string) => ((await (await as(owner).get(`/groups/${group.id}/members?query=${encodeURIComponent(q)}`)).json()) as { username: string }[]).map((m) => m.username);
+    expect(await api(ann.username.toUpperCase())).toEqual([ann.username]);
+    expect(await api(`user ${ben.username}`)).toEqual([ben.username]);
+    expect((await api('')).sort()).toEqual([owner.username, ann.username, ben.username].sort());
+    const { browser } = await consoleSession(owner);
+    const members = `/groups/${group.full_path}/-/group_members`;
+    const html = await (await browser.get(`${members}?search=${ben.username}`)).text();
+    expect([...html.matchAll(/<tr aria-label="([^"]+)"/g)].map((m) => m[1])).toEqual([`${ben.name} (@${ben.username})`]);
+    expect(textOf(html)).toContain('Members (1)');
+    expect(textOf(await (await browser.get(`${members}?search=nobody-at-all`)).text())).toContain('No member matches “nobody-at-all”.');
+  });
+});

@@ -16,6 +16,8 @@ export interface Session {
   signedInAt: number;
   /** For a user without a second factor, the index partitions whose groups may require one. */
   requirementPartitions: number[];
+  /** How many access requests wait in the user's inbox (read with the session; the console's header). */
+  waiting: number;
 }
 
 const SESSION_COOKIE = 'knock_session';

@@ -155,7 +155,7 @@ const twoFactorPage = async <E extends ConsoleEnv>(c: Context<E>, flash: Flash, 
   const alert = alertFor(flash, FORM);
   c.header('Cache-Control', 'no-store');
   return c.html(
-    <Layout title="Two-factor authentication" user={user} csrf={csrf} current="/-/profile" wide>
+    <Layout title="Two-factor authentication" viewer={c.var.viewer} current="/-/profile" wide>
       <h1>Two-factor authentication</h1>
       <FlashNotice flash={flash} />
       <ErrorNotice message={alert?.message ?? (state.enabled ? null : required)} />

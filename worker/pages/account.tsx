@@ -115,7 +115,7 @@ const SECTIONS: FC<{ view: AccountView }>[] = [Profile, TwoFactor, PersonalAcces
 const accountPage = <E extends ConsoleEnv>(c: Context<E>, view: AccountView, status: 200 | 201 | 400 = 200) => {
   const viewer = c.var.viewer;
   return c.html(
-    <Layout title="Your account" user={viewer.user} csrf={viewer.csrf} current="/-/profile" wide>
+    <Layout title="Your account" viewer={viewer} current="/-/profile" wide>
       <h1>Your account</h1>
       <FlashNotice flash={view.flash} />
       {SECTIONS.map((S) => (
@@ -142,7 +142,7 @@ export const accountSettingsPages = new Hono<ConsoleEnv>()
     const token = await ownToken(c);
     const viewer = c.var.viewer;
     return c.html(
-      <Layout title={`Revoke ${token.name}`} user={viewer.user} csrf={viewer.csrf} current="/-/profile">
+      <Layout title={`Revoke ${token.name}`} viewer={viewer} current="/-/profile">
         <RevokeTokenConfirm token={token} owner="you" action={c.req.path} viewer={viewer} returnTo="/-/profile" />
       </Layout>,
     );

@@ -6,6 +6,7 @@ import { twoFactorSettingsPages } from './account-two-factor';
 import { problemPage } from './actions';
 import { adminApplicationPages } from './admin/applications';
 import { adminUserPages } from './admin/users';
+import { bulkRequestPages } from './bulk-requests';
 import { dashboardPages } from './dashboard';
 import { errorPage } from './error-page';
 import { explorePages } from './explore';
@@ -28,6 +29,7 @@ for (const path of CONSOLE_PATHS) consolePages.use(path, requireViewer);
 consolePages.use('/admin/*', requireAdmin);
 consolePages
   .route('/', dashboardPages)
+  .route('/', bulkRequestPages)
   .route('/', explorePages)
   .route('/', accountSettingsPages)
   .route('/', twoFactorSettingsPages)

@@ -13,6 +13,8 @@ export interface Viewer {
   csrf: string;
   /** The session's keyed id hash (binds flash messages to this session). */
   sessionIdHash: string;
+  /** How many access requests wait in the viewer's inbox (the header's count), read with the session. */
+  waiting: number;
 }
 
 /**
@@ -49,7 +51,7 @@ export const requireViewer: MiddlewareHandler<ConsoleEnv> = async (c, next) => {
     const signIn = back === '/' ? '/users/sign_in' : `/users/sign_in?return_to=${encodeURIComponent(back)}`;
     return c.redirect(signIn, c.req.method === 'GET' ? 302 : 303);
   }
-  c.set('viewer', { user: session.user, csrf: session.csrfToken, sessionIdHash: session.idHash });
+  c.set('viewer', { user: session.user, csrf: session.csrfToken, sessionIdHash: session.idHash, waiting: session.waiting });
   c.set('caller', callerOf(session.user));
   c.header('Cache-Control', 'no-store');
   // A member a group requires a second factor of may only set one up (GitLab's enforcement).

@@ -11,6 +11,7 @@ import {
 import { listsOnlyReached, snapshotOf, type EffectiveMember, type ListFilter, type NamespaceChanges, type NamespaceRow, type NewNamespace } from '../durable/namespace-registry';
 import { treeIndex, userIndexPartitions, type EffectiveMembership, type IndexPartitionStub, type UserNames } from '../durable/index-partition/index-partition';
 import { unwrap } from '../durable/result';
+import type { InboxFilter } from '../durable/user/inbox';
 import type { Caller, Env } from '../env';
 import { enforceLimit, LIMITS } from '../edge/rate-limits';
 import { problems, raise } from '../errors';
@@ -150,8 +151,9 @@ export const deleteNamespace = async (env: Env, kind: Kind, target: Target): Pro
 
 // ---- access requests ----
 
-export const listAccessRequests = async (env: Env, target: Target, page: Window): Promise<PageOf<AccessRequestRow>> =>
-  settle(await objectOf(env, target).listAccessRequests(target.ref, target.actor, page.offset, page.limit));
+/** Pending requests; `filter` (requester, age, sort) as the console's Access requests tab reads them. */
+export const listAccessRequests = async (env: Env, target: Target, page: Window, filter?: InboxFilter): Promise<PageOf<AccessRequestRow>> =>
+  settle(await objectOf(env, target).listAccessRequests(target.ref, target.actor, page.offset, page.limit, filter));
 
 /** Counted per requester (edge/rate-limits.ts) before anything else, so no one floods the owners. */
 export const requestAccess = async (env: Env, target: Target, caller: Caller): Promise<AccessRequestRow> => {
@@ -210,10 +212,23 @@ const withUsers = async (env: Env, target: Target, members: MemberRow[]): Promis
 const oneWithUser = async (env: Env, target: Target, member: MemberRow): Promise<MemberOf> =>
   (await withUsers(env, target, [member]))[0] ?? raise(problems.notFound('Member'));
 
-/** Direct members with their users (and who added them). */
-export const listMembers = async (env: Env, target: Target, page: Window): Promise<PageOf<MemberOf>> => {
-  const { total, items } = settle(await objectOf(env, target).listMembers(target.ref, target.actor, page.offset, page.limit));
-  return { total, items: await withUsers(env, target, items) };
+/** The most direct members a search looks through (the object keeps no names: they are the tree's copies). */
+export const MEMBERS_SEARCHED = 5_000;
+
+/**
+ * Direct members with their users (and who added them). `query` (GitLab's members API
+ * parameter): only those whose username or name contains it, in any case; the object's members
+ * are read whole, named from the tree's index partition, and filtered here.
+ */
+export const listMembers = async (env: Env, target: Target, page: Window, query?: string): Promise<PageOf<MemberOf>> => {
+  if (!query) {
+    const { total, items } = settle(await objectOf(env, target).listMembers(target.ref, target.actor, page.offset, page.limit));
+    return { total, items: await withUsers(env, target, items) };
+  }
+  const { items } = settle(await objectOf(env, target).listMembers(target.ref, target.actor, 0, MEMBERS_SEARCHED));
+  const q = query.toLowerCase();
+  const found = (await withUsers(env, target, items)).filter(({ user }) => user.username.toLowerCase().includes(q) || user.name.toLowerCase().includes(q));
+  return { total: found.length, items: found.slice(page.offset, page.offset + page.limit) };
 };
 
 /**

@@ -1,6 +1,6 @@
 import { OWNER, type NamespaceKind } from '../../../shared/access-levels';
 import { KINDS } from '../../auth/policy';
-import { filterConditions, grantsOf, type Grant, type InboxFilter, type InboxItem, type InboxPage, type InboxSnapshotRow, type KnownVersion } from '../user/inbox';
+import { filterConditions, grantsOf, orderBy, type Grant, type InboxFilter, type InboxItem, type InboxPage, type InboxSnapshotRow, type KnownVersion } from '../user/inbox';
 
 /**
  * The owners' inbox as the index partition judges it: for each manager, every pending access
@@ -240,14 +240,15 @@ export const inboxOutboxWaiting = (sql: SqlStorage): boolean => sql.exec('SELECT
 // ---- the administrators' inbox: every pending request ----
 
 /**
- * A page of every pending request here, oldest first (index `pending_requests_open`), with the
+ * A page of every pending request here, oldest first (index `pending_requests_open`) unless the filter sorts otherwise, with the
  * administrators' version read in the same transaction; only the version while it is `known`.
  * Run in a transaction.
  */
 export const everyRequest = (sql: SqlStorage, filter: InboxFilter, offset: number, limit: number, known: KnownVersion): { version: number; page: InboxPage | null } => {
   const version = sql.exec<{ version: number }>('SELECT version FROM inbox_versions WHERE user_id = ?', EVERY_REQUEST).toArray()[0]?.version ?? 0;
   if (known === 'any' || known === version) return { version, page: null };
-  const filtered = filterConditions(filter, { kind: 'n.kind', requestedAt: 'i.requested_at' });
+  const columns = { kind: 'n.kind', requestedAt: 'i.requested_at', fullPath: 'n.full_path', username: 'u.username', name: 'u.name', namespaceId: 'i.namespace_id', userId: 'i.user_id' };
+  const filtered = filterConditions(filter, columns);
   const where = ['i.pending = 1', 'i.requested_at IS NOT NULL', 'u.state = ?', ...filtered.where];
   const args = [SHOWN_REQUESTER_STATE, ...filtered.args];
   const body = `FROM pending_requests i JOIN users u ON u.id = i.user_id JOIN namespaces n ON n.id = i.namespace_id WHERE ${where.join(' AND ')}`;
@@ -256,7 +257,7 @@ export const everyRequest = (sql: SqlStorage, filter: InboxFilter, offset: numbe
     .exec<InboxItem>(
       `SELECT i.namespace_id, n.kind, n.name AS source_name, n.full_path AS source_full_path, i.user_id, u.username, u.name, u.state,
               i.requested_at, ${OWNER} AS access_level
-       ${body} ORDER BY i.requested_at, i.namespace_id, i.user_id LIMIT ? OFFSET ?`,
+       ${body} ORDER BY ${orderBy(filter.sort, columns)} LIMIT ? OFFSET ?`,
       ...args,
       limit,
       offset,

@@ -3,6 +3,7 @@ import { hasAccess, KINDS, mayGrantLevel, mayManageMemberAt, mayManageMembers, m
 import { isoNow } from '../../clock';
 import { problems, type Problem } from '../../errors';
 import { fail, ok, type Result } from '../result';
+import { filterConditions, orderBy, type InboxFilter } from '../user/inbox';
 import { actorRef, MEMBER_COLUMNS, membership, REQUEST_COLUMNS, requesterRef, unnamed } from './core';
 import { NamespaceChecks } from './checks';
 import type { AccessRequestRow, Actor, ApprovedMemberRow, GroupMembership, MemberRow, NamespaceResult, PageOf, Requester, NamespaceRef } from './types';
@@ -31,17 +32,28 @@ export abstract class NamespaceAccess extends NamespaceChecks {
   // Each operation checks, in GitLab's order: the caller may see it (else 404 Group/Project
   // Not Found), the request is pending (else 404 Not found), the caller may do this (else 403).
   /** Pending requests, oldest first: one index range per page, the total from a counter. */
-  async listAccessRequests(ref: NamespaceRef, actor: Actor, offset: number, limit: number): Promise<NamespaceResult<PageOf<AccessRequestRow>>> {
+  /**
+   * Pending requests, oldest first, for those who may answer them. `filter`: the console's Access
+   * requests tab (requester, age, sort), as the owners' inbox filters (worker/durable/user/inbox.ts).
+   */
+  async listAccessRequests(ref: NamespaceRef, actor: Actor, offset: number, limit: number, filter: InboxFilter = {}): Promise<NamespaceResult<PageOf<AccessRequestRow>>> {
     const here = await this.ready(ref);
     if (!here.ok) return here;
     const kind = KINDS[ref.kind];
     const standing = await this.standing(actor, (s) => mayManageRequests(kind, s));
     if (!maySee(here.value.visibility, standing)) return fail(kind.notFound());
     if (!mayManageRequests(kind, standing)) return fail(problems.forbidden());
-    const items = this.sql
-      .exec<AccessRequestRow>(`SELECT ${REQUEST_COLUMNS} FROM access_requests ORDER BY seq LIMIT ? OFFSET ?`, limit, offset)
-      .toArray();
-    return ok({ total: this.counts().requests, items });
+    if (Object.values(filter).every((v) => v === undefined)) {
+      const items = this.sql.exec<AccessRequestRow>(`SELECT ${REQUEST_COLUMNS} FROM access_requests ORDER BY seq LIMIT ? OFFSET ?`, limit, offset).toArray();
+      return ok({ total: this.counts().requests, items });
+    }
+    // One group or project: no kind or path to match; ties by request order.
+    const columns = { kind: "''", fullPath: "''", requestedAt: 'requested_at', username: 'username', name: 'name', namespaceId: 'seq', userId: 'user_id' };
+    const { where, args } = filterConditions({ ...filter, kind: undefined, source: undefined }, columns);
+    const body = `FROM access_requests WHERE ${['1 = 1', ...where].join(' AND ')}`;
+    const total = this.sql.exec<{ n: number }>(`SELECT COUNT(*) AS n ${body}`, ...args).one().n;
+    const items = this.sql.exec<AccessRequestRow>(`SELECT ${REQUEST_COLUMNS} ${body} ORDER BY ${orderBy(filter.sort, columns)} LIMIT ? OFFSET ?`, ...args, limit, offset).toArray();
+    return ok({ total, items });
   }
 
   /** Turning requests off (`request_access_enabled`) refuses new ones; pending ones stay. */

@@ -21,7 +21,7 @@ import type { UserRow, UserSnapshot } from '../directory/types';
 import { claimsLost, groupClaimsOf } from './group-claims';
 import { handOverLogouts, LOGOUT_HANDOVER_RETRY_MS, logoutsWaiting, markClaimsLost, pairsWithGroupClaims, queueLogouts, type LogoutReason, type LogoutSelection } from './logouts';
 import { syncTokenRecords } from './token-sync';
-import { inboxVersion, readInbox, takeSnapshot, type InboxFilter, type InboxPage, type InboxSnapshotRow, type KnownVersion } from './inbox';
+import { inboxCount, inboxVersion, readInbox, takeSnapshot, type InboxFilter, type InboxPage, type InboxSnapshotRow, type KnownVersion } from './inbox';
 import { USER_SCHEMA } from './schema';
 import { hasSecondFactor, TwoFactor } from './two-factor';
 import { liveSession, startSession } from './sessions';
@@ -327,7 +327,8 @@ export class User extends DurableObject<Env> {
 
   /**
    * The session and the user as this object was last told (every change is pushed before it
-   * answers); why it no longer works when the user was blocked or deactivated since; null for no
+   * answers), with the count of the inbox read in the same call (so the header costs no call of
+   * its own); why it no longer works when the user was blocked or deactivated since; null for no
    * (live) session.
    */
   getSession(idHash: string): SessionLookup {
@@ -340,7 +341,8 @@ export class User extends DurableObject<Env> {
     const twoFactor = hasSecondFactor(this.sql);
     // Where a group may require a second factor of a user without one (services/two-factor.ts).
     const requirementPartitions = twoFactor ? [] : this.indexPartitions();
-    return { user: { ...user, two_factor_enabled: twoFactor }, requirementPartitions, csrfToken: row.csrfToken, signedInAt: row.signedInAt };
+    const waiting = this.ctx.storage.transactionSync(() => inboxCount(this.sql, todayUtc()));
+    return { user: { ...user, two_factor_enabled: twoFactor }, requirementPartitions, csrfToken: row.csrfToken, signedInAt: row.signedInAt, waiting };
   }
 
   /**

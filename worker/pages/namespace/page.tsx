@@ -95,7 +95,7 @@ const Header = (p: { view: NamespaceView }) => {
 const NamespacePage = (p: { view: NamespaceView }) => {
   const { viewer } = p.view.c.var;
   return (
-    <Layout title={p.view.tab.id === 'overview' ? p.view.row.full_path : `${p.view.tab.label} · ${p.view.row.full_path}`} user={viewer.user} csrf={viewer.csrf} wide>
+    <Layout title={p.view.tab.id === 'overview' ? p.view.row.full_path : `${p.view.tab.label} · ${p.view.row.full_path}`} viewer={viewer} wide>
       <FlashNotice flash={p.view.flash} />
       <Header view={p.view} />
       {SECTIONS[p.view.tab.id].map((Section) => (
