@@ -129,11 +129,12 @@ export const tomorrowUtc = (now: number): string => new Date(now + 24 * 3600 * 1
  * The second step of an action that cannot be undone (deny, remove): a page that says what will
  * happen, with the confirming button and a way back. Works without JavaScript.
  */
-export const Confirm = (p: { title: string; action: string; csrf: string; returnTo: string; confirmLabel: string; children: Child }) => (
+export const Confirm = (p: { title: string; action: string; csrf: string; returnTo: string; confirmLabel: string; children: Child; fields?: Child }) => (
   <div class="card">
     <h1>{p.title}</h1>
     {p.children}
     <PostForm action={p.action} csrf={p.csrf} returnTo={p.returnTo}>
+      {p.fields ?? null}
       <div class="actions">
         <a class="button" href={p.returnTo}>
           Cancel
