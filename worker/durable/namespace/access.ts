@@ -201,7 +201,8 @@ export abstract class NamespaceAccess extends NamespaceChecks {
     const result = this.mutate((): Result<ApprovalOutcome> => {
       if (!maySee(here.value.visibility, standing)) return fail(kind.notFound());
       const request = this.pendingRequest(userId);
-      if (!request) return fail(problems.notFound());
+      // A request whose deadline passed while this call waited has lapsed, whether or not the alarm has run.
+      if (!request || (request.pending_until !== null && request.pending_until <= isoNow())) return fail(problems.notFound());
       if (!mayManageRequests(kind, standing) || !mayGrantLevel(kind, standing, accessLevel) || actor.userId === userId) return fail(problems.forbidden());
       const below = belowInherited(inherited, accessLevel);
       if (below) return fail(below);
