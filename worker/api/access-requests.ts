@@ -56,7 +56,7 @@ const hasPassed = (end: string): boolean => (isInstantEnd(end) ? endMs(end) <= c
 const reasonParam = () =>
   z
     .string()
-    .max(1000, { message: 'is too long (maximum is 1000 characters)' })
+    .max(1000)
     .transform((v) => (v.trim() === '' ? null : v))
     .openapi({ type: 'string', maxLength: 1000 });
 
