@@ -175,6 +175,7 @@ function ownRequest(fields: Partial<OwnAccessRequest> = {}): OwnAccessRequest {
     access_level: null,
     expires_at: null,
     decided_at: null,
+    decided_by: null, reason: null, denial_reason: null, requested_access_level: null, requested_expires_at: null,
     ...fields,
   };
 }
