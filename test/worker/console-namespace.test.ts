@@ -76,6 +76,27 @@ describe.each(KIND_ROUTES)('the %s page', (kind) => {
     expect(await pendingUsernames(kind, source.id)).toEqual([requester.username]);
   });
 
+  it('shows what a request asked, approves it as asked by default, and denies with a reason the requester sees', async () => {
+    const [owner, requester, other] = [await consoleUser('own'), await consoleUser('req'), await consoleUser('oth')];
+    const source = await sourceWithRequest(kind, owner, requester);
+    const end = `${nextMonth()}`;
+    expect((await as(other).post(`/${kind}/${source.id}/access_requests`, { reason: 'to fix the release', access_level: 20, expires_at: end })).status).toBe(201);
+    const { browser, csrf } = await consoleSession(owner);
+    const text = textOf(await (await browser.get(source.page)).text());
+    expect(text).toContain('to fix the release');
+    expect(text).toContain('asks for Reporter');
+    expect(text).toContain(`until ${end}`);
+    // Approving with the level shown and a blank end grants what was asked.
+    const { html } = await submit(browser, `${source.actions}/access_requests/${other.id}/approve`, { authenticity_token: csrf, access_level: '20', expires_at: '', return_to: source.page });
+    expect(noticeOf(html)).toBe(`Approved @${other.username} as Reporter on ${source.path} until ${end}.`);
+    expect(await memberOf(kind, source.id, other.id)).toMatchObject({ access_level: 20, expires_at: end });
+    const confirm = await (await browser.get(`${source.actions}/access_requests/${requester.id}/deny`)).text();
+    expect(confirm).toContain('name="reason"');
+    await submit(browser, `${source.actions}/access_requests/${requester.id}/deny`, { authenticity_token: csrf, reason: 'not this quarter', return_to: source.page });
+    const mine = (await (await as(requester).get('/user/access_requests')).json()) as { source_id: number; status: string; denial_reason: string | null }[];
+    expect(mine.find((r) => r.source_id === source.id)).toMatchObject({ status: 'denied', denial_reason: 'not this quarter' });
+  });
+
   it('denies after a confirmation page', async () => {
     const [owner, requester] = [await consoleUser('own'), await consoleUser('req')];
     const source = await sourceWithRequest(kind, owner, requester);
