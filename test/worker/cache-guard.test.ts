@@ -202,6 +202,7 @@ const ROUTES: Record<string, Effect> = {
       [`POST /${kind}/{id}/-/access_requests/withdraw`, through(`DELETE /api/v4/${kind}/{id}/access_requests/{user_id}`)],
       [`POST /${kind}/{id}/-/access_requests/{user_id}/approve`, through(`PUT /api/v4/${kind}/{id}/access_requests/{user_id}/approve`)],
       [`POST /${kind}/{id}/-/access_requests/{user_id}/deny`, through(`DELETE /api/v4/${kind}/{id}/access_requests/{user_id}`)],
+      [`POST /${kind}/{id}/-/access_request_rules`, through(`PUT /api/v4/${kind}/{id}/access_request_rules`)],
       [`POST /${kind}/{id}/-/hooks`, through(`POST /api/v4/${kind}/{id}/hooks`)],
       [`POST /${kind}/{id}/-/hooks/{hook_id}`, through(`PUT /api/v4/${kind}/{id}/hooks/{hook_id}`)],
       [`POST /${kind}/{id}/-/hooks/{hook_id}/delete`, through(`DELETE /api/v4/${kind}/{id}/hooks/{hook_id}`)],

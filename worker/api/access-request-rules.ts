@@ -23,7 +23,7 @@ const domain = () =>
  * The rules as a client sends them (`PUT …/access_request_rules`, JSON): every field optional,
  * an absent one takes its default (no requirement). `member_of` names a group by full path or id.
  */
-const rulesBody = (kind: Kind) =>
+export const rulesBody = (kind: Kind) =>
   z.object({
     reason_required: z.boolean().default(false),
     max_duration_hours: hours().nullable().default(null),
