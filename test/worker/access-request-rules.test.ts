@@ -3,6 +3,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { advance } from './support/clock';
 import { ADMIN, call, unique } from './support/http';
 import { admin, as, createGroup, createProject, person, startWorker, type Person } from './support/namespaces';
+import { Receiver, settle } from './support/receiver';
 import { runDueAlarms } from './support/storage';
 
 /**
@@ -258,6 +259,8 @@ describe('rules', () => {
     const bob = await person('bob');
     expect((await as(bob).post(`/projects/${plain.id}/access_requests`, { break_glass: true, reason: 'outage' })).status).toBe(403);
     const { group: g, project: p } = await ruled({ break_glass: { access_level: 40, max_duration_hours: 1 } });
+    const receiver = new Receiver();
+    expect((await as(owner).post(`/groups/${g.id}/hooks`, { url: 'https://hooks.example.com/owners', member_events: true })).status).toBe(201);
     expect(await (await as(bob).post(`/projects/${p.id}/access_requests`, { break_glass: true })).json()).toEqual({ message: { reason: ["can't be blank"] } });
     expect((await as(bob).post(`/projects/${p.id}/access_requests`, { break_glass: true, reason: 'outage', expires_at: endIn(3) })).status).toBe(400);
     const opened = await as(bob).post(`/projects/${p.id}/access_requests`, { break_glass: 'true', reason: 'outage' });
@@ -266,8 +269,13 @@ describe('rules', () => {
     const events = await auditActions(`/projects/${p.id}`, bob.id);
     expect(events).toEqual(expect.arrayContaining([expect.objectContaining({ action: 'break_glass', reason: 'outage' })]));
     // Copied up to the group, whose Owners' hooks hear of it.
-    await runDueAlarms(stubOf(p.id));
+    await settle(p.id, g.id);
     expect((await auditActions(`/groups/${g.id}`, bob.id)).map((e) => e.action)).toContain('break_glass');
+    expect(receiver.received.map((d) => d.json)).toEqual(
+      expect.arrayContaining([
+        expect.objectContaining({ event_name: 'user_add_to_team', action: 'break_glass', user_id: bob.id, access_level: 'Maintainer', reason: 'outage', actor: expect.objectContaining({ id: bob.id }) }),
+      ]),
+    );
     advance(3601);
     await runDueAlarms(stubOf(p.id));
     expect(await levelOf(`/projects/${p.id}`, bob.id)).toBeNull();
