@@ -86,7 +86,9 @@ const requestAccess = async (env: Env, kind: 'group' | 'project', namespaceId: n
   // The requester's name is stored with the request, as the API route does with the caller's.
   const users = await dir.getUsers(userIds);
   await pool(users, 32, async (u) =>
-    value(await object.requestAccess(ref, { userId: u.id, admin: false, inherited: 0 }, { username: u.username, name: u.name })),
+    value(
+      await object.requestAccess(ref, { userId: u.id, admin: false, inherited: 0 }, { username: u.username, name: u.name }, { reason: null, accessLevel: null, expiresAt: null, breakGlass: false, email: null }),
+    ),
   );
   return users.length;
 };

@@ -1,7 +1,8 @@
 import { useEffect, useRef, useState } from 'preact/hooks';
-import { DEFAULT_APPROVAL_LEVEL, type NamespaceKind } from '../../shared/access-levels';
+import { accessLevelName, DEFAULT_APPROVAL_LEVEL, levelsAllowedToApprove, type NamespaceKind } from '../../shared/access-levels';
 import type { AccessRequest } from '../../shared/api-types';
 import { When } from './When';
+import { endText } from '../lib/own-requests';
 import { LevelPicker } from './LevelPicker';
 
 interface Props {
@@ -20,7 +21,9 @@ interface Props {
 }
 
 export function AccessRequestRow({ kind, approverLevel, request, now, error, focused, selected, onSelect, onApprove, onDeny }: Props) {
-  const [level, setLevel] = useState(DEFAULT_APPROVAL_LEVEL);
+  // What was asked, when this approver may grant it: approving it is one click.
+  const asked = request.access_level && levelsAllowedToApprove(kind, approverLevel).some((l) => l.value === request.access_level) ? request.access_level : null;
+  const [level, setLevel] = useState(asked ?? DEFAULT_APPROVAL_LEVEL);
   // Deny cannot be undone: it asks first, beside the request (as the console's confirmation page does).
   const [confirming, setConfirming] = useState(false);
   const decision = useRef<HTMLDivElement>(null);
@@ -28,10 +31,10 @@ export function AccessRequestRow({ kind, approverLevel, request, now, error, foc
     if (focused) decision.current?.querySelector('select')?.focus();
   }, [focused]);
   // Focus follows the question: to its Deny, and back to the level after Cancel.
-  const asked = useRef(false);
+  const questioned = useRef(false);
   useEffect(() => {
-    if (confirming) asked.current = true;
-    if (asked.current) decision.current?.querySelector<HTMLElement>(confirming ? 'button.deny' : 'select')?.focus();
+    if (confirming) questioned.current = true;
+    if (questioned.current) decision.current?.querySelector<HTMLElement>(confirming ? 'button.deny' : 'select')?.focus();
   }, [confirming]);
   const who = `@${request.username}`;
   return (
@@ -41,7 +44,11 @@ export function AccessRequestRow({ kind, approverLevel, request, now, error, foc
         <span class="name">{request.name}</span> <span class="username">{who}</span>
         <div class="when">
           requested <When iso={request.requested_at} now={now} />
+          {request.access_level ? ` · asks for ${accessLevelName(request.access_level)}` : ''}
+          {request.expires_at ? ` · until ${endText(request.expires_at)}` : ''}
+          {request.approvals_required > 1 ? ` · ${request.approvals.length} of ${request.approvals_required} approvals` : ''}
         </div>
+        {request.reason && <blockquote class="reason">{request.reason}</blockquote>}
       </div>
       {confirming ? (
         <div class="decision confirm" ref={decision}>

@@ -29,6 +29,11 @@ export function accessRequest(id: number, username: string, name: string, reques
     web_url: `${SERVER}/${username}`,
     created_at: requestedAt,
     requested_at: requestedAt,
+    reason: null,
+    access_level: null,
+    expires_at: null,
+    approvals_required: 1,
+    approvals: [],
   };
 }
 

@@ -272,7 +272,49 @@ describe('approving and denying', () => {
   });
 });
 
+describe('what a request asked', () => {
+  it('shows the reason, the level and end asked, and the approvals so far; approving what was asked is one click', async () => {
+    const erin = {
+      ...accessRequest(5, 'erin', 'Erin Ops', '2026-11-21T11:45:00.000Z'),
+      reason: 'to fix the release',
+      access_level: 30,
+      expires_at: '2026-11-21T20:00:00.000Z',
+      approvals_required: 2,
+      approvals: [{ id: 9, username: 'dan', name: 'Dan', approved_at: '2026-11-21T11:50:00.000Z' }],
+    };
+    await signedIn(listing([{ ...SOURCES[1]!, requests: [erin] }]));
+    const actions = fakeActions();
+    render(<PopupApp actions={actions} now={NOW} />);
+    const row = await screen.findByRole('listitem', { name: 'Erin Ops (@erin)' });
+    expect(within(row).getByText('to fix the release')).toBeTruthy();
+    expect(row.textContent).toContain('asks for Developer');
+    expect(row.textContent).toContain('until 2026-11-21 20:00 UTC');
+    expect(row.textContent).toContain('1 of 2 approvals');
+    expect((within(row).getByRole('combobox', { name: 'Access level for @erin' }) as HTMLSelectElement).value).toBe('30');
+    fireEvent.click(within(row).getByRole('button', { name: 'Approve @erin' }));
+    expect(actions.approve).toHaveBeenCalledWith({ serverUrl: SERVER, kind: 'project', sourceId: 20, userId: 5, accessLevel: 30 });
+  });
+});
+
 describe('requesting access', () => {
+  it('sends the reason, the level and the duration asked for', async () => {
+    await signedIn();
+    const actions = fakeActions();
+    render(<PopupApp actions={actions} now={NOW} />);
+
+    fireEvent.click(await screen.findByRole('button', { name: 'Request access' }));
+    fireEvent.input(screen.getByRole('textbox', { name: 'Path' }), { target: { value: 'acme/website' } });
+    fireEvent.input(screen.getByRole('textbox', { name: 'Why' }), { target: { value: 'to fix the release' } });
+    fireEvent.change(screen.getByRole('combobox', { name: 'Level' }), { target: { value: '30' } });
+    const durations = screen.getByRole('combobox', { name: 'For' }) as HTMLSelectElement;
+    expect([...durations.options].map((o) => o.text)).toEqual(['1 hour', '8 hours', '1 day', '1 week', '30 days', 'No end']);
+    fireEvent.change(durations, { target: { value: '1' } });
+    fireEvent.submit(screen.getByRole('textbox', { name: 'Path' }).closest('form')!);
+
+    expect(await screen.findByText('Access requested to project acme/website. Its owners will see your request.')).toBeTruthy();
+    expect(actions.requestAccess).toHaveBeenCalledWith({ serverUrl: SERVER, kind: 'project', path: 'acme/website', reason: 'to fix the release', accessLevel: 30, hours: 8 });
+  });
+
   it('asks for access to a project by its path', async () => {
     await signedIn();
     const actions = fakeActions();
@@ -312,6 +354,7 @@ describe('your requests', () => {
     access_level: null,
     expires_at: null,
     decided_at: null,
+    decided_by: null, reason: null, denial_reason: null, requested_access_level: null, requested_expires_at: null,
     ...fields,
   });
   const OWN = [

@@ -23,6 +23,7 @@ const row = (i: number, over: Partial<InboxSnapshotRow> = {}): InboxSnapshotRow 
   username: `user${(i * 37) % 101}`,
   name: `Person ${i}`,
   grants: [[50, null]],
+  details: null,
   ...over,
 });
 

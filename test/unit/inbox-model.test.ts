@@ -160,7 +160,7 @@ class SourceObject {
     this.requests.set(userId, request);
     this.outbox.push({
       entry: 'request',
-      change: { userId, pending: true, version: ++this.version, requestedAt: request.requestedAt, outcome: null, grantedLevel: null, expiresAt: null, decidedBy: null, decidedAt: null },
+      change: { userId, pending: true, version: ++this.version, requestedAt: request.requestedAt, outcome: null, grantedLevel: null, expiresAt: null, decidedBy: null, decidedAt: null , details: null},
     });
   }
 
@@ -182,6 +182,7 @@ class SourceObject {
         expiresAt: granted?.expiresAt ?? null,
         decidedBy: 'by' in closing ? closing.by : null,
         decidedAt: isoNow(),
+        details: null,
       },
     });
     return true;

@@ -38,6 +38,7 @@ const none = (why: string): Effect => ({ none: why });
 /** A console form that calls the same service as this /api/v4 route: that route's caches and tests are its own. */
 const through = (apiRoute: string): Effect => ({ through: apiRoute });
 
+const RULES_UNCACHED = "changes a group's or project's own rules, which each request reads from that object and its ancestors' (no copy)";
 const NOTHING_CACHED_YET = 'creates something new: every cache holds only what it found, and a miss asks the source';
 
 const renamed: Covered = ['namespace-settings.test.ts', 'keeps the id, frees the old path, moves everything below, and the old path answers 404 at once'];
@@ -182,7 +183,16 @@ const ROUTES: Record<string, Effect> = {
       [`POST /api/v4/${kind}/{id}/members`, changes({ memberships: [memberAdded, memberEdited], requesters: [addedRequester], inbox: [inboxMembers] })],
       [`PUT /api/v4/${kind}/{id}/members/{user_id}`, changes({ memberships: [memberEdited], inbox: [inboxMembers] })],
       [`DELETE /api/v4/${kind}/{id}/members/{user_id}`, changes({ memberships: [memberEdited], inbox: [inboxMembers] })],
-      [`POST /api/v4/${kind}/{id}/access_requests`, changes({ requesters: [requestIndexed], inbox: [inboxRequests] })],
+      [
+        `POST /api/v4/${kind}/{id}/access_requests`,
+        changes({
+          requesters: [requestIndexed],
+          inbox: [inboxRequests],
+          memberships: [['access-request-rules.test.ts', 'auto_approve: an entry whose fields all hold approves at once, by the rule; others wait']],
+        }),
+      ],
+      [`PUT /api/v4/${kind}/{id}/access_request_rules`, none(RULES_UNCACHED)],
+      [`DELETE /api/v4/${kind}/{id}/access_request_rules`, none(RULES_UNCACHED)],
       [`PUT /api/v4/${kind}/{id}/access_requests/{user_id}/approve`, changes({ memberships: [approved], requesters: [requesterIndex], inbox: [inboxRequests] })],
       [`DELETE /api/v4/${kind}/{id}/access_requests/{user_id}`, changes({ requesters: [requesterIndex], inbox: [inboxRequests] })],
       [`POST /api/v4/${kind}/{id}/hooks`, none(NOTHING_CACHED_YET)],
@@ -200,6 +210,7 @@ const ROUTES: Record<string, Effect> = {
       [`POST /${kind}/{id}/-/access_requests/withdraw`, through(`DELETE /api/v4/${kind}/{id}/access_requests/{user_id}`)],
       [`POST /${kind}/{id}/-/access_requests/{user_id}/approve`, through(`PUT /api/v4/${kind}/{id}/access_requests/{user_id}/approve`)],
       [`POST /${kind}/{id}/-/access_requests/{user_id}/deny`, through(`DELETE /api/v4/${kind}/{id}/access_requests/{user_id}`)],
+      [`POST /${kind}/{id}/-/access_request_rules`, through(`PUT /api/v4/${kind}/{id}/access_request_rules`)],
       [`POST /${kind}/{id}/-/hooks`, through(`POST /api/v4/${kind}/{id}/hooks`)],
       [`POST /${kind}/{id}/-/hooks/{hook_id}`, through(`PUT /api/v4/${kind}/{id}/hooks/{hook_id}`)],
       [`POST /${kind}/{id}/-/hooks/{hook_id}/delete`, through(`DELETE /api/v4/${kind}/{id}/hooks/{hook_id}`)],

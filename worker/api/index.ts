@@ -3,6 +3,7 @@ import { apiAuth } from '../auth/api-auth';
 import { KINDS } from '../auth/policy';
 import { account } from './account';
 import { accessRequestRoutes } from './access-requests';
+import { accessRequestRuleRoutes } from './access-request-rules';
 import { applications } from './applications';
 import { applicationSettings } from './application-settings';
 import { auditEventRoutes, instanceAuditEvents } from './audit-events';
@@ -40,6 +41,7 @@ authenticated.route('/projects', projects);
 for (const kind of [KINDS.group, KINDS.project]) {
   authenticated.route(`/${kind.route}`, memberRoutes(kind));
   authenticated.route(`/${kind.route}`, accessRequestRoutes(kind));
+  authenticated.route(`/${kind.route}`, accessRequestRuleRoutes(kind));
   authenticated.route(`/${kind.route}`, hookRoutes(kind));
   authenticated.route(`/${kind.route}`, auditEventRoutes(kind));
 }

@@ -82,9 +82,9 @@ export interface NamespaceChanges {
  * Why a pending request went: approved (or its requester added as a member), denied, withdrawn by
  * the requester, or removed with its requester (blocked or deleted).
  */
-export type RequestOutcome = 'approved' | 'denied' | 'withdrawn' | 'removed';
+export type RequestOutcome = 'approved' | 'denied' | 'withdrawn' | 'removed' | 'lapsed';
 
-/** A pending access request appearing (pending) or going (not), pushed like member changes. */
+/** A pending access request appearing (pending) or going (not), pushed like member changes; `details`: JSON of what was asked, approvals, a denial's reason. */
 export interface RequestChange {
   userId: number;
   pending: boolean;
@@ -97,6 +97,7 @@ export interface RequestChange {
   expiresAt: string | null;
   decidedBy: number | null;
   decidedAt: string | null;
+  details: string | null;
 }
 
 export interface NewNamespace {
@@ -385,10 +386,10 @@ const applyMembershipChange = (sql: SqlStorage, namespaceId: number, c: Membersh
 const applyRequestChange = (sql: SqlStorage, namespace: NamespaceRow, c: RequestChange, today: string): void => {
   const applied = sql
     .exec(
-      `INSERT INTO pending_requests (user_id, namespace_id, pending, version, requested_at, outcome, access_level, expires_at, decided_by, decided_at)
-       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+      `INSERT INTO pending_requests (user_id, namespace_id, pending, version, requested_at, outcome, access_level, expires_at, decided_by, decided_at, details)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
        ON CONFLICT (user_id, namespace_id) DO UPDATE SET
-         pending = excluded.pending, version = excluded.version, requested_at = excluded.requested_at, outcome = excluded.outcome,
+         pending = excluded.pending, version = excluded.version, requested_at = excluded.requested_at, outcome = excluded.outcome, details = excluded.details,
          access_level = excluded.access_level, expires_at = excluded.expires_at, decided_by = excluded.decided_by, decided_at = excluded.decided_at
        WHERE excluded.version > pending_requests.version
        RETURNING user_id`,
@@ -402,6 +403,7 @@ const applyRequestChange = (sql: SqlStorage, namespace: NamespaceRow, c: Request
       c.expiresAt,
       c.decidedBy,
       c.pending ? null : (c.decidedAt ?? isoNow()),
+      c.details,
     )
     .toArray().length > 0;
   if (!applied) return;

@@ -12,6 +12,7 @@ import { takeFlash, type Flash } from './flash';
 import { Layout } from './layout';
 import { approveForm, BULK_FORM, BulkForm, RequestRow } from './namespace/access-requests';
 import { filters, RequestFilterForm, requestFilterOf } from './request-filter';
+import { askOfDetails } from '../api/presenters/member';
 import { actionsOf, pagePathOf } from './namespace/view';
 import type { ConsoleEnv, PageContext } from './viewer';
 import { userIndexPartitions, type IndexPartitionStub } from '../durable/index-partition/index-partition';
@@ -64,7 +65,7 @@ const NeedsYou = async (p: { view: DashboardView }) => {
                 <RequestRow
                   kind={kind}
                   namespaceId={item.namespace_id}
-                  request={item}
+                  request={{ ...item, ...askOfDetails(item.requested_at, item.details) }}
                   actions={actionsOf(kind, item.namespace_id)}
                   levels={levelsAllowedToApprove(item.kind, item.access_level)}
                   csrf={c.var.viewer.csrf}
@@ -88,6 +89,7 @@ const NeedsYou = async (p: { view: DashboardView }) => {
 /** How one of the viewer's requests ended, in words (the status is the API's, `presentOwnRequest`). */
 const outcomeText = (r: OwnAccessRequest): string => {
   const until = r.expires_at ? ` until ${r.expires_at}` : '';
+  const why = r.denial_reason ? `: ${r.denial_reason}` : '';
   switch (r.status) {
     case 'pending':
       return 'waiting for an answer';
@@ -96,9 +98,11 @@ const outcomeText = (r: OwnAccessRequest): string => {
     case 'expired':
       return `approved as ${accessLevelName(r.access_level ?? 0)}, expired on ${r.expires_at ?? ''}`;
     case 'denied':
-      return 'denied';
+      return `denied${why}`;
     case 'withdrawn':
       return 'withdrawn by you';
+    case 'lapsed':
+      return 'expired before anyone answered';
   }
 };
 

@@ -1,12 +1,17 @@
 import { directStanding, mayDelete, mayEditSettings, maySee, type Kind, type Standing } from '../auth/policy';
 import { directory } from '../durable/directory/directory';
+import type { AccessRequestRules } from '../../shared/api-types';
+import type { StoredRules } from '../durable/namespace/request-rules';
 import {
   namespaceObject,
+  type AccessAsk,
   type AccessRequestRow,
-  type ApprovedMemberRow,
+  type ApprovalChoice,
+  type ApprovalOutcome,
   type MemberRow,
   type NamespaceResult,
   type PageOf,
+  type RequestOutcomeRow,
 } from '../durable/namespace/types';
 import { listsOnlyReached, snapshotOf, type EffectiveMember, type ListFilter, type NamespaceChanges, type NamespaceRow, type NewNamespace } from '../durable/namespace-registry';
 import { treeIndex, userIndexPartitions, type EffectiveMembership, type IndexPartitionStub, type UserNames } from '../durable/index-partition/index-partition';
@@ -156,23 +161,45 @@ export const listAccessRequests = async (env: Env, target: Target, page: Window,
   settle(await objectOf(env, target).listAccessRequests(target.ref, target.actor, page.offset, page.limit, filter));
 
 /** Counted per requester (edge/rate-limits.ts) before anything else, so no one floods the owners. */
-export const requestAccess = async (env: Env, target: Target, caller: Caller): Promise<AccessRequestRow> => {
+export const requestAccess = async (env: Env, target: Target, caller: Caller, ask: Omit<AccessAsk, 'email'>): Promise<RequestOutcomeRow> => {
   await enforceLimit(env, LIMITS.accessRequests, String(caller.id));
-  return settle(await objectOf(env, target).requestAccess(target.ref, target.actor, { username: caller.username, name: caller.name }));
+  const requester = { username: caller.username, name: caller.name };
+  return settle(await objectOf(env, target).requestAccess(target.ref, target.actor, requester, { ...ask, email: caller.profile.email }));
 };
 
-/** The request disappears and the member appears in one transaction, or neither happens. */
-export const approveAccessRequest = async (
-  env: Env,
-  target: Target,
-  userId: number,
-  accessLevel: number,
-  expiresAt: string | null,
-): Promise<ApprovedMemberRow> => settle(await objectOf(env, target).approveAccessRequest(target.ref, target.actor, userId, accessLevel, expiresAt));
+/** An approval: the member, or (more approvals needed) the request with the approvals so far. */
+export const approveAccessRequest = async (env: Env, target: Target, userId: number, choice: ApprovalChoice): Promise<ApprovalOutcome> =>
+  settle(await objectOf(env, target).approveAccessRequest(target.ref, target.actor, userId, choice));
 
-/** Deny (by a manager) or withdraw (by the requester). */
-export const removeAccessRequest = async (env: Env, target: Target, userId: number): Promise<void> => {
-  settle(await objectOf(env, target).removeAccessRequest(target.ref, target.actor, userId));
+/** Deny (by a manager, with an optional reason) or withdraw (by the requester). */
+export const removeAccessRequest = async (env: Env, target: Target, userId: number, reason: string | null = null): Promise<void> => {
+  settle(await objectOf(env, target).removeAccessRequest(target.ref, target.actor, userId, reason));
+};
+
+export type EffectiveRules = { rules: StoredRules; inheritedFrom: string | null };
+
+/** The access request rules in force on a group or project (its own, or the nearest ancestor group's). */
+export const accessRequestRules = async (env: Env, target: Target): Promise<EffectiveRules> =>
+  settle(await objectOf(env, target).accessRequestRules(target.ref, target.actor));
+
+/**
+ * Sets a group's or project's own rules (null: inherit). An auto-approve entry's `member_of` group
+ * is found now, by its full path or id, and kept by id, so the rule holds through a rename.
+ */
+export const setAccessRequestRules = async (env: Env, target: Target, rules: AccessRequestRules | null): Promise<EffectiveRules> => {
+  let stored: StoredRules | null = null;
+  if (rules) {
+    const auto = await Promise.all(
+      rules.auto_approve.map(async (entry) => {
+        if (entry.member_of === undefined) return entry;
+        const found = await directory(env).resolveNamespace('group', entry.member_of);
+        if (!found) return raise(problems.badRequest({ member_of: [`group ${entry.member_of} not found`] }));
+        return { ...entry, member_of: found.namespace.full_path, member_of_id: found.namespace.id };
+      }),
+    );
+    stored = { ...rules, auto_approve: auto };
+  }
+  return settle(await objectOf(env, target).setAccessRequestRules(target.ref, target.actor, stored));
 };
 
 // ---- members ----

@@ -210,7 +210,7 @@ export interface InboxDelivery {
 const shareOf = (sql: SqlStorage, managerId: number): InboxSnapshotRow[] =>
   sql
     .exec<Omit<InboxSnapshotRow, 'grants'> & { grants: string }>(
-      `SELECT i.namespace_id, i.user_id, p.requested_at, n.kind, n.name AS source_name, n.full_path AS source_full_path, u.username, u.name, i.grants
+      `SELECT i.namespace_id, i.user_id, p.requested_at, n.kind, n.name AS source_name, n.full_path AS source_full_path, u.username, u.name, i.grants, p.details
        FROM inbox i
          JOIN pending_requests p ON p.namespace_id = i.namespace_id AND p.user_id = i.user_id AND p.pending = 1 AND p.requested_at IS NOT NULL
          JOIN namespaces n ON n.id = i.namespace_id
@@ -256,7 +256,7 @@ export const everyRequest = (sql: SqlStorage, filter: InboxFilter, offset: numbe
   const items = sql
     .exec<InboxItem>(
       `SELECT i.namespace_id, n.kind, n.name AS source_name, n.full_path AS source_full_path, i.user_id, u.username, u.name, u.state,
-              i.requested_at, ${OWNER} AS access_level
+              i.requested_at, ${OWNER} AS access_level, i.details
        ${body} ORDER BY ${orderBy(filter.sort, columns)} LIMIT ? OFFSET ?`,
       ...args,
       limit,
@@ -275,10 +275,13 @@ export type OwnRequestRow = {
   visibility: string;
   requested_at: string;
   pending: number;
-  outcome: 'approved' | 'denied' | 'withdrawn' | null;
+  outcome: 'approved' | 'denied' | 'withdrawn' | 'lapsed' | null;
   access_level: number | null;
   expires_at: string | null;
   decided_at: string | null;
+  decided_by: number | null;
+  /** What was asked, the approvals, a denial's reason (JSON, see `askOfDetails`). */
+  details: string | null;
 };
 
 /**
@@ -290,10 +293,10 @@ export const requestsOf = (sql: SqlStorage, userId: number, since: string, since
   sql
     .exec<OwnRequestRow>(
       `SELECT p.namespace_id, n.kind, n.name AS source_name, n.full_path AS source_full_path, n.visibility, p.requested_at, p.pending,
-              p.outcome, p.access_level, p.expires_at, p.decided_at
+              p.outcome, p.access_level, p.expires_at, p.decided_at, p.decided_by, p.details
        FROM pending_requests p JOIN namespaces n ON n.id = p.namespace_id
        WHERE p.user_id = ? AND p.requested_at IS NOT NULL
-         AND (p.pending = 1 OR (p.outcome IN ('approved', 'denied', 'withdrawn') AND (p.decided_at >= ? OR (p.outcome = 'approved' AND p.expires_at >= ?))))
+         AND (p.pending = 1 OR (p.outcome IN ('approved', 'denied', 'withdrawn', 'lapsed') AND (p.decided_at >= ? OR (p.outcome = 'approved' AND p.expires_at >= ?))))
        ORDER BY p.requested_at, p.namespace_id`,
       userId,
       since,

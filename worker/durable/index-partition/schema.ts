@@ -66,6 +66,7 @@ export const INDEX_PARTITION_SCHEMA = [
      expires_at TEXT,
      decided_by INTEGER,
      decided_at TEXT,
+     details TEXT,
      PRIMARY KEY (user_id, namespace_id)
    ) WITHOUT ROWID;
    CREATE INDEX pending_requests_open ON pending_requests (requested_at, namespace_id, user_id) WHERE pending = 1;

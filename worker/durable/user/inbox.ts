@@ -40,6 +40,8 @@ export type InboxSnapshotRow = {
   name: string;
   /** The manager's memberships over the request's source and its ancestors that manage requests, as `grantsOf` orders them. */
   grants: Grant[];
+  /** What was asked and the approvals so far (JSON, as the partition's requester index has it). */
+  details: string | null;
 };
 
 export interface InboxFilter {
@@ -121,6 +123,7 @@ export type InboxItem = {
   requested_at: string;
   /** The reader's effective level on the source (Owner for administrators). */
   access_level: number;
+  details: string | null;
 };
 
 export interface InboxPage {
@@ -180,10 +183,10 @@ export const grantsOf = (memberships: Grant[]): Grant[] => {
 const running = (grants: Grant[], today: string): Grant[] => grants.filter(([, until]) => until === null || until > today);
 
 /** The visible part of a stored row: what the inbox shows of it. */
-const shown = (r: { namespace_id: number; user_id: number; requested_at: string; kind: string; source_name: string; source_full_path: string; username: string; name: string; access_level: number }) =>
-  JSON.stringify([r.namespace_id, r.user_id, r.requested_at, r.kind, r.source_name, r.source_full_path, r.username, r.name, r.access_level]);
+const shown = (r: Omit<InboxItem, 'state'>) =>
+  JSON.stringify([r.namespace_id, r.user_id, r.requested_at, r.kind, r.source_name, r.source_full_path, r.username, r.name, r.access_level, r.details]);
 
-const SHOWN_COLUMNS = 'namespace_id, user_id, requested_at, kind, source_name, source_full_path, username, name, access_level';
+const SHOWN_COLUMNS = 'namespace_id, user_id, requested_at, kind, source_name, source_full_path, username, name, access_level, details';
 
 /** What the inbox shows of one partition's share, in one order. */
 const shownOf = (sql: SqlStorage, partition: number): string[] =>
@@ -237,8 +240,8 @@ export const takeSnapshot = (sql: SqlStorage, partition: number, version: number
     const grants = running(r.grants, today);
     if (grants.length === 0) continue;
     sql.exec(
-      `INSERT INTO inbox (namespace_id, user_id, partition, requested_at, kind, source_name, source_full_path, username, name, grants, access_level, until)
-       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+      `INSERT INTO inbox (namespace_id, user_id, partition, requested_at, kind, source_name, source_full_path, username, name, grants, access_level, until, details)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
        ON CONFLICT (namespace_id, user_id) DO NOTHING`,
       r.namespace_id,
       r.user_id,
@@ -252,6 +255,7 @@ export const takeSnapshot = (sql: SqlStorage, partition: number, version: number
       JSON.stringify(grants),
       grants[0][0],
       grants[0][1],
+      r.details ?? null,
     );
   }
   const after = shownOf(sql, partition);
@@ -290,7 +294,7 @@ export const readInbox = (sql: SqlStorage, filter: InboxFilter, offset: number, 
   const total = sql.exec<{ n: number }>(`SELECT COUNT(*) AS n ${body}`, ...args).one().n;
   const items = sql
     .exec<InboxItem>(
-      `SELECT namespace_id, kind, source_name, source_full_path, user_id, username, name, 'active' AS state, requested_at, access_level
+      `SELECT namespace_id, kind, source_name, source_full_path, user_id, username, name, 'active' AS state, requested_at, access_level, details
        ${body} ORDER BY ${orderBy(filter.sort, columns)} LIMIT ? OFFSET ?`,
       ...args,
       limit,

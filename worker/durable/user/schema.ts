@@ -120,6 +120,7 @@ export const USER_SCHEMA = [
      grants TEXT NOT NULL,
      access_level INTEGER NOT NULL,
      until TEXT,
+     details TEXT,
      PRIMARY KEY (namespace_id, user_id)
    ) WITHOUT ROWID;
    CREATE INDEX inbox_order ON inbox (requested_at, namespace_id, user_id);

@@ -6,7 +6,7 @@ import { dateParam } from '../../api/params';
 import { withNamespace, type Target } from '../../services/finder';
 import { hasAccess, mayManageRequests, type Kind } from '../../auth/policy';
 import { directory } from '../../durable/directory/directory';
-import type { AccessRequestRow } from '../../durable/namespace/types';
+import type { AccessRequestRow, Approval } from '../../durable/namespace/types';
 import { problems, raise } from '../../errors';
 import * as service from '../../services/namespaces';
 import { formText, parseForm, returnTo } from '../actions';
@@ -54,6 +54,8 @@ export const YourAccess = (p: { view: NamespaceView }) => {
         <>
           <p>You are not a member of this {view.kind.name}.</p>
           <PostForm action={`${view.actions}/access_requests`} csrf={viewer.csrf} returnTo={view.pagePath}>
+            <label for="access-reason">Why (optional)</label>
+            <textarea id="access-reason" name="reason" maxlength={1000} rows={2} />
             <button class="primary" type="submit">
               Request access
             </button>
@@ -106,11 +108,14 @@ export const BulkForm = (p: { csrf: string; returnTo: string; url: string; allSe
   );
 };
 
+/** An end as people read it: a date, or a date-time in UTC to the minute. */
+const endText = (end: string): string => (end.length > 10 ? `${end.slice(0, 16).replace('T', ' ')} UTC` : end);
+
 /** One pending request with its approve form (level, optional expiry) and the way to deny it. */
 export const RequestRow = (p: {
   kind: Kind;
   namespaceId: number;
-  request: AccessRequestRow;
+  request: Pick<AccessRequestRow, 'user_id' | 'username' | 'name' | 'requested_at' | 'reason' | 'access_level' | 'expires_at' | 'approvals_required' | 'approvals'>;
   actions: string;
   levels: ReturnType<typeof grantableLevels>;
   csrf: string;
@@ -125,7 +130,8 @@ export const RequestRow = (p: {
   const r = p.request;
   const id = `${p.kind.name}-${p.namespaceId}-request-${r.user_id}`;
   const who = `@${r.username}`;
-  const level = Number(p.values?.access_level) || DEFAULT_APPROVAL_LEVEL;
+  const level = Number(p.values?.access_level) || r.access_level || DEFAULT_APPROVAL_LEVEL;
+  const approvals = JSON.parse(r.approvals) as Approval[];
   const chosen = p.levels.some((l) => l.value === level) ? level : p.levels[p.levels.length - 1]?.value;
   return (
     <li class="request" aria-label={`${r.name} (${who})${p.where ? ` for ${p.where}` : ''}`}>
@@ -150,12 +156,21 @@ export const RequestRow = (p: {
         ) : null}
         <div class="muted">
           requested <When iso={r.requested_at} />
+          {r.access_level ? <> · asks for {accessLevelName(r.access_level)}</> : null}
+          {r.expires_at ? <> · until {endText(r.expires_at)}</> : null}
+          {r.approvals_required > 1 ? (
+            <>
+              {' '}
+              · {approvals.length} of {r.approvals_required} approvals{approvals.length ? ` (${approvals.map((a) => `@${a.username ?? a.id}`).join(', ')})` : ''}
+            </>
+          ) : null}
         </div>
+        {r.reason ? <blockquote class="reason">{r.reason}</blockquote> : null}
       </div>
       <PostForm action={`${p.actions}/access_requests/${r.user_id}/approve`} csrf={p.csrf} returnTo={p.returnTo} class="row-form">
         <label for={`${id}-level`}>Access level for {who}</label>
         <LevelSelect id={`${id}-level`} levels={p.levels} selected={chosen} label={`Access level for ${who}`} alert={p.alert} />
-        <label for={`${id}-expires`}>Expires (optional)</label>
+        <label for={`${id}-expires`}>{r.expires_at ? `Expires (blank: as asked, ${endText(r.expires_at)})` : 'Expires (optional)'}</label>
         <ExpiryInput id={`${id}-expires`} value={p.values?.expires_at} label={`Expiry date for ${who} (optional)`} alert={p.alert} earliest={p.earliestExpiry} />
         <button class="primary" type="submit" aria-label={`Approve ${who}`}>
           Approve
@@ -240,17 +255,23 @@ export type ApprovalValues = { access_level: string; expires_at: string };
  */
 export const approveRequest = async (c: { env: ConsoleEnv['Bindings'] }, kind: Kind, target: Target, userId: number, values: ApprovalValues): Promise<string> => {
   const input = parseForm(approval(kind), values);
-  const member = await service.approveAccessRequest(c.env, target, userId, input.access_level, membershipExpiry(input.expires_at || null));
-  const until = member.expires_at ? ` until ${member.expires_at}` : '';
+  const choice = { accessLevel: input.access_level, expiresAt: input.expires_at ? membershipExpiry(input.expires_at) : undefined };
+  const outcome = await service.approveAccessRequest(c.env, target, userId, choice);
+  if ('pending' in outcome) {
+    const counted = (JSON.parse(outcome.pending.approvals) as Approval[]).length;
+    return `Your approval of @${outcome.pending.username} is counted (${counted} of ${outcome.pending.approvals_required}); it waits for more.`;
+  }
+  const member = outcome.approved;
+  const until = member.expires_at ? ` until ${endText(member.expires_at)}` : '';
   return `Approved @${member.username} as ${accessLevelName(member.access_level)} on ${target.ref.snapshot.full_path}${until}.`;
 };
 
 /** Denies one request (a row's confirmed Deny, and each row of a confirmed bulk deny). Answers the notice. */
-export const denyRequest = async (c: { env: ConsoleEnv['Bindings']; var: { caller: { id: number } } }, target: Target, userId: number): Promise<string> => {
+export const denyRequest = async (c: { env: ConsoleEnv['Bindings']; var: { caller: { id: number } } }, target: Target, userId: number, reason: string | null = null): Promise<string> => {
   // A deny is a manager's answer: one's own request is withdrawn with its own form.
   if (userId === c.var.caller.id) return raise(problems.forbidden());
   const requester = await directory(c.env).getUser(userId);
-  await service.removeAccessRequest(c.env, target, userId);
+  await service.removeAccessRequest(c.env, target, userId, reason);
   return `Denied the request of @${requester?.username ?? userId} for ${target.ref.snapshot.full_path}.`;
 };
 
@@ -259,7 +280,8 @@ export const accessRequestActions = (kind: Kind) =>
   new Hono<ConsoleEnv>()
     .post(`/${ID}/-/access_requests`, formCsrf(), (c) =>
       actOn(c, kind, c.var.form, { tab: 'overview', form: 'access' }, async (target) => {
-        await service.requestAccess(c.env, target, c.var.caller);
+        const reason = formText(c.var.form, 'reason').trim().slice(0, 1000) || null;
+        await service.requestAccess(c.env, target, c.var.caller, { reason, accessLevel: null, expiresAt: null, breakGlass: false });
         return `You asked for access to ${target.ref.snapshot.full_path}. Its ${kind.name === 'group' ? 'Owners' : 'Maintainers'} will see your request.`;
       }),
     )
@@ -288,7 +310,19 @@ export const accessRequestActions = (kind: Kind) =>
       if (!requester) return raise(problems.notFound('User'));
       return c.html(
         <Layout title="Deny access request" viewer={viewer}>
-          <Confirm title="Deny this access request?" action={c.req.path} csrf={viewer.csrf} returnTo={back} confirmLabel={`Deny @${requester.username}`}>
+          <Confirm
+            title="Deny this access request?"
+            action={c.req.path}
+            csrf={viewer.csrf}
+            returnTo={back}
+            confirmLabel={`Deny @${requester.username}`}
+            fields={
+              <>
+                <label for="deny-reason">Reason (optional; they will see it)</label>
+                <textarea id="deny-reason" name="reason" maxlength={1000} rows={2} />
+              </>
+            }
+          >
             <p>
               {requester.name} (@{requester.username}) asked for access to <strong>{path}</strong>. Denying removes the request; they may ask again.
             </p>
@@ -300,6 +334,6 @@ export const accessRequestActions = (kind: Kind) =>
       const userId = Number(c.req.param('user_id'));
       const notFound = 'This request is no longer pending: someone may have answered it already.';
       return actOn(c, kind, c.var.form, { tab: 'access_requests', form: approveForm(kind, Number(c.req.param('id')), userId), notFound }, (target) =>
-        denyRequest(c, target, userId),
+        denyRequest(c, target, userId, formText(c.var.form, 'reason').trim().slice(0, 1000) || null),
       );
     });
