@@ -15,6 +15,7 @@ import { buildExtension, popupSize } from './lib/popup-size.mjs';
 import { startReceiver } from './lib/receiver.mjs';
 import { renderSvg, renderTable, verdict } from './lib/report.mjs';
 import { oidcScenarios } from './lib/oidc.mjs';
+import { ruleScenarios } from './lib/rules.mjs';
 import { PARTITIONS, partitionScenarios } from './lib/partitions.mjs';
 import { durableObjectClasses, freshStateDir, startRuntime } from './lib/runtime.mjs';
 import * as setup from './lib/setup.mjs';
@@ -30,7 +31,7 @@ const APPROVE_RATE = Number(process.env.BENCH_APPROVE_RATE ?? 25);
 /** Webhooks attached to the project of the `approve_hooks` scenario. */
 const HOOKS = 3;
 const WARM_POOL = 100;
-/** `BENCH_ONLY=inbox` runs only the inbox scenarios, `partitions` only those of issue 16, `oidc` only OpenID Connect's, `core` only the others; default all. */
+/** `BENCH_ONLY=inbox` runs only the inbox scenarios, `partitions` only those of issue 16, `oidc` only OpenID Connect's, `rules` only the access request rules', `core` only the others; default all. */
 const ONLY = (process.env.BENCH_ONLY ?? 'all').split(',');
 const runs = (part) => ONLY.includes('all') || ONLY.includes(part);
 const INBOX_SCALE = (process.env.BENCH_INBOX_SCALE ?? '10,10000').split(',').map(Number);
@@ -67,6 +68,7 @@ const results = {
   inbox: { available: false, reason: 'not run' },
   partitions: { available: false, reason: 'not run' },
   oidc: { available: false, reason: 'not run' },
+  rules: { available: false, reason: 'not run' },
   popup: { available: false, reason: 'not run' },
   webhooks: { available: false, reason: 'not run' },
   goals: [],
@@ -537,6 +539,15 @@ try {
     }
   }
 
+  if (runs('rules')) {
+    try {
+      results.rules = await ruleScenarios({ urls, cycles: Number(process.env.BENCH_RULE_CYCLES ?? 300), warm: WARM_POOL, log });
+    } catch (e) {
+      results.rules = { available: false, reason: firstLine(e) };
+      log(`  access request rule scenarios failed: ${results.rules.reason}`);
+    }
+  }
+
   // ---- past one object: runtimes of their own, so the shared one stops first
   if (runs('partitions')) {
     await runtime.dispose();
@@ -632,6 +643,11 @@ if (runs('oidc')) {
   goal('JWKS ÷ hello baseline (req/s)', r.jwksToHello, '>=', 0.9);
   goal('/oauth/userinfo p50 ÷ GET /api/v4/user p50', r.userinfoToUser, '<=', 1.2);
   goal('Code exchange p50, with openid ÷ without', r.exchangeOpenidToPlain, '<=', 1.2);
+}
+if (runs('rules')) {
+  const r = results.rules.available ? results.rules.ratios : {};
+  goal('Request + approve p50 per call, group with rules ÷ without', r.ruledToPlain, '<=', 1.15);
+  goal('Auto-approved request p50 ÷ plain request p50', r.autoToPlain, '<=', 1.2);
 }
 results.totalSeconds = Math.round((Date.now() - started) / 1000);
 

@@ -3,7 +3,7 @@
 
 import { apiErrorFrom } from './api-error';
 import type { NamespaceKind } from './access-levels';
-import type { AccessRequest, ApprovedAccessRequest, Group, InboxAccessRequest, OwnAccessRequest, Project, User } from './api-types';
+import type { AccessRequest, ApprovedAccessRequest, Group, InboxAccessRequest, OwnAccessRequest, Project, RuleApprovedAccessRequest, User } from './api-types';
 
 export type Fetch = (url: string, init?: RequestInit) => Promise<Response>;
 
@@ -19,6 +19,13 @@ const PER_PAGE = 100;
 const MAX_PAGES = 50;
 
 export type KnockClient = ReturnType<typeof createKnockClient>;
+
+/** What an access request says (Knock's additions, each optional): why, the level, the end (a date or an ISO 8601 date-time). */
+export interface AccessAsk {
+  reason?: string;
+  access_level?: number;
+  expires_at?: string;
+}
 
 /** Knock's owners' inbox as one answer: its items, and the ETag that names this version of it. */
 export interface InboxAnswer {
@@ -82,15 +89,21 @@ export function createKnockClient({ serverUrl, fetch }: KnockClientOptions) {
     },
     /** The caller's own requests: pending, and how the others ended (Knock's `GET /user/access_requests`). */
     ownRequests: () => all<OwnAccessRequest>('/user/access_requests'),
-    approve: (kind: NamespaceKind, id: number | string, userId: number, accessLevel: number) =>
-      json<ApprovedAccessRequest>('PUT', `${target(kind, id)}/access_requests/${userId}/approve`, {
-        access_level: accessLevel,
-      }),
+    /** Without a level, the server grants what was asked (and the end asked). More approvals needed: the request (202). */
+    approve: (kind: NamespaceKind, id: number | string, userId: number, accessLevel?: number) =>
+      json<ApprovedAccessRequest | AccessRequest>('PUT', `${target(kind, id)}/access_requests/${userId}/approve`, accessLevel === undefined ? {} : { access_level: accessLevel }),
     deny: async (kind: NamespaceKind, id: number | string, userId: number): Promise<void> => {
       await call('DELETE', `${target(kind, id)}/access_requests/${userId}`);
     },
-    /** Asks for access to a group or project, by id or full path (`acme/website`). */
-    requestAccess: (kind: NamespaceKind, idOrPath: number | string) =>
-      json<AccessRequest>('POST', `${target(kind, idOrPath)}/access_requests`),
+    /**
+     * Asks for access to a group or project, by id or full path (`acme/website`), saying why, at
+     * which level and until when (each optional). A rule may grant it at once (`approved_by_rule`).
+     */
+    requestAccess: (kind: NamespaceKind, idOrPath: number | string, ask: AccessAsk = {}) =>
+      json<AccessRequest | RuleApprovedAccessRequest>(
+        'POST',
+        `${target(kind, idOrPath)}/access_requests`,
+        Object.fromEntries(Object.entries(ask).filter((entry): entry is [string, string | number] => entry[1] !== undefined)),
+      ),
   };
 }

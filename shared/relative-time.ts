@@ -1,4 +1,5 @@
-// "requested 2 hours ago": how long ago an instant was, in words (the popup and the console).
+// "requested 2 hours ago": how long ago an instant was, in words, and the exact time for its hover text
+// (the popup's When, extension/components/When.tsx, and the console's, worker/pages/components.tsx).
 
 const UNITS: [Intl.RelativeTimeFormatUnit, number][] = [
   ['year', 365 * 24 * 3600],
@@ -19,4 +20,9 @@ export function timeAgo(iso: string, now: number = Date.now()): string {
     if (seconds >= size) return format.format((delta >= 0 ? -1 : 1) * Math.floor(seconds / size), unit);
   }
   return 'just now';
+}
+
+/** The exact instant, to the minute, in UTC ("2026-11-26 10:30 UTC"): the hover text of a relative time. */
+export function exactTime(iso: string): string {
+  return `${iso.slice(0, 16).replace('T', ' ')} UTC`;
 }

@@ -25,18 +25,60 @@ export const UserBasicSchema = z
   })
   .openapi('UserBasic');
 
-/** GitLab's `User`: `email` and `is_admin` only for the user themselves and administrators. */
+/** GitLab's `User`: `email`, `is_admin` and `two_factor_enabled` only for the user themselves and administrators. */
 export const UserSchema = UserBasicSchema.extend({
   created_at: z.string(),
   email: z.string().nullable().optional(),
   is_admin: z.boolean().optional(),
+  two_factor_enabled: z.boolean().optional(),
 }).openapi('User');
 
-/** A pending access request; `id` is the requester's user id (GitLab's `AccessRequester`). */
+/** One manager's approval of a request that needs more than one. */
+export const ApprovalSchema = z
+  .object({ id: z.number().int(), username: z.string().nullable(), name: z.string().nullable(), approved_at: z.string() })
+  .openapi('AccessRequestApproval');
+
+/**
+ * A pending access request; `id` is the requester's user id (GitLab's `AccessRequester`), with
+ * what they asked (null when not given: `access_level` the level, `expires_at` a date or a
+ * date-time to the minute) and the approvals so far of the `approvals_required`.
+ */
 export const AccessRequestSchema = UserBasicSchema.extend({
   created_at: z.string(),
   requested_at: z.string(),
+  reason: z.string().nullable(),
+  access_level: z.number().int().nullable(),
+  expires_at: z.string().nullable(),
+  approvals_required: z.number().int(),
+  approvals: z.array(ApprovalSchema),
 }).openapi('AccessRequest');
+
+/** An auto-approve entry: each field optional, all given must hold. */
+export const AutoApproveRuleSchema = z
+  .object({
+    email_domain: z.string().optional(),
+    member_of: z.string().optional(),
+    max_access_level: z.number().int().optional(),
+    max_duration_hours: z.number().int().optional(),
+  })
+  .openapi('AutoApproveRule');
+
+/** A group's or project's access request rules (`…/access_request_rules`). */
+export const AccessRequestRulesSchema = z
+  .object({
+    reason_required: z.boolean(),
+    max_duration_hours: z.number().int().nullable(),
+    pending_expires_after_days: z.number().int().nullable(),
+    approvals_required: z.number().int(),
+    auto_approve: z.array(AutoApproveRuleSchema),
+    break_glass: z.object({ access_level: z.number().int(), max_duration_hours: z.number().int() }).nullable(),
+  })
+  .openapi('AccessRequestRules');
+
+/** The rules in force, and the full path of the group they come from when inherited (null: its own, or none). */
+export const EffectiveAccessRequestRulesSchema = AccessRequestRulesSchema.extend({ inherited_from: z.string().nullable() }).openapi(
+  'EffectiveAccessRequestRules',
+);
 
 /** GitLab's `source_type` of a membership: `Namespace` for a group, `Project` for a project. */
 export const SOURCE_TYPES = ['Namespace', 'Project'] as const;
@@ -60,7 +102,7 @@ export const InboxAccessRequestSchema = AccessRequestSchema.extend({
 }).openapi('InboxAccessRequest');
 
 /** What became of one of the caller's own requests (`GET /user/access_requests`). */
-export const OWN_REQUEST_STATUSES = ['pending', 'approved', 'denied', 'withdrawn', 'expired'] as const;
+export const OWN_REQUEST_STATUSES = ['pending', 'approved', 'denied', 'withdrawn', 'expired', 'lapsed'] as const;
 
 export const OwnAccessRequestSchema = z
   .object({
@@ -73,6 +115,14 @@ export const OwnAccessRequestSchema = z
     expires_at: z.string().nullable(),
     /** When it was approved, denied or withdrawn; null while pending. */
     decided_at: z.string().nullable(),
+    /** Who decided (the approver, the denier; null when a rule or no one did). */
+    decided_by: z.number().int().nullable(),
+    /** Why, as the requester gave it; the denial's reason. */
+    reason: z.string().nullable(),
+    denial_reason: z.string().nullable(),
+    /** The level and end asked for. */
+    requested_access_level: z.number().int().nullable(),
+    requested_expires_at: z.string().nullable(),
   })
   .openapi('OwnAccessRequest');
 
@@ -89,6 +139,13 @@ export const MemberSchema = UserBasicSchema.extend({
 /** What approving answers: the new member, with its approver (no `requested_at`). */
 export const ApprovedAccessRequestSchema = MemberSchema.extend({ created_by: CreatedBySchema }).openapi('ApprovedAccessRequest');
 
+/** What a request answers when a rule granted it at once (auto-approve, break-glass): the new member. */
+export const RuleApprovedAccessRequestSchema = MemberSchema.extend({
+  requested_at: z.string(),
+  reason: z.string().nullable(),
+  approved_by_rule: z.enum(['auto_approve', 'break_glass']),
+}).openapi('RuleApprovedAccessRequest');
+
 export const GroupSchema = z
   .object({
     id: z.number().int(),
@@ -101,6 +158,7 @@ export const GroupSchema = z
     full_path: z.string(),
     parent_id: z.number().int().nullable(),
     request_access_enabled: z.boolean(),
+    require_two_factor_authentication: z.boolean(),
     avatar_url: z.string().nullable(),
     created_at: z.string(),
   })
@@ -234,6 +292,8 @@ export const AuditEventDetailsSchema = z
     expiry_from: z.string().nullable().optional(),
     expiry_to: z.string().nullable().optional(),
     action: z.string(),
+    /** The requester's reason, or a denial's. */
+    reason: z.string().optional(),
     event_id: z.string(),
   })
   .openapi('AuditEventDetails');

@@ -47,6 +47,8 @@ app.use(
     contentSecurityPolicy: {
       defaultSrc: ["'none'"],
       styleSrc: ["'self'"],
+      // Only /assets/webauthn.js (pages/webauthn-script.ts): no inline script runs.
+      scriptSrc: ["'self'"],
       imgSrc: ["'self'", 'data:'],
       frameAncestors: ["'none'"],
       baseUri: ["'none'"],

@@ -56,3 +56,27 @@ export const startOfDay = (date: string): number => {
 
 /** The UTC calendar date (`YYYY-MM-DD`) of an instant in epoch ms. */
 export const dateOf = (epochMs: number): string => new Date(epochMs).toISOString().slice(0, 10);
+
+/**
+ * When access should end, as a request or an approval gives it (`expires_at`): a date
+ * `YYYY-MM-DD`, kept as it is (the access ends at 00:00 UTC that day, as GitLab's memberships
+ * do), or an ISO 8601 date-time, kept to the minute (seconds dropped, so the end is never later
+ * than asked) in the stored instant form `YYYY-MM-DDTHH:MM:00.000Z`; or null. Both forms compare
+ * as text with each other and with `isoNow()`: a date sorts before every instant of its own day.
+ */
+export const parseEnd = (text: string): string | null => {
+  if (DATE.test(text)) return parseDate(text);
+  if (!/[T ]\d{2}:\d{2}/i.test(text)) return null;
+  const instant = parseInstant(text);
+  return instant === null ? null : `${instant.slice(0, 16)}:00.000Z`;
+};
+
+/** Whether an end `parseEnd` accepted is measured in hours (a date-time) rather than days. */
+export const isInstantEnd = (end: string): boolean => end.length > 10;
+
+/** Epoch ms at which an end `parseEnd` accepted takes effect. */
+export const endMs = (end: string): number => (isInstantEnd(end) ? Date.parse(end) : startOfDay(end));
+
+/** An end `hours` after `epochMs`, to the minute (rounded down). */
+export const endAfterHours = (epochMs: number, hours: number): string =>
+  `${new Date(Math.floor((epochMs + hours * 3_600_000) / MINUTE_MS) * MINUTE_MS).toISOString().slice(0, 16)}:00.000Z`;

@@ -21,7 +21,7 @@ export interface Caller {
   /** The personal access token or impersonation token presented (its id); null for OAuth tokens and the admin token. */
   tokenId: number | null;
   /** The caller's profile as recorded with the token. */
-  profile: { email: string | null; createdAt: string };
+  profile: { email: string | null; createdAt: string; twoFactorEnabled: boolean };
 }
 
 /** Routes that need nothing but the bindings. */

@@ -105,7 +105,7 @@ export const SEEDS = [
     object: (u) => `name:${u.namePartition}`,
     rows: (u) => {
       const at = '2026-01-01T00:00:00.000Z';
-      const user = { id: u.id, username: u.username, name: `Synthetic User ${u.n}`, email: `${u.username}@bench.invalid`, admin: false, state: 'active', created_at: at, version: 1, builtin: false };
+      const user = { id: u.id, username: u.username, name: `Synthetic User ${u.n}`, email: `${u.username}@bench.invalid`, admin: false, state: 'active', created_at: at, version: 1, builtin: false, two_factor_enabled: false };
       const rows = [[`INSERT INTO logins (user_id, username, user, password_hash, version) VALUES (?, ?, ?, 'pbkdf2-sha256$1$x$y', 1)`, u.id, u.username, JSON.stringify(user)]];
       // One in a hundred failed to sign in recently.
       if (u.n % 100 === 0) rows.push([`INSERT INTO failures (key, at) VALUES (?, ?)`, u.username.toLowerCase(), Date.now()]);

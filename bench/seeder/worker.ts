@@ -69,7 +69,7 @@ const mintTokens = async (env: Env, users: SeedUser[], scopes: string[]): Promis
   return pool(users, 32, async (u) => {
     const token = newAccessToken(expiresAt);
     await putAccessToken(env as never, await hashSecret(env as never, token), {
-      userId: u.id, username: u.username, name: u.name, admin: false, email: u.email, userCreatedAt: u.created_at,
+      userId: u.id, username: u.username, name: u.name, admin: false, email: u.email, userCreatedAt: u.created_at, twoFactorEnabled: false,
       scopes, clientId: null, grantId: null, createdAt: Math.floor(Date.now() / 1000), expiresAt,
     });
     return token;
@@ -86,7 +86,9 @@ const requestAccess = async (env: Env, kind: 'group' | 'project', namespaceId: n
   // The requester's name is stored with the request, as the API route does with the caller's.
   const users = await dir.getUsers(userIds);
   await pool(users, 32, async (u) =>
-    value(await object.requestAccess(ref, { userId: u.id, admin: false, inherited: 0 }, { username: u.username, name: u.name })),
+    value(
+      await object.requestAccess(ref, { userId: u.id, admin: false, inherited: 0 }, { username: u.username, name: u.name }, { reason: null, accessLevel: null, expiresAt: null, breakGlass: false, email: null }),
+    ),
   );
   return users.length;
 };
@@ -147,6 +149,7 @@ const ceiling = async (env: Env, kind: string, calls: number, concurrency: numbe
     created_at: new Date(0).toISOString(),
     version: 1,
     builtin: false,
+    two_factor_enabled: false,
   });
   await names.applyLogins(usernames.map((username, i) => ({ userId: i + 1, version: 1, login: { user: user(i + 1, username), passwordHash: 'pbkdf2-sha256$1$x$y' } })));
   return timed(calls, concurrency, async (i) => {

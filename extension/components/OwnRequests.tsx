@@ -1,7 +1,7 @@
 import { useState } from 'preact/hooks';
 import type { OwnAccessRequest } from '../../shared/api-types';
 import { outcomeText, ownKind } from '../lib/own-requests';
-import { timeAgo } from '../../shared/relative-time';
+import { When } from './When';
 import { serverName } from '../lib/server-url';
 import { errorMessage } from './popup-actions';
 
@@ -38,10 +38,10 @@ export function OwnRequests({ serverUrl, requests, now, onWithdraw }: Props) {
               <span class="kind">{kind === 'group' ? 'Group' : 'Project'}</span> {request.source_full_path}
               <div class="when">
                 <span class="status">{outcomeText(request)}</span>,{' '}
-                {request.decided_at ? timeAgo(request.decided_at, now) : `asked ${timeAgo(request.requested_at, now)}`}
+                {request.decided_at ? <When iso={request.decided_at} now={now} /> : <>asked <When iso={request.requested_at} now={now} /></>}
               </div>
               {request.status === 'pending' && (
-                <button type="button" class="deny" aria-label={`Withdraw your request for ${request.source_full_path}`} onClick={() => withdraw(request)}>
+                <button type="button" class="deny danger" aria-label={`Withdraw your request for ${request.source_full_path}`} onClick={() => withdraw(request)}>
                   Withdraw
                 </button>
               )}

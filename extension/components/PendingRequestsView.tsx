@@ -1,8 +1,10 @@
-import { useEffect, useRef } from 'preact/hooks';
+import { useEffect, useRef, useState } from 'preact/hooks';
 import { ownKind } from '../lib/own-requests';
 import { timeAgo } from '../../shared/relative-time';
 import type { Account, ServerUrl } from '../lib/stored-values';
-import { rowKey, useInbox } from '../lib/use-inbox';
+import { shownSources, SORTS, type Sort } from '../lib/inbox-view';
+import { rowKey, useInbox, type Row } from '../lib/use-inbox';
+import { BulkBar } from './BulkBar';
 import { AccessRequestRow } from './AccessRequestRow';
 import type { PopupActions } from './popup-actions';
 import { OwnRequests } from './OwnRequests';
@@ -18,7 +20,22 @@ interface Props {
 
 /** Every server's pending requests, one section per server: one server's trouble shows in its own section only. */
 export function PendingRequestsView({ actions, servers, accounts, now }: Props) {
-  const { inbox, refresh, reload, announcement, focusKey, errorFor, approve, deny } = useInbox(actions, servers);
+  const { inbox, refresh, reload, announcement, focusKey, errorFor, approve, deny, approveAll, denyAll } = useInbox(actions, servers);
+  const [filter, setFilter] = useState('');
+  const [sort, setSort] = useState<Sort>('oldest');
+  const [ticked, setTicked] = useState<ReadonlySet<string>>(new Set());
+  const shown = Object.fromEntries(servers.map((serverUrl) => [serverUrl, shownSources(inbox?.[serverUrl]?.sources ?? [], filter, sort)]));
+  const rows: Row[] = servers.flatMap((serverUrl) => shown[serverUrl]!.flatMap((source) => source.requests.map((request) => ({ serverUrl, source, request }))));
+  // A row that left the list (answered, or filtered out) is no longer selected.
+  const selected = rows.filter((r) => ticked.has(rowKey(r.serverUrl, r.source, r.request)));
+  const tick = (keys: string[], on: boolean) =>
+    setTicked((before) => {
+      const next = new Set(before);
+      for (const key of keys) on ? next.add(key) : next.delete(key);
+      return next;
+    });
+  const answered = (chosen: Row[]) => setTicked(new Set([...ticked].filter((k) => !chosen.some((r) => rowKey(r.serverUrl, r.source, r.request) === k))));
+  const anyRequests = servers.some((serverUrl) => (inbox?.[serverUrl]?.sources.length ?? 0) > 0);
   const loading = refresh.status === 'loading';
   const status = useRef<HTMLParagraphElement>(null);
   useEffect(() => {
@@ -39,6 +56,28 @@ export function PendingRequestsView({ actions, servers, accounts, now }: Props) 
           </button>
         </div>
       )}
+      {anyRequests && (
+        <div class="tools">
+          <input type="search" aria-label="Filter by group, project or requester" placeholder="Filter" value={filter} onInput={(e) => setFilter(e.currentTarget.value)} />
+          <select aria-label="Sort requests" value={sort} onChange={(e) => setSort(e.currentTarget.value as Sort)}>
+            {SORTS.map((s) => (
+              <option key={s.id} value={s.id}>
+                {s.label}
+              </option>
+            ))}
+          </select>
+        </div>
+      )}
+      {anyRequests && rows.length === 0 && <p class="empty">No request matches “{filter}”.</p>}
+      {rows.length > 0 && (
+        <BulkBar
+          shown={rows}
+          selected={selected}
+          onSelectAll={(on) => tick(rows.map((r) => rowKey(r.serverUrl, r.source, r.request)), on)}
+          onApprove={(level) => (answered(selected), void approveAll(selected, level))}
+          onDeny={() => (answered(selected), void denyAll(selected))}
+        />
+      )}
       {servers.map((serverUrl) => (
         <ServerSection
           key={serverUrl}
@@ -50,7 +89,7 @@ export function PendingRequestsView({ actions, servers, accounts, now }: Props) 
           actions={actions}
           onRetry={() => void reload()}
         >
-          {inbox?.[serverUrl]?.sources.map((source) => (
+          {shown[serverUrl]!.map((source) => (
             <SourceSection key={`${source.kind}:${source.id}`} serverUrl={serverUrl} source={source}>
               {source.requests.map((request) => (
                 <AccessRequestRow
@@ -61,6 +100,8 @@ export function PendingRequestsView({ actions, servers, accounts, now }: Props) 
                   now={now}
                   error={errorFor(serverUrl, source, request)}
                   focused={focusKey === rowKey(serverUrl, source, request)}
+                  selected={ticked.has(rowKey(serverUrl, source, request))}
+                  onSelect={(on) => tick([rowKey(serverUrl, source, request)], on)}
                   onApprove={(level) => void approve(serverUrl, source, request, level)}
                   onDeny={() => void deny(serverUrl, source, request)}
                 />

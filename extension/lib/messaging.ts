@@ -4,7 +4,7 @@
 
 import { defineExtensionMessaging } from '@webext-core/messaging';
 import type { NamespaceKind } from '../../shared/access-levels';
-import type { AccessRequest } from '../../shared/api-types';
+import type { RuleApprovedAccessRequest, AccessRequest } from '../../shared/api-types';
 import type { Account, ServerUrl } from './stored-values';
 import type { AddedServer } from './servers';
 
@@ -31,9 +31,11 @@ export interface KnockProtocol {
   /** Brings every signed-in server's list up to date; each server's outcome is stored with its list. */
   refreshInbox(): void;
   /** The request leaves the stored inbox at once, and comes back if the server refuses. */
-  approve(request: RequestTarget & { accessLevel: number }): void;
+  /** Without `accessLevel`, what was asked (level and end). */
+  approve(request: RequestTarget & { accessLevel?: number }): void;
   deny(request: RequestTarget): void;
-  requestAccess(target: { serverUrl: ServerUrl; kind: NamespaceKind; path: string }): AccessRequest;
+  /** `hours`: how long the access should last (null or absent: no end). */
+  requestAccess(target: { serverUrl: ServerUrl; kind: NamespaceKind; path: string; reason?: string; accessLevel?: number; hours?: number | null }): AccessRequest | RuleApprovedAccessRequest;
   /** Withdraws the user's own pending request; their list shows it withdrawn once the server agrees. */
   withdraw(target: { serverUrl: ServerUrl; kind: NamespaceKind; sourceId: number }): void;
 }

@@ -2,7 +2,8 @@
 // own requests; never two for the same one, across restarts.
 
 import { browser } from 'wxt/browser';
-import { outcomeText, ownKind, ownRequestKey } from './own-requests';
+import type { OwnAccessRequest } from '../../shared/api-types';
+import { endText, outcomeText, ownKind, ownRequestKey } from './own-requests';
 import { requestKey } from './pending-requests';
 import { serverName } from './server-url';
 import { notifiedOutcomesItem, notifiedRequestsItem, type Account, type ServerInbox } from './stored-values';
@@ -44,12 +45,25 @@ export async function notifyNewRequests(inboxes: Record<string, ServerInbox>, en
  * stored), and not when notifications are off (the outcome still counts as told). Keys of outcomes
  * no longer listed are dropped; a server that did not say keeps its keys.
  */
-export async function notifyOutcomes(inboxes: Record<string, ServerInbox>, accounts: Record<string, Account>, enabled: boolean): Promise<void> {
+export async function notifyOutcomes(inboxes: Record<string, ServerInbox>, accounts: Record<string, Account>, enabled: boolean, now = Date.now()): Promise<void> {
   const told = new Set(await notifiedOutcomesItem.getValue());
   const kept = [...told].filter((key) => !inboxes[serverOf(key)]?.own);
   for (const [serverUrl, inbox] of Object.entries(inboxes)) {
     const signedInAt = accounts[serverUrl]?.signedInAt ?? Infinity;
     for (const request of inbox.own ?? []) {
+      if (endsSoon(request, now)) {
+        // As the server's `expiring` event: once per granted end, while it is near.
+        const key = `${ownRequestKey(serverUrl, request)}:expiring:${request.expires_at}`;
+        kept.push(key);
+        if (enabled && !told.has(key)) {
+          await browser.notifications.create(key, {
+            type: 'basic',
+            iconUrl: browser.runtime.getURL('/icon/128.png'),
+            title: `Your access to ${request.source_full_path} ends soon`,
+            message: `It ends ${endText(request.expires_at ?? '')}; ask to extend it in the Request access tab (${serverName(serverUrl)})`,
+          });
+        }
+      }
       if (request.status !== 'approved' && request.status !== 'denied') continue;
       const key = `${ownRequestKey(serverUrl, request)}:${request.status}`;
       kept.push(key);
@@ -64,4 +78,15 @@ export async function notifyOutcomes(inboxes: Record<string, ServerInbox>, accou
     }
   }
   await notifiedOutcomesItem.setValue(kept);
+}
+
+/**
+ * Whether an approved membership's end is near: within a day of an end given as a date (00:00 UTC
+ * that day), within an hour of one given as a date-time, as the server warns (its `expiring` event).
+ */
+export function endsSoon(request: OwnAccessRequest, now: number): boolean {
+  if (request.status !== 'approved' || !request.expires_at) return false;
+  const timed = request.expires_at.length > 10;
+  const end = Date.parse(timed ? request.expires_at : `${request.expires_at}T00:00:00Z`);
+  return now < end && now >= end - (timed ? 3_600_000 : 86_400_000);
 }

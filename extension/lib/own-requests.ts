@@ -15,16 +15,20 @@ export const ownKind = (request: OwnAccessRequest) => (request.source_type === '
 export const ownRequestKey = (serverUrl: ServerUrl, request: OwnAccessRequest) =>
   `${serverUrl} ${ownKind(request)}:${request.source_id}:${request.requested_at}`;
 
-/** What became of it, in words: `Approved as Developer until 2027-01-31`, `Denied`, `Pending`. */
+/** What became of it, in words: `Approved as Developer until 2027-01-31`, `Denied: not now`, `Pending`. */
 export function outcomeText(request: OwnAccessRequest): string {
   const level = request.access_level === null ? '' : ` as ${accessLevelName(request.access_level)}`;
-  const until = request.expires_at ? ` until ${request.expires_at}` : '';
+  const until = request.expires_at ? ` until ${endText(request.expires_at)}` : '';
   const words: Record<OwnAccessRequest['status'], string> = {
     pending: 'Pending',
     approved: `Approved${level}${until}`,
-    denied: 'Denied',
+    denied: request.denial_reason ? `Denied: ${request.denial_reason}` : 'Denied',
     withdrawn: 'Withdrawn',
-    expired: `Expired${request.expires_at ? ` on ${request.expires_at}` : ''}`,
+    lapsed: 'Expired unanswered',
+    expired: `Expired${request.expires_at ? ` on ${endText(request.expires_at)}` : ''}`,
   };
   return words[request.status];
 }
+
+/** An end as people read it: a date as it is, a date-time in UTC to the minute (`2026-11-27 02:00 UTC`). */
+export const endText = (end: string): string => (end.length > 10 ? `${end.slice(0, 16).replace('T', ' ')} UTC` : end);

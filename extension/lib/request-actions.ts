@@ -1,7 +1,7 @@
 // The commands that change something on a server: approving and denying (through the inbox,
 // which shows the outcome at once), asking for access and withdrawing one's own request.
 
-import type { AccessRequest } from '../../shared/api-types';
+import type { AccessRequest, RuleApprovedAccessRequest } from '../../shared/api-types';
 import { decide, knockClient, recordWithdrawal, rememberRateLimit } from './inbox';
 import type { KnockProtocol } from './messaging';
 import { serverName } from './server-url';
@@ -18,10 +18,14 @@ export async function deny(target: Parameters<KnockProtocol['deny']>[0]): Promis
   await decide(target, () => client.deny(target.kind, target.sourceId, target.userId));
 }
 
-export async function requestAccess({ serverUrl, kind, path }: Parameters<KnockProtocol['requestAccess']>[0]): Promise<AccessRequest> {
+/** An end `hours` from now, as an ISO 8601 date-time to the minute (the server keeps minutes). */
+export const endAfter = (hours: number, now = Date.now()): string => `${new Date(now + hours * 3_600_000).toISOString().slice(0, 16)}Z`;
+
+export async function requestAccess({ serverUrl, kind, path, reason, accessLevel, hours }: Parameters<KnockProtocol['requestAccess']>[0]): Promise<AccessRequest | RuleApprovedAccessRequest> {
   const client = await knockClient(serverUrl);
+  const ask = { reason: reason?.trim() || undefined, access_level: accessLevel, expires_at: hours ? endAfter(hours) : undefined };
   try {
-    return await client.requestAccess(kind, path.trim().replace(/^\/+|\/+$/g, ''));
+    return await client.requestAccess(kind, path.trim().replace(/^\/+|\/+$/g, ''), ask);
   } catch (error) {
     await rememberRateLimit(serverUrl, error);
     throw error;

@@ -2,14 +2,14 @@
 // file that seeds `npm start`'s demo data there. Alice approves Bob with an expiry from her dashboard, finds him among
 // acme/website's members and in its audit log, and removes him; she adds a webhook to a local
 // receiver, sees a delivery in its log and resends it; an administrator creates a user, who asks
-// for access to acme and withdraws. axe finds no serious or critical violation on any page on
+// for access to acme and withdraws; alice answers six requests for one group in one bulk action. axe finds no serious or critical violation on any page on
 // the way.
 
 import { join } from 'node:path';
 import type { Page } from 'playwright-core';
 import { afterAll, describe, expect, it } from 'vitest';
 import { useConsoleWorld } from './support/console-visits';
-import { callApi, ROOT } from './support/knock-server';
+import { callApi, createUser, ROOT } from './support/knock-server';
 import { eventually, WebhookReceiver } from './support/webhook-receiver';
 // @ts-expect-error: plain ESM module without types
 import { freePort } from '../../worker/dev/server.mjs';
@@ -193,6 +193,34 @@ describe('the web console, against a real Knock with the demo data', () => {
     expect(pending.map((r) => r.username)).not.toContain('dave');
     await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Dashboard' }).click();
     await page.getByRole('listitem', { name: 'Your request for acme' }).getByText('withdrawn by you').waitFor();
+    await page.context().close();
+  });
+
+  it('alice answers six requests in one bulk action, filtered to one group', async () => {
+    const alice = world.demo.alice;
+    await callApi(world.server, alice.token, 'POST', '/groups', 201, { name: 'Crowd', path: 'crowd', visibility: 'public' });
+    const askers = Array.from({ length: 6 }, (_, i) => ({ username: `crowd${i + 1}`, password: `crowd-password-${i + 1}`, name: `Crowd Member ${i + 1}` }));
+    for (const person of askers) await callApi(world.server, (await createUser(world.server, person)).token, 'POST', '/groups/crowd/access_requests', 201);
+
+    const page = await signIn(alice);
+    await page.getByRole('link', { name: /^\d+ waiting for you to answer$/ }).waitFor();
+    const inbox = page.getByRole('region', { name: /^Needs you/ });
+    await inbox.getByLabel('Group or project').fill('crowd');
+    await inbox.getByRole('button', { name: 'Filter' }).click();
+    await page.getByRole('heading', { name: 'Needs you (6)' }).waitFor();
+    await inbox.getByRole('link', { name: 'Select all shown' }).click();
+    await page.getByRole('link', { name: 'Clear selection' }).waitFor();
+    expect(await page.getByRole('checkbox', { name: /^Select @crowd\d's request for crowd$/, checked: true }).count()).toBe(6);
+    await expectAccessible(page);
+    if (SCREENSHOTS) await page.screenshot({ path: join(ROOT, 'docs', 'console-bulk.png'), fullPage: true });
+
+    await page.getByLabel('Access level for the selected requests').selectOption({ label: 'Reporter' });
+    await page.getByRole('button', { name: 'Approve selected' }).click();
+    await page.getByRole('status').getByText(/^Answered 6 of 6 selected requests\./).waitFor();
+    await page.getByRole('heading', { name: 'Needs you (0)' }).waitFor();
+    await expectAccessible(page);
+    const members = await callApi<{ username: string; access_level: number }[]>(world.server, world.server.adminToken, 'GET', '/groups/crowd/members?query=crowd', 200);
+    expect(members.map((m) => [m.username, m.access_level]).sort()).toEqual(askers.map((p) => [p.username, 20]));
     await page.context().close();
   });
 });

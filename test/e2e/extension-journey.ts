@@ -14,7 +14,9 @@
 // server; she approves Bob at a level and the API agrees; the badge counts every server. The
 // second server's address stops answering: the popup says so and the first keeps working (she
 // denies Carol). She signs out of the first and signs in again without seeing a page, and asks for
-// access to a group by its path; once approved, "Your requests" says so.
+// access to a group by its path; once approved, "Your requests" says so. Six people ask for a
+// group of hers: she filters the popup to it and approves all six in one bulk action (axe at 390
+// and 1280 px on the popup and the options page).
 //
 // The first server sits behind a recording proxy: each poll of the extension is one request to
 // Knock's inbox, a 304 while nothing changed (plus the user's own requests after sign-in and while
@@ -29,6 +31,7 @@ import type { ExtensionBrowser } from './support/extension-browser';
 import { seedDemo, type DemoUser } from './support/demo';
 import { callApi, createUser, ROOT, sharedKnockBehindProxy, startRecordedKnock, type Person, type RunningServer } from './support/knock-server';
 import type { RecordedRequest } from './support/request-log';
+import { expectAccessibleExtensionPage } from './support/extension-axe';
 
 /** The names of the demo data (worker/dev/demo-data.mjs) on the first server. */
 const DEMO_NAMES = { alice: 'Alice Liddell', bob: 'Bob Builder', carol: 'Carol Danvers' };
@@ -257,6 +260,32 @@ export function extensionJourney(browser: string, launch: () => Promise<Extensio
     const again = await openPopup();
     await waitForText(again, 'Approved as Reporter', yourRequests(first));
     await again.close();
+  });
+
+  it('answers six requests on the first server in one bulk action, filtered to one group', async () => {
+    await callApi(first, aliceOnFirst, 'POST', '/groups', 201, { name: 'Crowd', path: 'crowd', visibility: 'public' });
+    const askers = Array.from({ length: 6 }, (_, i) => ({ username: `crowd${i + 1}`, password: `crowd-password-${i + 1}`, name: `Crowd Member ${i + 1}` }));
+    for (const person of askers) await callApi(first, (await createUser(first, person)).token, 'POST', '/groups/crowd/access_requests', 201);
+    const popup = await openPopup();
+    await waitForText(popup, 'Crowd Member 6', `[aria-label="${host(first)}"]`);
+    // Bob's on acme, Carol's on acme/website and Dave's on the stopped second server, and the six.
+    await vi.waitFor(async () => expect(await badgeText()).toBe('9'), { timeout: 15_000, interval: 100 });
+    await popup.locator('input[type="search"]').fill('crowd');
+    await popup.locator('.bulk .select-all input').click();
+    expect(await popup.$$eval('li.request input.select', (boxes) => boxes.map((b) => (b as HTMLInputElement).checked))).toEqual(Array(6).fill(true));
+    await expectAccessibleExtensionPage(popup);
+    await popup.select('.bulk select', '20');
+    await popup.locator('.bulk button.approve').click();
+    await waitForText(popup, 'Approved as Reporter: 6 requests.');
+
+    const members = await callApi<{ username: string; access_level: number }[]>(first, aliceOnFirst, 'GET', '/groups/crowd/members?query=crowd', 200);
+    expect(members.map((m) => [m.username, m.access_level])).toEqual(askers.map((p) => [p.username, 20]));
+    await vi.waitFor(async () => expect(await badgeText()).toBe('3'), { timeout: 15_000, interval: 100 });
+    await expectAccessibleExtensionPage(popup);
+    await popup.close();
+    const options = await extension.openExtensionPage('options');
+    await expectAccessibleExtensionPage(options);
+    await options.close();
   });
 
   /** The popup's page, opened in a tab (a test cannot click the toolbar button), at the popup's size. */

@@ -29,6 +29,11 @@ export function accessRequest(id: number, username: string, name: string, reques
     web_url: `${SERVER}/${username}`,
     created_at: requestedAt,
     requested_at: requestedAt,
+    reason: null,
+    access_level: null,
+    expires_at: null,
+    approvals_required: 1,
+    approvals: [],
   };
 }
 
@@ -123,6 +128,7 @@ export function createFakeKnock(origin: string = SERVER) {
         full_path: path,
         parent_id: null,
         request_access_enabled: true,
+        require_two_factor_authentication: false,
         avatar_url: null,
         created_at: CREATED_AT,
       };

@@ -175,6 +175,7 @@ function ownRequest(fields: Partial<OwnAccessRequest> = {}): OwnAccessRequest {
     access_level: null,
     expires_at: null,
     decided_at: null,
+    decided_by: null, reason: null, denial_reason: null, requested_access_level: null, requested_expires_at: null,
     ...fields,
   };
 }
@@ -214,6 +215,25 @@ describe("a requester's notifications", () => {
     for (const id of Object.keys((await fakeBrowser.notifications.getAll()) as object)) await fakeBrowser.notifications.clear(id);
     await refreshInbox();
     expect(created).toHaveBeenCalledTimes(2);
+  });
+
+  it('warn once when an approved access is about to end: an hour before a date-time end', async () => {
+    const server = await aliceWithTwoPendingRequests();
+    await settingsItem.setValue({ pollMinutes: 5, notificationsEnabled: true });
+    server.sources.forEach((s) => (s.requests = []));
+    const soon = new Date(Date.now() + 30 * 60_000).toISOString().slice(0, 16) + ':00.000Z';
+    const later = new Date(Date.now() + 5 * 3_600_000).toISOString().slice(0, 16) + ':00.000Z';
+    server.ownRequests = [
+      ownRequest({ status: 'approved', access_level: 30, expires_at: soon, decided_at: new Date(Date.now() - 60_000).toISOString() }),
+      ownRequest({ source_id: 31, source_full_path: 'beta/web', status: 'approved', access_level: 30, expires_at: later, decided_at: new Date(Date.now() - 60_000).toISOString() }),
+    ];
+    const created = vi.spyOn(fakeBrowser.notifications, 'create');
+    await refreshInbox();
+    await recheckOwnRequests(SERVER);
+    await refreshInbox();
+    await refreshInbox();
+    const expiring = created.mock.calls.filter(([id]) => String(id).includes(':expiring:'));
+    expect(expiring).toEqual([[`${SERVER} project:30:2026-11-20T09:00:00.000Z:expiring:${soon}`, expect.objectContaining({ title: 'Your access to beta/api ends soon' })]]);
   });
 
   it('come again for a request asked again and approved again', async () => {

@@ -135,6 +135,7 @@ describe("the update to Knock's inbox (version 2 to 3)", () => {
     access_level: 30,
     expires_at: null,
     decided_at: at,
+    decided_by: null, reason: null, denial_reason: null, requested_access_level: null, requested_expires_at: null,
   });
 
   /** What version 2 left in storage: signed in to SERVER through OAuth, its list fetched source by source. */

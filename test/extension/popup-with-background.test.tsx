@@ -150,6 +150,7 @@ describe('your requests, with the background', () => {
         access_level: null,
         expires_at: null,
         decided_at: null,
+        decided_by: null, reason: null, denial_reason: null, requested_access_level: null, requested_expires_at: null,
       },
     ];
     render(<PopupApp actions={popupActions} />);

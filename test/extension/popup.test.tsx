@@ -272,7 +272,49 @@ describe('approving and denying', () => {
   });
 });
 
+describe('what a request asked', () => {
+  it('shows the reason, the level and end asked, and the approvals so far; approving what was asked is one click', async () => {
+    const erin = {
+      ...accessRequest(5, 'erin', 'Erin Ops', '2026-11-21T11:45:00.000Z'),
+      reason: 'to fix the release',
+      access_level: 30,
+      expires_at: '2026-11-21T20:00:00.000Z',
+      approvals_required: 2,
+      approvals: [{ id: 9, username: 'dan', name: 'Dan', approved_at: '2026-11-21T11:50:00.000Z' }],
+    };
+    await signedIn(listing([{ ...SOURCES[1]!, requests: [erin] }]));
+    const actions = fakeActions();
+    render(<PopupApp actions={actions} now={NOW} />);
+    const row = await screen.findByRole('listitem', { name: 'Erin Ops (@erin)' });
+    expect(within(row).getByText('to fix the release')).toBeTruthy();
+    expect(row.textContent).toContain('asks for Developer');
+    expect(row.textContent).toContain('until 2026-11-21 20:00 UTC');
+    expect(row.textContent).toContain('1 of 2 approvals');
+    expect((within(row).getByRole('combobox', { name: 'Access level for @erin' }) as HTMLSelectElement).value).toBe('30');
+    fireEvent.click(within(row).getByRole('button', { name: 'Approve @erin' }));
+    expect(actions.approve).toHaveBeenCalledWith({ serverUrl: SERVER, kind: 'project', sourceId: 20, userId: 5, accessLevel: 30 });
+  });
+});
+
 describe('requesting access', () => {
+  it('sends the reason, the level and the duration asked for', async () => {
+    await signedIn();
+    const actions = fakeActions();
+    render(<PopupApp actions={actions} now={NOW} />);
+
+    fireEvent.click(await screen.findByRole('button', { name: 'Request access' }));
+    fireEvent.input(screen.getByRole('textbox', { name: 'Path' }), { target: { value: 'acme/website' } });
+    fireEvent.input(screen.getByRole('textbox', { name: 'Why' }), { target: { value: 'to fix the release' } });
+    fireEvent.change(screen.getByRole('combobox', { name: 'Level' }), { target: { value: '30' } });
+    const durations = screen.getByRole('combobox', { name: 'For' }) as HTMLSelectElement;
+    expect([...durations.options].map((o) => o.text)).toEqual(['1 hour', '8 hours', '1 day', '1 week', '30 days', 'No end']);
+    fireEvent.change(durations, { target: { value: '1' } });
+    fireEvent.submit(screen.getByRole('textbox', { name: 'Path' }).closest('form')!);
+
+    expect(await screen.findByText('Access requested to project acme/website. Its owners will see your request.')).toBeTruthy();
+    expect(actions.requestAccess).toHaveBeenCalledWith({ serverUrl: SERVER, kind: 'project', path: 'acme/website', reason: 'to fix the release', accessLevel: 30, hours: 8 });
+  });
+
   it('asks for access to a project by its path', async () => {
     await signedIn();
     const actions = fakeActions();
@@ -312,6 +354,7 @@ describe('your requests', () => {
     access_level: null,
     expires_at: null,
     decided_at: null,
+    decided_by: null, reason: null, denial_reason: null, requested_access_level: null, requested_expires_at: null,
     ...fields,
   });
   const OWN = [
@@ -400,5 +443,80 @@ describe('the popup, signed out', () => {
     expect(alert.textContent).toContain('Your browser does not let Knock reach knock.test.');
     fireEvent.click(within(alert).getByRole('button', { name: 'Open options' }));
     expect(actions.openOptions).toHaveBeenCalled();
+  });
+});
+
+describe('many requests at once', () => {
+  const six: PendingSource[] = [
+    { ...SOURCES[0]!, requests: [2, 4, 6].map((id) => accessRequest(id, `user${id}`, `User ${id}`, `2026-11-21T0${id}:00:00.000Z`)) },
+    { ...SOURCES[1]!, requests: [3, 5, 7].map((id) => accessRequest(id, `user${id}`, `User ${id}`, `2026-11-21T0${id}:00:00.000Z`)) },
+  ];
+  const shownNames = () => screen.getAllByRole('listitem', { name: /\(@user\d\)/ }).map((li) => li.getAttribute('aria-label'));
+
+  it('filters by group, project or requester, and sorts', async () => {
+    await signedIn(listing(six));
+    render(<PopupApp actions={fakeActions()} now={NOW} />);
+    await screen.findByText('User 2');
+    const filter = screen.getByRole('searchbox', { name: 'Filter by group, project or requester' });
+    fireEvent.input(filter, { target: { value: 'WEBSITE' } });
+    expect(shownNames()).toEqual(['User 3 (@user3)', 'User 5 (@user5)', 'User 7 (@user7)']);
+    fireEvent.input(filter, { target: { value: 'user4' } });
+    expect(shownNames()).toEqual(['User 4 (@user4)']);
+    fireEvent.input(filter, { target: { value: 'nobody' } });
+    expect(screen.getByText('No request matches “nobody”.')).toBeTruthy();
+    fireEvent.input(filter, { target: { value: '' } });
+    fireEvent.change(screen.getByRole('combobox', { name: 'Sort requests' }), { target: { value: 'newest' } });
+    // Newest first: the project's (its newest is 07:00) before the group's, each newest first.
+    expect(shownNames()).toEqual(['User 7 (@user7)', 'User 5 (@user5)', 'User 3 (@user3)', 'User 6 (@user6)', 'User 4 (@user4)', 'User 2 (@user2)']);
+  });
+
+  it('approves every shown request at one level in one action, and says so once', async () => {
+    await signedIn(listing(six));
+    const actions = fakeActions();
+    render(<PopupApp actions={actions} now={NOW} />);
+    await screen.findByText('User 2');
+    fireEvent.click(screen.getByRole('button', { name: 'Approve selected' }));
+    expect(screen.getByRole('alert').textContent).toBe('Select one or more requests first.');
+    expect(actions.approve).not.toHaveBeenCalled();
+
+    fireEvent.click(screen.getByRole('checkbox', { name: 'Select all shown' }));
+    // A project Maintainer may not make Owners: the level offered is what every selected row allows.
+    const level = screen.getByRole('combobox', { name: 'Access level for the selected requests' });
+    expect([...level.querySelectorAll('option')].map((o) => o.textContent)).toEqual(['Guest', 'Planner', 'Reporter', 'Developer', 'Maintainer']);
+    fireEvent.change(level, { target: { value: '20' } });
+    fireEvent.click(screen.getByRole('button', { name: 'Approve selected' }));
+
+    await waitFor(() => expect(screen.getByRole('status').textContent).toBe('Approved as Reporter: 6 requests.'));
+    expect(vi.mocked(actions.approve).mock.calls.map(([r]) => [r.sourceId, r.userId, r.accessLevel])).toEqual([
+      [10, 2, 20],
+      [10, 4, 20],
+      [10, 6, 20],
+      [20, 3, 20],
+      [20, 5, 20],
+      [20, 7, 20],
+    ]);
+    expect(screen.queryByRole('listitem', { name: /\(@user\d\)/ })).toBeNull();
+  });
+
+  it('denies the selected requests after asking, and keeps a refused one with its reason', async () => {
+    await signedIn(listing(six));
+    const refusing = vi.fn(async (target: RequestTarget) => {
+      if (target.userId === 5) throw new Error('403 Forbidden');
+      await backgroundRemoves(target);
+    });
+    const actions = fakeActions({ deny: refusing });
+    render(<PopupApp actions={actions} now={NOW} />);
+    await screen.findByText('User 2');
+    for (const u of ['user3', 'user5']) fireEvent.click(screen.getByRole('checkbox', { name: `Select @${u}'s request` }));
+    fireEvent.click(screen.getByRole('button', { name: 'Deny selected' }));
+    expect(screen.getByText('Deny 2 requests?')).toBeTruthy();
+    fireEvent.click(screen.getByRole('button', { name: 'Cancel' }));
+    expect(refusing).not.toHaveBeenCalled();
+    fireEvent.click(screen.getByRole('button', { name: 'Deny selected' }));
+    fireEvent.click(within(screen.getByRole('group', { name: 'Selected requests' })).getByRole('button', { name: 'Deny' }));
+
+    await waitFor(() => expect(screen.getByRole('status').textContent).toBe('Denied 1 request. 1 request could not be answered: see its row.'));
+    expect(screen.queryByText('User 3')).toBeNull();
+    expect(rowOf('user5').textContent).toContain('Could not deny @user5: 403 Forbidden');
   });
 });

@@ -1,9 +1,12 @@
-// The popup's and the options page's colours (extension/components/knock.css): the console's
-// (worker/pages/style.ts), and readable in light and dark mode: every text colour at least
-// WCAG 2.x AA's 4.5:1 against the page, and the Approve button's text against its green.
+// One visual language: the console (worker/pages/style.ts), the popup and the options page
+// (extension/components/knock.css) take their colours, spacing and buttons from one set of tokens
+// (shared/tokens.ts), readable in light and dark mode: every text colour at least WCAG 2.x AA's
+// 4.5:1 against the page and a card, and a primary button's text against the button.
 import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { TOKENS_CSS } from '../../shared/tokens';
+import { applyTokens } from '../../extension/components/tokens';
 import { STYLESHEET } from '../../worker/pages/style';
 
 const css = readFileSync(resolve(import.meta.dirname, '../../extension/components/knock.css'), 'utf8');
@@ -27,18 +30,26 @@ const contrast = (a: string, b: string) => {
 };
 
 const modes = {
-  light: tokensAfter(css, ':root'),
-  dark: tokensAfter(css, '@media (prefers-color-scheme: dark)'),
+  light: tokensAfter(TOKENS_CSS, ':root'),
+  dark: { ...tokensAfter(TOKENS_CSS, ':root'), ...tokensAfter(TOKENS_CSS, '@media (prefers-color-scheme: dark)') },
 };
 
-describe.each(Object.entries(modes))('the extension in %s mode', (mode, t) => {
-  it('keeps every text colour at 4.5:1 or more, Deny and Approve included', () => {
-    for (const text of ['fg', 'muted', 'accent', 'danger', 'ok']) expect(contrast(t[text]!, t.bg!), `${mode} --${text} on --bg`).toBeGreaterThanOrEqual(4.5);
-    expect(contrast(t['on-ok']!, t['ok-button']!), `${mode} Approve's text`).toBeGreaterThanOrEqual(4.5);
+describe.each(Object.entries(modes))('the tokens in %s mode', (mode, t) => {
+  it('keep every text colour at 4.5:1 or more on the page and on a card, and a primary button readable', () => {
+    for (const surface of ['bg', 'card'])
+      for (const text of ['fg', 'muted', 'accent', 'danger', 'ok']) expect(contrast(t[text]!, t[surface]!), `${mode} --${text} on --${surface}`).toBeGreaterThanOrEqual(4.5);
+    expect(contrast(t['on-primary']!, t.primary!), `${mode} Approve's text`).toBeGreaterThanOrEqual(4.5);
   });
+});
 
-  it("uses the console's accent and danger colours", () => {
-    const console = mode === 'light' ? tokensAfter(STYLESHEET, ':root') : tokensAfter(STYLESHEET, '@media (prefers-color-scheme: dark)');
-    expect({ accent: t.accent, danger: t.danger, fg: t.fg, muted: t.muted, ok: t.ok }).toEqual({ accent: console.accent, danger: console.danger, fg: console.fg, muted: console.muted, ok: console.ok });
+describe('one visual language', () => {
+  it('is the tokens at the head of the console stylesheet and of every extension page, and the extension names no colour of its own', () => {
+    expect(STYLESHEET.startsWith(TOKENS_CSS)).toBe(true);
+    expect(css).not.toMatch(/#[0-9a-f]{3,8}\b|rgba?\(|hsla?\(/i);
+    applyTokens(document);
+    applyTokens(document);
+    const styles = document.head.querySelectorAll('style#knock-tokens');
+    expect(styles).toHaveLength(1);
+    expect(styles[0]!.textContent).toBe(TOKENS_CSS);
   });
 });

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { dateOf, parseDate, parseInstant, startOfDay } from '../../worker/dates';
+import { dateOf, endAfterHours, endMs, parseDate, parseEnd, parseInstant, startOfDay } from '../../worker/dates';
 
 // ISO 8601 calendar dates (proleptic Gregorian) and RFC 3339 §5.6 date-times.
 describe('parseDate', () => {
@@ -51,5 +51,28 @@ describe('parseInstant', () => {
     '',
   ])('refuses %j', (text) => {
     expect(parseInstant(text)).toBeNull();
+  });
+});
+
+describe('parseEnd (when access ends)', () => {
+  it.each([
+    ['2027-01-31', '2027-01-31'],
+    ['2026-11-27T18:00Z', '2026-11-27T18:00:00.000Z'],
+    ['2026-11-27T18:00:59.999Z', '2026-11-27T18:00:00.000Z'],
+    ['2026-11-27 19:30+01:00', '2026-11-27T18:30:00.000Z'],
+    ['2026-11-27T18:00', '2026-11-27T18:00:00.000Z'],
+  ])('keeps %j as %j (a date as it is, a date-time to the minute, in UTC)', (text, stored) => {
+    expect(parseEnd(text)).toBe(stored);
+  });
+
+  it.each(['2027-02-29', '2027-01-31T', '2027-01-31T25:00', 'tomorrow', ''])('refuses %j', (text) => {
+    expect(parseEnd(text)).toBeNull();
+  });
+
+  it('orders both forms as text as they take effect: a date at 00:00 UTC, a date-time at its minute', () => {
+    const ends = ['2026-11-28', '2026-11-27T23:59:00.000Z', '2026-11-27', '2026-11-27T00:01:00.000Z'];
+    expect([...ends].sort()).toEqual([...ends].sort((a, b) => endMs(a) - endMs(b)));
+    expect(endMs('2026-11-27')).toBe(Date.parse('2026-11-27T00:00:00Z'));
+    expect(endAfterHours(Date.parse('2026-11-27T10:00:30.5Z'), 8)).toBe('2026-11-27T18:00:00.000Z');
   });
 });

@@ -160,7 +160,7 @@ class SourceObject {
     this.requests.set(userId, request);
     this.outbox.push({
       entry: 'request',
-      change: { userId, pending: true, version: ++this.version, requestedAt: request.requestedAt, outcome: null, grantedLevel: null, expiresAt: null, decidedBy: null, decidedAt: null },
+      change: { userId, pending: true, version: ++this.version, requestedAt: request.requestedAt, outcome: null, grantedLevel: null, expiresAt: null, decidedBy: null, decidedAt: null , details: null},
     });
   }
 
@@ -182,6 +182,7 @@ class SourceObject {
         expiresAt: granted?.expiresAt ?? null,
         decidedBy: 'by' in closing ? closing.by : null,
         decidedAt: isoNow(),
+        details: null,
       },
     });
     return true;
@@ -361,7 +362,7 @@ class World {
    * it lists, then, for a user no longer active, their pending requests removed by their objects.
    */
   async fanOut(who: Person, checkpoint: () => Promise<void>): Promise<void> {
-    const snapshot: UserRow = { ...who, email: null, admin: false, created_at: '', builtin: false };
+    const snapshot: UserRow = { ...who, email: null, admin: false, created_at: '', builtin: false, two_factor_enabled: false };
     const partitions = await userObject(this.env, who.id).applyUser(snapshot);
     const found = await Promise.all(partitions.map((p) => indexPartition(this.env, p).applyUser(snapshot)));
     // Readers between the partitions and the objects: the user's requests already hidden.
@@ -389,7 +390,7 @@ class World {
 
 const callerOf = (world: World, w: Watched | UserName): Caller => {
   const person = w === 'admin' ? { id: ADMIN_ID, username: 'admin', name: 'Admin' } : world.people[w];
-  return { id: person.id, username: person.username, name: person.name, admin: w === 'admin', scopes: ['api'], clientId: null, tokenId: null, profile: { email: null, createdAt: '' } };
+  return { id: person.id, username: person.username, name: person.name, admin: w === 'admin', scopes: ['api'], clientId: null, tokenId: null, profile: { email: null, createdAt: '', twoFactorEnabled: false } };
 };
 
 const dateIn = (days: number) => new Date(clock.now() + days * DAY).toISOString().slice(0, 10);

@@ -84,7 +84,7 @@ const approveWhileDirectoryIsDown = (stub: DurableObjectStub<Namespace>, ref: Na
     const unreachable = { getByName: () => ({ applyChanges: () => Promise.reject(new Error('index unreachable')) }) };
     self.env = { ...realEnv, INDEX_PARTITIONS: unreachable as unknown as typeof env.INDEX_PARTITIONS };
     try {
-      expect((await instance.approveAccessRequest(ref, { userId: ownerId, admin: false, inherited: 0 }, requesterId, level)).ok).toBe(true);
+      expect((await instance.approveAccessRequest(ref, { userId: ownerId, admin: false, inherited: 0 }, requesterId, { accessLevel: level })).ok).toBe(true);
     } finally {
       self.env = realEnv;
     }

@@ -109,6 +109,12 @@ describe.each(KIND_ROUTES)('access requests on %s', (kind) => {
       web_url: `http://knock.test/${requester.username}`,
       created_at: expect.stringMatching(ISO_MS),
       requested_at: expect.stringMatching(ISO_MS),
+      // Knock's additions: nothing asked, one approval needed.
+      reason: null,
+      access_level: null,
+      expires_at: null,
+      approvals_required: 1,
+      approvals: [],
     });
     const listed = (await (await as(owner).get(`/${kind}/${id}/access_requests?per_page=100`)).json()) as unknown[];
     expect(listed).toContainEqual(record);

@@ -38,6 +38,7 @@ const none = (why: string): Effect => ({ none: why });
 /** A console form that calls the same service as this /api/v4 route: that route's caches and tests are its own. */
 const through = (apiRoute: string): Effect => ({ through: apiRoute });
 
+const RULES_UNCACHED = "changes a group's or project's own rules, which each request reads from that object and its ancestors' (no copy)";
 const NOTHING_CACHED_YET = 'creates something new: every cache holds only what it found, and a miss asks the source';
 
 const renamed: Covered = ['namespace-settings.test.ts', 'keeps the id, frees the old path, moves everything below, and the old path answers 404 at once'];
@@ -52,6 +53,8 @@ const addedRequester: Covered = ['members.test.ts', 'adding a requester removes 
 const approved: Covered = ['access-requests-concurrency.test.ts', 'follows approvals: the new member sees the project at their level'];
 const requesterIndex: Covered = ['namespace-settings.test.ts', 'follows approvals and withdrawals; renaming the user (PUT /users/:id) renames the stored names'];
 const requestIndexed: Covered = ['namespace-settings.test.ts', 'knows where a user waits; blocking the user empties every owner list'];
+const twoFactorOn: Covered = ['two-factor.test.ts', 'enrols with a code from the app, shows ten recovery codes once, and tells the API'];
+const twoFactorOff: Covered = ['two-factor.test.ts', 'is turned off by the user with their password; sign-in then needs the password only'];
 const blocked: Covered = ['user-lifecycle.test.ts', 'answers 201 true; every token, refresh token, code and session of the user ends at once; sign-in is refused with a reason'];
 const blockedRefresh: Covered = ['oauth-caches.test.ts', 'gets no new tokens from a refresh from the moment the block answers'];
 const blockByAlarm: Covered = ['user-lifecycle.test.ts', "is finished by the Directory's alarm: tokens end, refreshes and codes are refused, the request is gone"];
@@ -129,6 +132,7 @@ const ROUTES: Record<string, Effect> = {
     copies: [memberNames],
   }),
   'POST /api/v4/users/{id}/deactivate': changes({ tokens: [deactivated], users: [deactivated], requesters: [deactivated], sessions: [deactivated], inbox: [inboxRequesters], logins: [deactivated] }),
+  'PATCH /api/v4/users/{id}/disable_two_factor': changes({ users: [['two-factor.test.ts', 'lets an administrator reset a user: 204, then 400 as nothing is left to disable']] }),
   'POST /api/v4/users/{id}/unblock': changes({ users: unblocked, logins: [loginChanged, unblocked[0]] }),
   'POST /api/v4/users/{id}/activate': changes({ users: [deactivated], logins: [deactivated] }),
   'DELETE /api/v4/users/{id}': changes({
@@ -165,7 +169,12 @@ const ROUTES: Record<string, Effect> = {
   }),
   'POST /api/v4/groups': changes({ copies: [listedNew] }),
   'POST /api/v4/projects': changes({ copies: [listedNew] }),
-  'PUT /api/v4/groups/{id}': changes({ registry: [renamed, elsewhere, madePrivate, requestsOff], inbox: [inboxSources], copies: [listedRenamed] }),
+  'PUT /api/v4/groups/{id}': changes({
+    registry: [renamed, elsewhere, madePrivate, requestsOff],
+    inbox: [inboxSources],
+    copies: [listedRenamed, ['two-factor-requirement.test.ts', 'leaves everyone alone once the group no longer requires it, and never touches non-members']],
+  }),
+  'PUT /api/v4/application/settings': none("one KV record (worker/store/instance-settings.ts), its only home, read where it is used; no copy"),
   'PUT /api/v4/projects/{id}': changes({ registry: [projectMoved, madePrivate, requestsOff], inbox: [inboxSources], copies: [listedRenamed] }),
   'DELETE /api/v4/groups/{id}': changes({ registry: [deleted], memberships: [deleted], requesters: [deleted], inbox: [inboxSources], copies: [listedDeleted] }),
   'DELETE /api/v4/projects/{id}': changes({ registry: [deleted], memberships: [deleted], requesters: [deleted], inbox: [inboxSources], copies: [listedDeleted] }),
@@ -174,7 +183,16 @@ const ROUTES: Record<string, Effect> = {
       [`POST /api/v4/${kind}/{id}/members`, changes({ memberships: [memberAdded, memberEdited], requesters: [addedRequester], inbox: [inboxMembers] })],
       [`PUT /api/v4/${kind}/{id}/members/{user_id}`, changes({ memberships: [memberEdited], inbox: [inboxMembers] })],
       [`DELETE /api/v4/${kind}/{id}/members/{user_id}`, changes({ memberships: [memberEdited], inbox: [inboxMembers] })],
-      [`POST /api/v4/${kind}/{id}/access_requests`, changes({ requesters: [requestIndexed], inbox: [inboxRequests] })],
+      [
+        `POST /api/v4/${kind}/{id}/access_requests`,
+        changes({
+          requesters: [requestIndexed],
+          inbox: [inboxRequests],
+          memberships: [['access-request-rules.test.ts', 'auto_approve: an entry whose fields all hold approves at once, by the rule; others wait']],
+        }),
+      ],
+      [`PUT /api/v4/${kind}/{id}/access_request_rules`, none(RULES_UNCACHED)],
+      [`DELETE /api/v4/${kind}/{id}/access_request_rules`, none(RULES_UNCACHED)],
       [`PUT /api/v4/${kind}/{id}/access_requests/{user_id}/approve`, changes({ memberships: [approved], requesters: [requesterIndex], inbox: [inboxRequests] })],
       [`DELETE /api/v4/${kind}/{id}/access_requests/{user_id}`, changes({ requesters: [requesterIndex], inbox: [inboxRequests] })],
       [`POST /api/v4/${kind}/{id}/hooks`, none(NOTHING_CACHED_YET)],
@@ -192,6 +210,7 @@ const ROUTES: Record<string, Effect> = {
       [`POST /${kind}/{id}/-/access_requests/withdraw`, through(`DELETE /api/v4/${kind}/{id}/access_requests/{user_id}`)],
       [`POST /${kind}/{id}/-/access_requests/{user_id}/approve`, through(`PUT /api/v4/${kind}/{id}/access_requests/{user_id}/approve`)],
       [`POST /${kind}/{id}/-/access_requests/{user_id}/deny`, through(`DELETE /api/v4/${kind}/{id}/access_requests/{user_id}`)],
+      [`POST /${kind}/{id}/-/access_request_rules`, through(`PUT /api/v4/${kind}/{id}/access_request_rules`)],
       [`POST /${kind}/{id}/-/hooks`, through(`POST /api/v4/${kind}/{id}/hooks`)],
       [`POST /${kind}/{id}/-/hooks/{hook_id}`, through(`PUT /api/v4/${kind}/{id}/hooks/{hook_id}`)],
       [`POST /${kind}/{id}/-/hooks/{hook_id}/delete`, through(`DELETE /api/v4/${kind}/{id}/hooks/{hook_id}`)],
@@ -203,15 +222,26 @@ const ROUTES: Record<string, Effect> = {
   'POST /admin/users': none(NOTHING_CACHED_YET),
   'POST /admin/users/{id}': through('PUT /api/v4/users/{id}'),
   'POST /admin/users/{id}/delete': through('DELETE /api/v4/users/{id}'),
+  'POST /admin/users/{id}/disable_two_factor': through('PATCH /api/v4/users/{id}/disable_two_factor'),
   ...Object.fromEntries(['block', 'unblock', 'deactivate', 'activate'].map((action) => [`POST /admin/users/{id}/${action}`, through(`POST /api/v4/users/{id}/${action}`)])),
+  // Each selected request through the row's own approve or deny (worker/pages/bulk-requests.tsx).
+  'POST /-/access_requests/bulk': through('PUT /api/v4/groups/{id}/access_requests/{user_id}/approve'),
   'POST /-/profile/personal_access_tokens': through('POST /api/v4/user/personal_access_tokens'),
   'POST /-/profile/personal_access_tokens/{token_id}/revoke': through('DELETE /api/v4/personal_access_tokens/{id}'),
   'POST /admin/users/{id}/impersonation_tokens': through('POST /api/v4/users/{id}/impersonation_tokens'),
   'POST /admin/users/{id}/impersonation_tokens/{token_id}/revoke': through('DELETE /api/v4/users/{id}/impersonation_tokens/{token_id}'),
   'POST /admin/applications': through('POST /api/v4/applications'),
   'POST /admin/applications/{id}/delete': through('DELETE /api/v4/applications/{id}'),
+  'POST /-/profile/two_factor_auth': changes({ users: [twoFactorOn] }),
+  // The same flag push as the app's (durable/user/two-factor.ts, afterAdding and pushFlag).
+  'POST /-/profile/two_factor_auth/passkeys': changes({ users: [twoFactorOn] }),
+  'POST /-/profile/two_factor_auth/passkeys/delete': changes({ users: [twoFactorOff] }),
+  'POST /-/profile/two_factor_auth/disable': changes({ users: [twoFactorOff] }),
+  'POST /-/profile/two_factor_auth/codes': none("recovery codes are kept only in the user's User object, which every second step asks"),
   'POST /-/profile/sign_out_everywhere': none("ends sessions; sessions are read from the user's User object on every page"),
   // ---- pages and the token service ----
+  'POST /users/passkey_sign_in': none("starts a session (spends the page's challenge in the user's User object, which every passkey sign-in asks)"),
+  'POST /users/two_factor': none("starts a session (uses a TOTP step, a recovery code or a passkey's challenge in the user's User object, which every second step asks)"),
   'POST /users/sign_in': none("starts a session; sessions are read from the user's User object on every page"),
   'POST /users/sign_out': none("ends a session; sessions are read from the user's User object on every page"),
   'POST /users/sign_up': through('POST /api/v4/users'),

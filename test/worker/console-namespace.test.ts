@@ -76,6 +76,48 @@ describe.each(KIND_ROUTES)('the %s page', (kind) => {
     expect(await pendingUsernames(kind, source.id)).toEqual([requester.username]);
   });
 
+  it('shows what a request asked, approves it as asked by default, and denies with a reason the requester sees', async () => {
+    const [owner, requester, other] = [await consoleUser('own'), await consoleUser('req'), await consoleUser('oth')];
+    const source = await sourceWithRequest(kind, owner, requester);
+    const end = `${nextMonth()}`;
+    expect((await as(other).post(`/${kind}/${source.id}/access_requests`, { reason: 'to fix the release', access_level: 20, expires_at: end })).status).toBe(201);
+    const { browser, csrf } = await consoleSession(owner);
+    const text = textOf(await (await browser.get(source.page)).text());
+    expect(text).toContain('to fix the release');
+    expect(text).toContain('asks for Reporter');
+    expect(text).toContain(`until ${end}`);
+    // Approving with the level shown and a blank end grants what was asked.
+    const { html } = await submit(browser, `${source.actions}/access_requests/${other.id}/approve`, { authenticity_token: csrf, access_level: '20', expires_at: '', return_to: source.page });
+    expect(noticeOf(html)).toBe(`Approved @${other.username} as Reporter on ${source.path} until ${end}.`);
+    expect(await memberOf(kind, source.id, other.id)).toMatchObject({ access_level: 20, expires_at: end });
+    const confirm = await (await browser.get(`${source.actions}/access_requests/${requester.id}/deny`)).text();
+    expect(confirm).toContain('name="reason"');
+    await submit(browser, `${source.actions}/access_requests/${requester.id}/deny`, { authenticity_token: csrf, reason: 'not this quarter', return_to: source.page });
+    const mine = (await (await as(requester).get('/user/access_requests')).json()) as { source_id: number; status: string; denial_reason: string | null }[];
+    expect(mine.find((r) => r.source_id === source.id)).toMatchObject({ status: 'denied', denial_reason: 'not this quarter' });
+  });
+
+  it('edits the access request rules on the settings page, refuses bad ones beside the field, and inherits again', async () => {
+    const [owner, requester] = [await consoleUser('own'), await consoleUser('req')];
+    const source = await sourceWithRequest(kind, owner, requester);
+    const { browser, csrf } = await consoleSession(owner);
+    const settings = await (await browser.get(source.settings)).text();
+    expect(settings).toContain('Access request rules');
+    expect(settings).toContain('&quot;approvals_required&quot;: 1');
+    const rules = JSON.stringify({ reason_required: true, approvals_required: 2 });
+    const saved = await submit(browser, `${source.actions}/access_request_rules`, { authenticity_token: csrf, rules, action: 'save', return_to: source.settings });
+    expect(noticeOf(saved.html)).toBe(`Saved the access request rules of ${source.path}.`);
+    expect(await (await as(ADMIN).get(`/${kind}/${source.id}/access_request_rules`)).json()).toMatchObject({ reason_required: true, approvals_required: 2, inherited_from: null });
+    for (const bad of ['{not json', JSON.stringify({ approvals_required: 9 })]) {
+      const refused = await submit(browser, `${source.actions}/access_request_rules`, { authenticity_token: csrf, rules: bad, action: 'save', return_to: source.settings });
+      expect(refused.res.status).toBe(303);
+      expect(textOf(refused.html)).toMatch(/Rules is not valid JSON\.|Approvals_required is invalid\./);
+    }
+    const inherited = await submit(browser, `${source.actions}/access_request_rules`, { authenticity_token: csrf, action: 'inherit', return_to: source.settings });
+    expect(noticeOf(inherited.html)).toBe('No rules apply now.');
+    expect(await (await as(ADMIN).get(`/${kind}/${source.id}/access_request_rules`)).json()).toMatchObject({ reason_required: false, approvals_required: 1 });
+  });
+
   it('denies after a confirmation page', async () => {
     const [owner, requester] = [await consoleUser('own'), await consoleUser('req')];
     const source = await sourceWithRequest(kind, owner, requester);
@@ -374,5 +416,24 @@ describe('addresses', () => {
     expect(first).toContain(`href="${members}?members_page=2" rel="next"`);
     const second = await (await browser.get(`${members}?members_page=2`)).text();
     expect((second.match(/<tr aria-label=/g) ?? []).length).toBe(2);
+  });
+});
+
+describe('member search', () => {
+  it("finds members by username or name, in any case, on the Members tab and through GitLab's `query`", async () => {
+    const owner = await consoleUser('own');
+    const group = await createGroup(owner);
+    const [ann, ben] = [await consoleUser('ann'), await consoleUser('ben')];
+    for (const u of [ann, ben]) await as(owner).post(`/groups/${group.id}/members`, { user_id: u.id, access_level: 30 });
+    const api = async (q: string) => ((await (await as(owner).get(`/groups/${group.id}/members?query=${encodeURIComponent(q)}`)).json()) as { username: string }[]).map((m) => m.username);
+    expect(await api(ann.username.toUpperCase())).toEqual([ann.username]);
+    expect(await api(`user ${ben.username}`)).toEqual([ben.username]);
+    expect((await api('')).sort()).toEqual([owner.username, ann.username, ben.username].sort());
+    const { browser } = await consoleSession(owner);
+    const members = `/groups/${group.full_path}/-/group_members`;
+    const html = await (await browser.get(`${members}?search=${ben.username}`)).text();
+    expect([...html.matchAll(/<tr aria-label="([^"]+)"/g)].map((m) => m[1])).toEqual([`${ben.name} (@${ben.username})`]);
+    expect(textOf(html)).toContain('Members (1)');
+    expect(textOf(await (await browser.get(`${members}?search=nobody-at-all`)).text())).toContain('No member matches “nobody-at-all”.');
   });
 });

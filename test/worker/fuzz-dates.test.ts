@@ -99,6 +99,9 @@ describe('every date-taking parameter, fed text of date shape', () => {
       id: (path) => String(path.startsWith('/users') ? member.id : path.startsWith('/projects') ? project.id : group.id),
       user_id: (path) => String(path.includes('access_requests') ? requesters[0].id : member.id),
     };
+    // Asking for access is for someone without it: a requester who has none (an administrator has it, 403).
+    const asker = await person('ask');
+    const credentialsOf = (method: string, path: string) => (method === 'post' && path.endsWith('/access_requests') ? asker.headers : ADMIN);
     const fill = (path: string) => path.replace(/\{(\w+)\}/g, (_, name: string) => pathValues[name]?.(path) ?? '1');
     /** Valid values for the other fields of a body, so the date is what is judged. */
     const others: Record<string, unknown> = { user_id: member.id, access_level: 30, name: 'fuzz', scopes: ['api'] };
@@ -108,7 +111,7 @@ describe('every date-taking parameter, fed text of date shape', () => {
           if (p.in !== 'query' || !takesDates(doc, p.schema)) continue;
           inputs.push({
             label: `${method.toUpperCase()} ${path} ?${p.name}`,
-            send: (value) => call(`/api/v4${fill(path)}?${new URLSearchParams({ [p.name]: value })}`, { method: method.toUpperCase(), headers: ADMIN }),
+            send: (value) => call(`/api/v4${fill(path)}?${new URLSearchParams({ [p.name]: value })}`, { method: method.toUpperCase(), headers: credentialsOf(method, path) }),
           });
         }
         const schema = resolve(doc, op.requestBody?.content['application/json']?.schema);
@@ -118,7 +121,7 @@ describe('every date-taking parameter, fed text of date shape', () => {
             label: `${method.toUpperCase()} ${path} body ${field}`,
             send: (value, form) => {
               const init = body({ ...others, [field]: value }, form);
-              return call(`/api/v4${fill(path)}`, { ...init, method: method.toUpperCase(), headers: { ...ADMIN, ...(init.headers as Record<string, string>) } });
+              return call(`/api/v4${fill(path)}`, { ...init, method: method.toUpperCase(), headers: { ...credentialsOf(method, path), ...(init.headers as Record<string, string>) } });
             },
           });
         }
@@ -146,6 +149,8 @@ describe('every date-taking parameter, fed text of date shape', () => {
       'POST /projects/{id}/members body expires_at',
       'PUT /projects/{id}/access_requests/{user_id}/approve ?expires_at',
       'PUT /projects/{id}/access_requests/{user_id}/approve body expires_at',
+      'POST /projects/{id}/access_requests ?expires_at',
+      'POST /groups/{id}/access_requests body expires_at',
       'POST /user/personal_access_tokens body expires_at',
       'POST /users/{id}/impersonation_tokens body expires_at',
       'GET /personal_access_tokens ?expires_before',

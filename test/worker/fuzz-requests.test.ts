@@ -17,6 +17,7 @@ const ROUTES: [string, string[]][] = [
   ...['groups', 'projects'].flatMap((kind): [string, string[]][] => [
     [`/api/v4/${kind}`, ['GET', 'POST']], [`/api/v4/${kind}/{ns}`, ['GET', 'PUT', 'DELETE']], [`/api/v4/${kind}/{ns}/access_requests`, ['GET', 'POST']],
     [`/api/v4/${kind}/{ns}/access_requests/{uid}`, ['DELETE']], [`/api/v4/${kind}/{ns}/access_requests/{uid}/approve`, ['PUT']],
+    [`/api/v4/${kind}/{ns}/access_request_rules`, ['GET', 'PUT', 'DELETE']],
     [`/api/v4/${kind}/{ns}/members`, ['GET', 'POST']], [`/api/v4/${kind}/{ns}/members/all`, ['GET']],
     [`/api/v4/${kind}/{ns}/members/{uid}`, ['GET', 'PUT', 'DELETE']], [`/api/v4/${kind}/{ns}/members/all/{uid}`, ['GET']],
     [`/api/v4/${kind}/{ns}/audit_events`, ['GET']], [`/api/v4/${kind}/{ns}/audit_events/{id}`, ['GET']],
@@ -31,12 +32,13 @@ const FIELDS = [
   'username', 'name', 'password', 'email', 'admin', 'redirect_uri', 'scopes', 'confidential', 'access_level', 'path', 'parent_id',
   'namespace_id', 'visibility', 'request_access_enabled', 'client_id', 'client_secret', 'code', 'grant_type', 'refresh_token',
   'code_verifier', 'token', 'token_type_hint', 'return_to', 'decision', 'state', 'scope', 'response_type', 'user_id', 'expires_at',
-  'code_challenge', 'code_challenge_method', 'description',
+  'code_challenge', 'code_challenge_method', 'description', 'reason', 'break_glass', 'reason_required', 'max_duration_hours',
+  'pending_expires_after_days', 'approvals_required', 'auto_approve',
 ];
 
 const QUERY_NAMES = [
   'page', 'per_page', 'access_level', 'username', 'search', 'min_access_level', 'membership', 'client_id', 'redirect_uri', 'state',
-  'scope', 'response_type', 'code_challenge', 'code_challenge_method', 'return_to', 'expires_at', 'active', 'blocked', 'hard_delete',
+  'scope', 'response_type', 'code_challenge', 'code_challenge_method', 'return_to', 'expires_at', 'active', 'blocked', 'hard_delete', 'reason', 'break_glass',
   'user_id', 'revoked', 'created_before', 'created_after', 'last_used_before', 'last_used_after', 'expires_before', 'expires_after',
   'source_type', 'min_requested_at',
 ];

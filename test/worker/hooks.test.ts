@@ -215,6 +215,7 @@ describe.each(KIND_ROUTES)('webhooks of %s', (kind) => {
       event_name: names.add,
       action: 'approved',
       actor: { id: owner.id, username: owner.username, name: owner.name },
+      reason: null,
     });
     expect(asked.json).toMatchObject({ event_name: names.request, user_id: bob.id, ...level('Developer'), action: 'requested', actor: { id: bob.id } });
     // The same ids as the audit log's events.

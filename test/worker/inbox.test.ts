@@ -93,6 +93,11 @@ describe('GET /access_requests: every pending request the caller may act on', ()
       source_full_path: project.full_path,
       source_name: project.path,
       max_access_level: 50,
+      reason: null,
+      access_level: null,
+      expires_at: null,
+      approvals_required: 1,
+      approvals: [],
     });
     // Owner of the group (and, through it, of the subgroup and project); Maintainer of bob's project.
     expect(items.map((i) => i.max_access_level)).toEqual([50, 50, 50, 40]);
@@ -421,6 +426,11 @@ describe('GET /user/access_requests: the requester’s own requests and how they
       access_level: null,
       expires_at: null,
       decided_at: null,
+      decided_by: null,
+      reason: null,
+      denial_reason: null,
+      requested_access_level: null,
+      requested_expires_at: null,
     });
     expect(own[2].decided_at).toMatch(/^\d{4}-\d{2}-\d{2}T/);
     expect(res.headers.get('x-total')).toBe('6');

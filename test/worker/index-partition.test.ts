@@ -46,6 +46,7 @@ const request = (userId: number, pending: boolean, version: number, requestedAt 
   expiresAt: null,
   decidedBy: null,
   decidedAt: pending ? null : '2026-01-03T00:00:00.000Z',
+  details: null,
 });
 const names = (userId: number, version = 1) => ({ userId, username: `u${userId}`, name: `User ${userId}`, version });
 
@@ -69,7 +70,7 @@ describe('an index partition', () => {
     const before = (await inboxOf(u(10))).version;
     expect((await userObject(env, u(10)).inbox({}, 0, 20, before)).page).toBeNull();
 
-    await p.applyChanges(pr, [member(u(20), DEVELOPER, 4)], [{ ...request(u(20), false, 3), outcome: 'approved', grantedLevel: DEVELOPER, decidedAt: new Date().toISOString() }], []);
+    await p.applyChanges(pr, [member(u(20), DEVELOPER, 4)], [{ ...request(u(20), false, 3), outcome: 'approved', grantedLevel: DEVELOPER, decidedAt: new Date().toISOString() , details: null}], []);
     expect(await inboxOf(u(10))).toEqual({ version: before + 1, items: [] });
     expect((await p.ownRequests(u(20), false)).map((r) => [r.source_full_path, r.outcome])).toEqual([['g1/p2', 'approved']]);
     expect(await p.membershipOf(1, u(10))).toEqual({ access_level: OWNER, version: 1 });
@@ -101,7 +102,7 @@ describe('an index partition', () => {
     expect(renamed.items).toEqual([`renamed:u${u(20)}:50`]);
     expect(renamed.version).toBeGreaterThan(v1);
 
-    const requester = { id: u(20), username: 'u20-new', name: 'New', email: null, admin: false, created_at: '', builtin: false };
+    const requester = { id: u(20), username: 'u20-new', name: 'New', email: null, admin: false, created_at: '', builtin: false, two_factor_enabled: false };
     expect(await p.applyUser({ ...requester, state: 'active', version: 2 })).toEqual({ pendingIn: [1], memberOf: [] });
     expect((await inboxOf(u(10))).items).toEqual(['renamed:u20-new:50']);
     await p.applyUser({ ...requester, state: 'blocked', version: 3 });
@@ -116,7 +117,7 @@ describe('an index partition', () => {
     const u = users();
     const g = group(1);
     await p.applyChanges(g, [member(u(10), OWNER, 1)], [], []);
-    const user = (id: number, state: 'active' | 'blocked', version: number) => ({ id, username: `u${id}-new`, name: 'New', email: null, admin: false, state, created_at: '', version, builtin: false });
+    const user = (id: number, state: 'active' | 'blocked', version: number) => ({ id, username: `u${id}-new`, name: 'New', email: null, admin: false, state, created_at: '', version, builtin: false, two_factor_enabled: false });
     // Renamed while no partition held rows of theirs: the fan-out reached their User alone.
     const renamed = 900 + here;
     expect(await userObject(env, renamed).applyUser(user(renamed, 'active', 2))).toEqual([]);
@@ -156,7 +157,7 @@ describe('an index partition', () => {
     const before = await inboxOf(u(10));
     // The approval's push commits, and the partition stops before it sends anything (a crash): what
     // `applyChanges` commits first, alone.
-    const approval = { ...request(u(20), false, 3), outcome: 'approved' as const, grantedLevel: DEVELOPER, decidedAt: new Date().toISOString() };
+    const approval = { ...request(u(20), false, 3), outcome: 'approved' as const, grantedLevel: DEVELOPER, decidedAt: new Date().toISOString() , details: null};
     await runInDurableObject(p, (instance: IndexPartition) => {
       expect(instance['applyLocally'](pr, [member(u(20), DEVELOPER, 4)], [approval], [])).toBe(true);
     });

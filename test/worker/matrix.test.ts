@@ -222,6 +222,10 @@ describe.each(['groups', 'projects'] as Kind[])('role × operation matrix on %s'
     await check('remove a Developer', rule.removeMember(standing), await call(`${base}/members/${developer.id}`, { method: 'DELETE', headers }));
     await check('edit description', rule.editSettings(standing, false), await call(base, jsonBody({ description: `by ${name}` }, headers, 'PUT')));
     await check('edit visibility (unchanged)', rule.editSettings(standing, true), await call(base, jsonBody({ visibility: 'public' }, headers, 'PUT')));
+    // Access request rules: read by anyone who may see it, set and cleared as its settings (no requirement set, so nothing else changes).
+    await check('read access request rules', rule.read(standing), await call(`${base}/access_request_rules`, { headers }));
+    await check('set access request rules', rule.editSettings(standing, false), await call(`${base}/access_request_rules`, jsonBody({}, headers, 'PUT')));
+    await check('clear access request rules', rule.editSettings(standing, false), await call(`${base}/access_request_rules`, { method: 'DELETE', headers }));
 
     await check('deny', rule.deny(standing), await call(`${base}/access_requests/${requester.id}`, { method: 'DELETE', headers }));
     expect(await isPending(requester.id), 'deny: pending afterwards').toBe(rule.deny(standing) !== '204');
@@ -250,6 +254,7 @@ describe.each(['groups', 'projects'] as Kind[])('role × operation matrix on %s'
     await check('private: get', rule.privately(standing, 'read'), await call(hiddenBase, { headers }));
     await check('private: members', rule.privately(standing, 'read'), await call(`${hiddenBase}/members`, { headers }));
     await check('private: members/all', rule.privately(standing, 'read'), await call(`${hiddenBase}/members/all`, { headers }));
+    await check('private: access request rules', rule.privately(standing, 'read'), await call(`${hiddenBase}/access_request_rules`, { headers }));
     await check('private: approve a user with no request', rule.privately(standing, 'approve'), await call(`${hiddenBase}/access_requests/${nobody}/approve`, { method: 'PUT', headers }));
     await check('private: approve at 0', rule.privately(standing, 'approve 0'), await call(`${hiddenBase}/access_requests/${nobody}/approve?access_level=0`, { method: 'PUT', headers }));
     await check('private: deny a user with no request', rule.privately(standing, 'deny'), await call(`${hiddenBase}/access_requests/${nobody}`, { method: 'DELETE', headers }));

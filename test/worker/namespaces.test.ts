@@ -25,6 +25,7 @@ describe('groups', () => {
       full_path: path,
       parent_id: null,
       request_access_enabled: true,
+      require_two_factor_authentication: false,
       avatar_url: null,
       created_at: expect.stringMatching(ISO_MS),
     });

@@ -72,7 +72,7 @@ describe("the name partition's copy follows the user", () => {
     const row = (id: number, version: number, username: string) => ({
       userId: id,
       version,
-      login: { user: { id, username, name: username, email: null, admin: false, state: 'active' as const, created_at: '2026-01-01T00:00:00Z', version, builtin: false }, passwordHash: `hash-${id}-${version}` },
+      login: { user: { id, username, name: username, email: null, admin: false, state: 'active' as const, created_at: '2026-01-01T00:00:00Z', version, builtin: false, two_factor_enabled: false }, passwordHash: `hash-${id}-${version}` },
     });
     const held = () =>
       runInDurableObject(stub, (_i: SignIn, state) => state.storage.sql.exec('SELECT user_id, username, version FROM logins WHERE user_id IN (-1, -2) ORDER BY user_id DESC').toArray());

@@ -381,6 +381,7 @@ describe('a request made while its requester is being blocked', () => {
       { id: group.id, kind: 'group', creatorId: owner.id, createdAt: row.created_at, snapshot: snapshotOf(row), byPath: false },
       { userId: requester.id, admin: false, inherited: 0 },
       { username: requester.username, name: requester.name },
+      { reason: null, accessLevel: null, expiresAt: null, breakGlass: false, email: null },
     );
     expect(made.ok).toBe(true);
     expect(await (await as(owner).get(`/groups/${group.id}/access_requests`)).json()).toEqual([]);

@@ -5,10 +5,18 @@ import { publicOrigin } from '../config';
 import * as service from '../services/namespaces';
 import { namespaceIdParam, withNamespace } from '../services/finder';
 import { pageOf, paginationHeaders, paginationQuery, windowOf } from './pagination';
-import { bodyContent, bodyOf, dateParam, intParam } from './params';
-import { AccessRequestSchema, ApprovedAccessRequestSchema, presentAccessRequest, presentApprovedMember } from './presenters/member';
+import { bodyContent, bodyOf, boolParam, endParam, intParam } from './params';
+import {
+  AccessRequestSchema,
+  ApprovedAccessRequestSchema,
+  presentAccessRequest,
+  presentApprovedMember,
+  presentRuleApproved,
+  RuleApprovedAccessRequestSchema,
+} from './presenters/member';
 import { createApiRouter } from './router';
-import { todayUtc } from '../clock';
+import { clock, todayUtc } from '../clock';
+import { endMs, isInstantEnd } from '../dates';
 import { problems, raise } from '../errors';
 
 /**
@@ -39,7 +47,18 @@ export const accessLevelParam = (kind: Kind) =>
  * project's object removes it at once, as GitLab's expiry job (RemoveExpiredMembersWorker) does
  * that day, and records its expiry.
  */
-export const membershipExpiry = (date: string | null): string | null => (date !== null && date < todayUtc() ? raise(problems.pastDate()) : date);
+export const membershipExpiry = (date: string | null): string | null => (date !== null && hasPassed(date) ? raise(problems.pastDate()) : date);
+
+/** An end (`parseEnd`) that has passed: a date before today, or a date-time not after now. */
+const hasPassed = (end: string): boolean => (isInstantEnd(end) ? endMs(end) <= clock.now() : end < todayUtc());
+
+/** A request's or a denial's reason: text of at most 1,000 characters (blank is none). */
+const reasonParam = () =>
+  z
+    .string()
+    .max(1000)
+    .transform((v) => (v.trim() === '' ? null : v))
+    .openapi({ type: 'string', maxLength: 1000 });
 
 /**
  * A requester, from the names stored with the request. A request exists only while its requester
@@ -62,8 +81,17 @@ export const accessRequestRoutes = (kind: Kind) => {
   const tags = [`${kind.label} access requests`];
   const idParam = z.object({ id: namespaceIdParam() });
   const requesterParams = z.object({ id: namespaceIdParam(), user_id: intParam() });
-  // Beyond GitLab: `expires_at` makes the new membership end at 00:00 UTC that day.
-  const ApproveBody = z.object({ access_level: accessLevelParam(kind).optional(), expires_at: dateParam().optional() });
+  // Beyond GitLab: `expires_at` makes the new membership end (00:00 UTC of a date, or the minute
+  // of a date-time); both default to what was asked.
+  const ApproveBody = z.object({ access_level: accessLevelParam(kind).optional(), expires_at: endParam().optional() });
+  // Beyond GitLab: why, which level, until when; `break_glass` asks a break-glass rule for access at once.
+  const RequestBody = z.object({
+    reason: reasonParam().optional(),
+    access_level: accessLevelParam(kind).optional(),
+    expires_at: endParam().optional(),
+    break_glass: boolParam().optional(),
+  });
+  const DenyBody = z.object({ reason: reasonParam().optional() });
 
   const list = createRoute({
     method: 'get',
@@ -79,8 +107,13 @@ export const accessRequestRoutes = (kind: Kind) => {
     path: '/{id}/access_requests',
     tags,
     summary: `Request access to a ${kind.name}`,
-    request: { params: idParam },
-    responses: { 201: { description: 'The access request', content: { 'application/json': { schema: AccessRequestSchema } } } },
+    request: { params: idParam, query: RequestBody, body: bodyContent(RequestBody) },
+    responses: {
+      201: {
+        description: 'The access request, or the membership a rule granted at once (auto-approve, break-glass)',
+        content: { 'application/json': { schema: z.union([AccessRequestSchema, RuleApprovedAccessRequestSchema]) } },
+      },
+    },
   });
 
   const approve = createRoute({
@@ -89,7 +122,10 @@ export const accessRequestRoutes = (kind: Kind) => {
     tags,
     summary: `Approve an access request to a ${kind.name}`,
     request: { params: requesterParams, query: ApproveBody, body: bodyContent(ApproveBody) },
-    responses: { 201: { description: 'The new member', content: { 'application/json': { schema: ApprovedAccessRequestSchema } } } },
+    responses: {
+      201: { description: 'The new member', content: { 'application/json': { schema: ApprovedAccessRequestSchema } } },
+      202: { description: 'Approval counted; more are required', content: { 'application/json': { schema: AccessRequestSchema } } },
+    },
   });
 
   const remove = createRoute({
@@ -97,7 +133,7 @@ export const accessRequestRoutes = (kind: Kind) => {
     path: '/{id}/access_requests/{user_id}',
     tags,
     summary: `Deny an access request to a ${kind.name}, or withdraw your own`,
-    request: { params: requesterParams },
+    request: { params: requesterParams, query: DenyBody, body: bodyContent(DenyBody) },
     responses: { 204: { description: 'Denied or withdrawn' } },
   });
 
@@ -114,21 +150,34 @@ export const accessRequestRoutes = (kind: Kind) => {
       );
     })
     .openapi(request, async (c) => {
-      const row = await withNamespace(c, kind, c.req.valid('param').id, (target) => service.requestAccess(c.env, target, c.var.caller));
-      return c.json(presentAccessRequest(row, requester(row), publicOrigin(c.env, c.req.url)), 201);
+      const body = bodyOf(c, RequestBody);
+      const query = c.req.valid('query');
+      const ask = {
+        reason: body.reason ?? query.reason ?? null,
+        accessLevel: body.access_level ?? query.access_level ?? null,
+        expiresAt: membershipExpiry(body.expires_at ?? query.expires_at ?? null),
+        breakGlass: body.break_glass ?? query.break_glass ?? false,
+      };
+      const outcome = await withNamespace(c, kind, c.req.valid('param').id, (target) => service.requestAccess(c.env, target, c.var.caller, ask));
+      const origin = publicOrigin(c.env, c.req.url);
+      if ('pending' in outcome) return c.json(presentAccessRequest(outcome.pending, requester(outcome.pending), origin), 201);
+      return c.json(presentRuleApproved(outcome.approved, requester(outcome.approved), outcome.request, outcome.by, origin), 201);
     })
     .openapi(approve, async (c) => {
       const { id, user_id } = c.req.valid('param');
       const body = bodyOf(c, ApproveBody);
       const query = c.req.valid('query');
-      const level = body.access_level ?? query.access_level ?? DEFAULT_APPROVAL_LEVEL;
-      const expiresAt = membershipExpiry(body.expires_at ?? query.expires_at ?? null);
-      const member = await withNamespace(c, kind, id, (target) => service.approveAccessRequest(c.env, target, user_id, level, expiresAt));
-      return c.json(presentApprovedMember(member, requester(member), c.var.caller, publicOrigin(c.env, c.req.url)), 201);
+      const given = body.expires_at ?? query.expires_at;
+      const choice = { accessLevel: body.access_level ?? query.access_level, expiresAt: given === undefined ? undefined : membershipExpiry(given) };
+      const outcome = await withNamespace(c, kind, id, (target) => service.approveAccessRequest(c.env, target, user_id, choice));
+      const origin = publicOrigin(c.env, c.req.url);
+      if ('pending' in outcome) return c.json(presentAccessRequest(outcome.pending, requester(outcome.pending), origin), 202);
+      return c.json(presentApprovedMember(outcome.approved, requester(outcome.approved), c.var.caller, origin), 201);
     })
     .openapi(remove, async (c) => {
       const { id, user_id } = c.req.valid('param');
-      await withNamespace(c, kind, id, (target) => service.removeAccessRequest(c.env, target, user_id));
+      const reason = bodyOf(c, DenyBody).reason ?? c.req.valid('query').reason ?? null;
+      await withNamespace(c, kind, id, (target) => service.removeAccessRequest(c.env, target, user_id, reason));
       return c.body(null, 204);
     });
 };

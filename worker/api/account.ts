@@ -31,6 +31,6 @@ export const account = createApiRouter()
     const caller = c.var.caller;
     // The token's record carries the profile: no Directory round trip for what clients call most.
     // A token works only while its user is active (a block turns it into a tombstone).
-    const user = { ...caller, email: caller.profile.email, state: 'active' as const, created_at: caller.profile.createdAt };
+    const user = { ...caller, email: caller.profile.email, state: 'active' as const, created_at: caller.profile.createdAt, two_factor_enabled: caller.profile.twoFactorEnabled };
     return c.json(presentUser(user, publicOrigin(c.env, c.req.url), true), 200);
   });

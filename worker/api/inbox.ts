@@ -3,7 +3,7 @@ import type { MiddlewareHandler } from 'hono';
 import { presentedToken } from '../auth/api-auth';
 import { safeEqual } from '../auth/crypto';
 import { SourceTypeSchema } from '../../shared/schemas';
-import { todayUtc } from '../clock';
+import { isoNow } from '../clock';
 import { publicOrigin } from '../config';
 import type { ApiEnv, Caller, Env } from '../env';
 import * as service from '../services/inbox';
@@ -141,7 +141,8 @@ const own = createRoute({
   tags,
   summary: "Knock extension: the caller's own access requests: those pending, and how the others ended in the last 30 days",
   description:
-    'status is pending, approved (with access_level and expires_at), denied, withdrawn, or expired (approved with an expiry date that has come). ' +
+    'status is pending, approved (with access_level and expires_at), denied (with denial_reason, if given), withdrawn, lapsed (expired undecided under the rules), ' +
+    'or expired (approved with an end that has come). decided_by is who decided (null: a rule, or Knock). reason, requested_access_level and requested_expires_at are what was asked. ' +
     'An outcome is listed for 30 days after it happened (an approval with an expiry: 30 days after the expiry). Oldest first.',
   request: { query: z.object(paginationQuery) },
   responses: { 200: { description: 'Your requests', content: { 'application/json': { schema: z.array(OwnAccessRequestSchema) } } } },
@@ -168,9 +169,9 @@ export const inboxRoutes = createApiRouter()
   .openapi(own, async (c) => {
     const page = pageOf(c.req.valid('query'));
     const { total, items } = await service.ownRequests(c.env, c.var.caller, windowOf(page));
-    const today = todayUtc();
+    const now = isoNow();
     return c.json(
-      items.map((r) => presentOwnRequest(r, today)),
+      items.map((r) => presentOwnRequest(r, now)),
       200,
       { ...paginationHeaders(c, page, total), 'Cache-Control': 'private, no-store' },
     );

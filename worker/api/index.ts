@@ -3,7 +3,9 @@ import { apiAuth } from '../auth/api-auth';
 import { KINDS } from '../auth/policy';
 import { account } from './account';
 import { accessRequestRoutes } from './access-requests';
+import { accessRequestRuleRoutes } from './access-request-rules';
 import { applications } from './applications';
+import { applicationSettings } from './application-settings';
 import { auditEventRoutes, instanceAuditEvents } from './audit-events';
 import { ErrorSchema, withErrorAnswers } from './error-answers';
 import { hookRoutes } from './hooks';
@@ -30,6 +32,7 @@ authenticated.route('/users', users);
 authenticated.route('/users', impersonationTokens);
 authenticated.route('/', personalAccessTokens);
 authenticated.route('/applications', applications);
+authenticated.route('/application/settings', applicationSettings);
 authenticated.route('/admin/signing_keys', signingKeys);
 authenticated.route('/audit_events', instanceAuditEvents);
 authenticated.route('/groups', groups);
@@ -38,6 +41,7 @@ authenticated.route('/projects', projects);
 for (const kind of [KINDS.group, KINDS.project]) {
   authenticated.route(`/${kind.route}`, memberRoutes(kind));
   authenticated.route(`/${kind.route}`, accessRequestRoutes(kind));
+  authenticated.route(`/${kind.route}`, accessRequestRuleRoutes(kind));
   authenticated.route(`/${kind.route}`, hookRoutes(kind));
   authenticated.route(`/${kind.route}`, auditEventRoutes(kind));
 }

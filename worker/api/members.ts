@@ -36,7 +36,9 @@ export const memberRoutes = (kind: Kind) => {
     })
     .openapi(`${kind.label}MemberChange`);
 
-  const direct = createRoute({ method: 'get', path: '/{id}/members', tags, summary: `Direct members of a ${kind.name}`, request, responses: list });
+  // GitLab's `query`: members whose username or name contains it (docs.gitlab.com/api/members/).
+  const search = { params: idParam, query: z.object({ ...paginationQuery, query: z.string().max(255).optional().openapi({ example: 'ali' }) }) };
+  const direct = createRoute({ method: 'get', path: '/{id}/members', tags, summary: `Direct members of a ${kind.name}`, request: search, responses: list });
   const all = createRoute({
     method: 'get',
     path: '/{id}/members/all',
@@ -89,7 +91,8 @@ export const memberRoutes = (kind: Kind) => {
   return createApiRouter()
     .openapi(direct, async (c) => {
       const page = pageOf(c.req.valid('query'));
-      const { total, items } = await withNamespace(c, kind, c.req.valid('param').id, (target) => service.listMembers(c.env, target, windowOf(page)));
+      const query = c.req.valid('query').query?.trim();
+      const { total, items } = await withNamespace(c, kind, c.req.valid('param').id, (target) => service.listMembers(c.env, target, windowOf(page), query));
       const origin = publicOrigin(c.env, c.req.url);
       return c.json(
         items.map((m) => presentMember(m.member, m.user, m.createdBy, origin)),

@@ -38,11 +38,18 @@ interface NewNamespaceInput {
   parent?: number | string;
   visibility: Visibility;
   request_access_enabled: boolean;
+  require_two_factor_authentication?: boolean;
   description: string;
 }
 
 const NewGroupSchema = z
-  .object({ name: z.string().trim().min(1).max(255), path: pathParam(), parent_id: intParam().optional(), ...newNamespaceFields })
+  .object({
+    name: z.string().trim().min(1).max(255),
+    path: pathParam(),
+    parent_id: intParam().optional(),
+    require_two_factor_authentication: boolParam().default(false),
+    ...newNamespaceFields,
+  })
   .openapi('NewGroup')
   .transform(({ parent_id, ...rest }): NewNamespaceInput => ({ ...rest, parent: parent_id }));
 
@@ -67,6 +74,8 @@ export const NamespaceChangesSchema = z
     description: z.string().max(2000).optional(),
     visibility: VisibilitySchema.optional(),
     request_access_enabled: boolParam().optional(),
+    /** Groups only (GitLab's group setting); a project ignores it. */
+    require_two_factor_authentication: boolParam().optional(),
   })
   .openapi('NamespaceChanges');
 
@@ -192,7 +201,7 @@ const namespaceRoutes = (api: NamespaceApi) => {
     method: 'put',
     path: '/{id}',
     tags,
-    summary: `Change a ${kind.name}'s name, path, description, visibility or request_access_enabled`,
+    summary: `Change a ${kind.name}'s name, path, description, visibility or request_access_enabled${kind.name === 'group' ? ', require_two_factor_authentication' : ''}`,
     request: { params: z.object({ id: namespaceIdParam() }), body: bodyContent(NamespaceChangesSchema) },
     responses: { 200: { description: `The ${kind.name}, changed`, content: entity } },
   });
@@ -218,6 +227,7 @@ const namespaceRoutes = (api: NamespaceApi) => {
         parentId: parent?.id ?? null,
         visibility: input.visibility,
         requestAccessEnabled: input.request_access_enabled,
+        requireTwoFactor: input.require_two_factor_authentication,
         description: input.description,
         creatorId: c.var.caller.id,
       });

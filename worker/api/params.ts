@@ -1,6 +1,6 @@
 import { z } from '@hono/zod-openapi';
 import type { MiddlewareHandler } from 'hono';
-import { parseDate, parseInstant } from '../dates';
+import { parseDate, parseEnd, parseInstant } from '../dates';
 import { problems, raise } from '../errors';
 import { describeIssue } from './router';
 
@@ -94,3 +94,16 @@ export const instantParam = () =>
     .refine((v) => parseInstant(v) !== null, INVALID)
     .transform((v) => parseInstant(v) ?? v)
     .openapi({ type: 'string', format: 'date-time', example: '2026-11-21T12:00:00Z' });
+
+/**
+ * When access should end (`expires_at` of an access request or its approval): a date
+ * `YYYY-MM-DD` (00:00 UTC that day, GitLab's memberships), or an ISO 8601 date-time for access
+ * measured in hours, kept to the minute; read by worker/dates.ts (`parseEnd`), or `expires_at is
+ * invalid`.
+ */
+export const endParam = () =>
+  z
+    .string()
+    .refine((v) => parseEnd(v) !== null, INVALID)
+    .transform((v) => parseEnd(v) ?? v)
+    .openapi({ type: 'string', format: 'date-time', description: 'A date (YYYY-MM-DD), or an ISO 8601 date-time kept to the minute', example: '2027-01-31T18:00:00Z' });

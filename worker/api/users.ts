@@ -6,6 +6,7 @@ import { unwrap } from '../durable/result';
 import type { StateAction } from '../durable/user-lifecycle';
 import { createAccount } from '../services/accounts';
 import * as service from '../services/users';
+import { resetTwoFactor } from '../services/two-factor';
 import { offsetOf, paginationHeaders, paginationQuery } from './pagination';
 import { bodyContent, bodyOf, boolParam, intParam } from './params';
 import { presentUser, presentUserBasic, UserBasicSchema, UserSchema } from './presenters/user';
@@ -128,6 +129,21 @@ const deleteUser = createRoute({
   },
 });
 
+const disableTwoFactor = createRoute({
+  method: 'patch',
+  path: '/{id}/disable_two_factor',
+  tags,
+  summary: "Disable a user's two-factor authentication (administrators only; not for administrators)",
+  middleware: [requireAdmin] as const,
+  request: { params: idParam },
+  responses: {
+    204: { description: 'Every second factor and recovery code of the user removed' },
+    400: { description: 'Two-factor authentication is not enabled for this user' },
+    403: { description: 'The user is an administrator' },
+    404: { description: '404 User Not Found' },
+  },
+});
+
 const STATE_ROUTES: [StateAction, string][] = [
   ['block', 'Block a user (administrators only): they can no longer sign in, refresh or use any token'],
   ['unblock', 'Unblock a blocked user (administrators only); their ended tokens stay ended'],
@@ -164,6 +180,10 @@ export const users = createApiRouter()
   })
   .openapi(deleteUser, async (c) => {
     await service.deleteUser(c.env, c.req.valid('param').id);
+    return c.body(null, 204);
+  })
+  .openapi(disableTwoFactor, async (c) => {
+    await resetTwoFactor(c.env, c.req.valid('param').id, { adminsToo: false });
     return c.body(null, 204);
   });
 

@@ -3,6 +3,8 @@ import { deleteCookie, getCookie, setCookie } from 'hono/cookie';
 import type { Env, PageEnv } from '../env';
 import type { UserRow } from '../durable/directory/types';
 import { userObject } from '../durable/user/user';
+import { SECOND_STEP_SECONDS } from '../durable/user/two-factor';
+import { twoFactorOf } from '../services/two-factor';
 import { hashSecret } from '../store/tokens';
 import { randomToken, safeEqual } from './crypto';
 
@@ -12,6 +14,10 @@ export interface Session {
   idHash: string;
   /** When the user signed in (epoch seconds): an id_token's `auth_time`. */
   signedInAt: number;
+  /** For a user without a second factor, the index partitions whose groups may require one. */
+  requirementPartitions: number[];
+  /** How many access requests wait in the user's inbox (read with the session; the console's header). */
+  waiting: number;
 }
 
 const SESSION_COOKIE = 'knock_session';
@@ -34,7 +40,7 @@ export const cookieOptions = (c: Context, maxAge?: number) => ({
  * Directory last pushed it. The random part is the secret. A cookie of any other shape is no
  * session, and reaches no object.
  */
-const sessionOwner = (id: string): number | null => {
+const cookieOwner = (id: string): number | null => {
   const m = /^([1-9][0-9]{0,15})\./.exec(id);
   return m ? Number(m[1]) : null;
 };
@@ -44,7 +50,7 @@ export const loadSession: MiddlewareHandler<PageEnv> = async (c, next) => {
   const id = getCookie(c, SESSION_COOKIE);
   let session: Session | null = null;
   if (id) {
-    const owner = sessionOwner(id);
+    const owner = cookieOwner(id);
     if (owner !== null) {
       const idHash = await hashSecret(c.env, id);
       const found = await userObject(c.env, owner).getSession(idHash);
@@ -59,15 +65,67 @@ export const loadSession: MiddlewareHandler<PageEnv> = async (c, next) => {
 /** Ends the session; `exceptClient`: the application that asked (RP-initiated logout), not told by back-channel logout. */
 const forget = (env: Env, session: Session, exceptClient: string | null = null) => userObject(env, session.user.id).deleteSession(session.idHash, exceptClient);
 
+/** A new session's cookie value and what its user's object keeps of it. */
+const newSession = async (env: Env, userId: number) => {
+  const id = `${userId}.${randomToken('', 32)}`;
+  return { id, facts: { idHash: await hashSecret(env, id), csrfToken: randomToken('', 24), ttlSeconds: SESSION_TTL_SECONDS } };
+};
+
+const setSessionCookie = <E extends PageEnv>(c: Context<E>, id: string) => {
+  setCookie(c, SESSION_COOKIE, id, cookieOptions(c, SESSION_TTL_SECONDS));
+  deleteCookie(c, CSRF_COOKIE, { path: '/' });
+};
+
 /** Signs `user` in; false when the user is no longer active (blocked while signing in). */
 export const startSession = async <E extends PageEnv>(c: Context<E>, user: UserRow): Promise<boolean> => {
   if (c.var.session) await forget(c.env, c.var.session);
-  const id = `${user.id}.${randomToken('', 32)}`;
-  if (!(await userObject(c.env, user.id).createSession(user, await hashSecret(c.env, id), randomToken('', 24), SESSION_TTL_SECONDS))) return false;
-  setCookie(c, SESSION_COOKIE, id, cookieOptions(c, SESSION_TTL_SECONDS));
-  deleteCookie(c, CSRF_COOKIE, { path: '/' });
+  const { id, facts } = await newSession(c.env, user.id);
+  if (!(await userObject(c.env, user.id).createSession(user, facts.idHash, facts.csrfToken, facts.ttlSeconds))) return false;
+  setSessionCookie(c, id);
   return true;
 };
+
+/**
+ * A sign-in whose second step is still to come (a user with a second factor): `<user id>.<random>`
+ * as the session's cookie, so it reaches only that user's object, which keeps it under its keyed
+ * hash for SECOND_STEP_SECONDS (durable/user/two-factor.ts).
+ */
+const SECOND_STEP_COOKIE = 'knock_two_factor';
+
+/**
+ * After the password was right: signs `user` in, or, when they have a second factor, starts the
+ * second step (its cookie set) that leads to `returnTo`.
+ */
+export const startSignIn = async <E extends PageEnv>(c: Context<E>, user: UserRow, returnTo: string): Promise<'session' | 'second-step' | 'inactive'> => {
+  if (c.var.session) await forget(c.env, c.var.session);
+  const [{ id, facts }, step] = await Promise.all([newSession(c.env, user.id), newSession(c.env, user.id)]);
+  const outcome = await twoFactorOf(c.env, user.id).beginSignIn(user, facts, { idHash: step.facts.idHash, returnTo });
+  if (outcome === 'session') setSessionCookie(c, id);
+  if (outcome === 'second-step') setCookie(c, SECOND_STEP_COOKIE, step.id, cookieOptions(c, SECOND_STEP_SECONDS));
+  return outcome;
+};
+
+/** This browser's waiting second step: whose it is and its keyed hash; null without one. */
+export const secondStepOf = async <E extends PageEnv>(c: Context<E>): Promise<{ userId: number; stepHash: string } | null> => {
+  const id = getCookie(c, SECOND_STEP_COOKIE);
+  const owner = id ? cookieOwner(id) : null;
+  return id && owner !== null ? { userId: owner, stepHash: await hashSecret(c.env, id) } : null;
+};
+
+/** The facts of the session a second step starts, and how to give this browser its cookie once it did. */
+export const sessionForSecondStep = async <E extends PageEnv>(c: Context<E>, userId: number) => {
+  const { id, facts } = await newSession(c.env, userId);
+  return {
+    facts,
+    signedIn: () => {
+      setSessionCookie(c, id);
+      deleteCookie(c, SECOND_STEP_COOKIE, { path: '/' });
+    },
+  };
+};
+
+/** Ends the browser's second step (expired, or given up). */
+export const forgetSecondStep = <E extends PageEnv>(c: Context<E>) => deleteCookie(c, SECOND_STEP_COOKIE, { path: '/' });
 
 export const endSession = async <E extends PageEnv>(c: Context<E>, exceptClient: string | null = null): Promise<void> => {
   if (c.var.session) await forget(c.env, c.var.session, exceptClient);

@@ -37,6 +37,8 @@ export interface NamespaceRow {
   parent_id: number | null;
   visibility: Visibility;
   request_access_enabled: boolean;
+  /** A group's members must have a second factor (GitLab's group setting); false for projects. */
+  require_two_factor_authentication: boolean;
   description: string;
   creator_id: number | null;
   created_at: string;
@@ -73,15 +75,16 @@ export interface NamespaceChanges {
   description?: string;
   visibility?: Visibility;
   request_access_enabled?: boolean;
+  require_two_factor_authentication?: boolean;
 }
 
 /**
  * Why a pending request went: approved (or its requester added as a member), denied, withdrawn by
  * the requester, or removed with its requester (blocked or deleted).
  */
-export type RequestOutcome = 'approved' | 'denied' | 'withdrawn' | 'removed';
+export type RequestOutcome = 'approved' | 'denied' | 'withdrawn' | 'removed' | 'lapsed';
 
-/** A pending access request appearing (pending) or going (not), pushed like member changes. */
+/** A pending access request appearing (pending) or going (not), pushed like member changes; `details`: JSON of what was asked, approvals, a denial's reason. */
 export interface RequestChange {
   userId: number;
   pending: boolean;
@@ -94,6 +97,7 @@ export interface RequestChange {
   expiresAt: string | null;
   decidedBy: number | null;
   decidedAt: string | null;
+  details: string | null;
 }
 
 export interface NewNamespace {
@@ -103,6 +107,8 @@ export interface NewNamespace {
   parentId: number | null;
   visibility: Visibility;
   requestAccessEnabled: boolean;
+  /** A group's; always false for a project. */
+  requireTwoFactor?: boolean;
   description: string;
   creatorId: number;
 }
@@ -153,14 +159,18 @@ export const RESERVED_TOP_LEVEL = new Set([
   '-', '.well-known', 'admin', 'api', 'assets', 'dashboard', 'explore', 'groups', 'help', 'login', 'oauth', 'projects', 'users',
 ]);
 
+/** A registry row's columns, as every read of one selects them. */
+const ROW_COLUMNS = `n.id, n.kind, n.name, n.path, n.full_path, n.full_name, n.parent_id, n.visibility, n.request_access_enabled,
+  n.require_two_factor_authentication, n.description, n.creator_id, n.created_at, n.version`;
+type RawFlags = { request_access_enabled: number; require_two_factor_authentication: number };
+const flags = (r: RawFlags) => ({ request_access_enabled: r.request_access_enabled === 1, require_two_factor_authentication: r.require_two_factor_authentication === 1 });
+
 const SELECT_NAMESPACE = `
-  SELECT n.id, n.kind, n.name, n.path, n.full_path, n.full_name, n.parent_id, n.visibility, n.request_access_enabled,
-         n.description, n.creator_id, n.created_at, n.version,
+  SELECT ${ROW_COLUMNS},
          p.id AS p_id, p.name AS p_name, p.path AS p_path, p.kind AS p_kind, p.full_path AS p_full_path, p.parent_id AS p_parent_id
   FROM namespaces n LEFT JOIN namespaces p ON p.id = n.parent_id`;
 
-type RawNamespace = Omit<NamespaceRow, 'request_access_enabled' | 'parent'> & {
-  request_access_enabled: number;
+type RawNamespace = Omit<NamespaceRow, keyof RawFlags | 'parent'> & RawFlags & {
   p_id: number | null;
   p_name: string | null;
   p_path: string | null;
@@ -169,24 +179,10 @@ type RawNamespace = Omit<NamespaceRow, 'request_access_enabled' | 'parent'> & {
   p_parent_id: number | null;
 };
 
-const toNamespace = (r: RawNamespace): NamespaceRow => ({
-  id: r.id,
-  kind: r.kind,
-  name: r.name,
-  path: r.path,
-  full_path: r.full_path,
-  full_name: r.full_name,
-  parent_id: r.parent_id,
-  visibility: r.visibility,
-  request_access_enabled: r.request_access_enabled === 1,
-  description: r.description,
-  creator_id: r.creator_id,
-  created_at: r.created_at,
-  version: r.version,
-  parent:
-    r.p_id === null
-      ? null
-      : { id: r.p_id, name: r.p_name!, path: r.p_path!, kind: r.p_kind!, full_path: r.p_full_path!, parent_id: r.p_parent_id },
+const toNamespace = ({ p_id, p_name, p_path, p_kind, p_full_path, p_parent_id, ...r }: RawNamespace): NamespaceRow => ({
+  ...r,
+  ...flags(r),
+  parent: p_id === null ? null : { id: p_id, name: p_name!, path: p_path!, kind: p_kind!, full_path: p_full_path!, parent_id: p_parent_id },
 });
 
 const pathTaken = () => problems.badRequest({ path: ['has already been taken'] });
@@ -213,8 +209,8 @@ export const createNamespace = (sql: SqlStorage, input: NewNamespace): Result<Na
   try {
     const { id } = sql
       .exec<{ id: number }>(
-        `INSERT INTO namespaces (kind, name, path, full_path, full_name, parent_id, visibility, request_access_enabled, description, creator_id, created_at)
-         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id`,
+        `INSERT INTO namespaces (kind, name, path, full_path, full_name, parent_id, visibility, request_access_enabled, require_two_factor_authentication,
+           description, creator_id, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id`,
         input.kind,
         input.name,
         input.path,
@@ -223,6 +219,7 @@ export const createNamespace = (sql: SqlStorage, input: NewNamespace): Result<Na
         input.parentId,
         input.visibility,
         input.requestAccessEnabled ? 1 : 0,
+        input.kind === 'group' && input.requireTwoFactor ? 1 : 0,
         input.description,
         input.creatorId,
         now,
@@ -291,13 +288,12 @@ export const registryCopies = (sql: SqlStorage, ids: number[]): RegistryCopy[] =
          UNION ALL
          SELECT up.start, n.id, n.parent_id FROM namespaces n JOIN up ON n.id = up.parent_id
        )
-       SELECT n.id, n.kind, n.name, n.path, n.full_path, n.full_name, n.parent_id, n.visibility, n.request_access_enabled,
-              n.description, n.creator_id, n.created_at, n.version, up.id AS root_id
+       SELECT ${ROW_COLUMNS}, up.id AS root_id
        FROM up JOIN namespaces n ON n.id = up.start WHERE up.parent_id IS NULL ORDER BY n.id`,
       JSON.stringify(ids),
     )
     .toArray()
-    .map((r) => ({ ...r, request_access_enabled: r.request_access_enabled === 1 }));
+    .map((r) => ({ ...r, ...flags(r) }));
 
 /** A list that can hold only what the user reaches (their memberships and everything below them). */
 export const listsOnlyReached = (filter: ListFilter): boolean => filter.membership === true || (filter.minAccessLevel !== undefined && !filter.admin);
@@ -345,8 +341,7 @@ export const listNamespaces = (
   const total = sql.exec<{ n: number }>(`${reach} SELECT COUNT(*) AS n ${from}`, reached, ...args).one().n;
   const rows = sql
     .exec<RawNamespace & { lvl: number | null }>(
-      `${reach} SELECT n.id, n.kind, n.name, n.path, n.full_path, n.full_name, n.parent_id, n.visibility, n.request_access_enabled,
-              n.description, n.creator_id, n.created_at, n.version,
+      `${reach} SELECT ${ROW_COLUMNS},
               p.id AS p_id, p.name AS p_name, p.path AS p_path, p.kind AS p_kind, p.full_path AS p_full_path, p.parent_id AS p_parent_id,
               eff.lvl AS lvl
        ${from} ORDER BY n.id LIMIT ? OFFSET ?`,
@@ -356,7 +351,7 @@ export const listNamespaces = (
       offset,
     )
     .toArray();
-  return { total, namespaces: rows.map((r) => ({ ...toNamespace(r), access_level: r.lvl })) };
+  return { total, namespaces: rows.map(({ lvl, ...r }) => ({ ...toNamespace(r), access_level: lvl })) };
 };
 
 /**
@@ -391,10 +386,10 @@ const applyMembershipChange = (sql: SqlStorage, namespaceId: number, c: Membersh
 const applyRequestChange = (sql: SqlStorage, namespace: NamespaceRow, c: RequestChange, today: string): void => {
   const applied = sql
     .exec(
-      `INSERT INTO pending_requests (user_id, namespace_id, pending, version, requested_at, outcome, access_level, expires_at, decided_by, decided_at)
-       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+      `INSERT INTO pending_requests (user_id, namespace_id, pending, version, requested_at, outcome, access_level, expires_at, decided_by, decided_at, details)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
        ON CONFLICT (user_id, namespace_id) DO UPDATE SET
-         pending = excluded.pending, version = excluded.version, requested_at = excluded.requested_at, outcome = excluded.outcome,
+         pending = excluded.pending, version = excluded.version, requested_at = excluded.requested_at, outcome = excluded.outcome, details = excluded.details,
          access_level = excluded.access_level, expires_at = excluded.expires_at, decided_by = excluded.decided_by, decided_at = excluded.decided_at
        WHERE excluded.version > pending_requests.version
        RETURNING user_id`,
@@ -408,6 +403,7 @@ const applyRequestChange = (sql: SqlStorage, namespace: NamespaceRow, c: Request
       c.expiresAt,
       c.decidedBy,
       c.pending ? null : (c.decidedAt ?? isoNow()),
+      c.details,
     )
     .toArray().length > 0;
   if (!applied) return;
@@ -532,7 +528,7 @@ export const updateNamespace = (
   try {
     sql.exec(
       `UPDATE namespaces SET name = ?, path = ?, full_path = ?, full_name = ?, description = ?, visibility = ?, request_access_enabled = ?,
-         version = version + 1 WHERE id = ?`,
+         require_two_factor_authentication = ?, version = version + 1 WHERE id = ?`,
       name,
       path,
       fullPath,
@@ -540,6 +536,7 @@ export const updateNamespace = (
       changes.description ?? row.description,
       visibility,
       (changes.request_access_enabled ?? row.request_access_enabled) ? 1 : 0,
+      (changes.require_two_factor_authentication ?? row.require_two_factor_authentication) ? 1 : 0,
       id,
     );
   } catch (e) {

@@ -9,10 +9,17 @@ import { isoNow } from '../clock';
  * also the delivery's `webhook-id`, `Idempotency-Key` and `X-Gitlab-Event-UUID`.
  */
 
-/** A pending access request appeared or went away. */
-export const REQUEST_ACTIONS = ['requested', 'withdrawn', 'denied', 'discarded'] as const;
-/** A membership began, changed or ended. `approved` also ends a request (a member event all the same). */
-export const MEMBER_ACTIONS = ['approved', 'added', 'updated', 'removed', 'expired'] as const;
+/**
+ * A pending access request appeared, was approved by one of several managers (`approval`), or
+ * went away undecided (`request_expired`: its rules' `pending_expires_after_days` passed).
+ */
+export const REQUEST_ACTIONS = ['requested', 'approval', 'withdrawn', 'denied', 'discarded', 'request_expired'] as const;
+/**
+ * A membership began, changed, is about to end (`expiring`) or ended. `approved`,
+ * `auto_approved` (by an auto-approve rule) and `break_glass` also end a request (member events
+ * all the same).
+ */
+export const MEMBER_ACTIONS = ['approved', 'auto_approved', 'break_glass', 'added', 'updated', 'expiring', 'removed', 'expired'] as const;
 /** Recorded in the audit log only. */
 export const SETTINGS_ACTIONS = ['settings_changed', 'hook_created', 'hook_updated', 'hook_deleted'] as const;
 
@@ -58,6 +65,12 @@ export interface EventRecord {
   change: { attribute: string; from: string | boolean | null; to: string | boolean | null } | null;
   /** `hook_*`: the hook, its URL without credentials or query. */
   hook: { id: number; url: string } | null;
+  /** The requester's reason (a request, its approval, break-glass), or a denial's. */
+  reason?: string | null;
+  /** The approvals counted (`approval`, and `approved` when more than one was required). */
+  approvals?: { id: number; username: string | null; name: string | null; approved_at: string }[] | null;
+  /** How many approvals the request needs. */
+  approvals_required?: number | null;
 }
 
 /** An event before the object of its group or project has numbered it (see `eventId`). */

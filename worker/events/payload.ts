@@ -4,11 +4,14 @@ import type { EventDraft, MemberAction, RequestAction, UserRef } from './event';
 /**
  * The body a webhook receives: GitLab's member hook payloads (lib/gitlab/hook_data/
  * group_member_builder.rb and project_member_builder.rb, with the system hooks' event names),
- * plus what GitLab leaves out: `action` (a denial, a withdrawal and an expiry are told apart)
- * and `actor`, who made the change (null when Knock did).
+ * plus what GitLab leaves out: `action` (a denial, a withdrawal and an expiry are told apart),
+ * `actor`, who made the change (null when Knock or a rule did), `reason` (the requester's, or a
+ * denial's), and for a request that needs several approvals, `approvals` and `approvals_required`.
+ * `user_access_expiring_for_group` / `_for_team` is Knock's own: GitLab sends no event before a
+ * membership ends.
  */
 
-type GitlabEvent = 'request' | 'revoke' | 'create' | 'update' | 'destroy';
+type GitlabEvent = 'request' | 'revoke' | 'create' | 'update' | 'expiring' | 'destroy';
 
 /** GitLab's event names, which differ by kind (a project's members are its "team"). */
 const EVENT_NAMES: Readonly<Record<NamespaceKind, Record<GitlabEvent, string>>> = {
@@ -17,6 +20,7 @@ const EVENT_NAMES: Readonly<Record<NamespaceKind, Record<GitlabEvent, string>>> 
     revoke: 'user_access_request_revoked_for_group',
     create: 'user_add_to_group',
     update: 'user_update_for_group',
+    expiring: 'user_access_expiring_for_group',
     destroy: 'user_remove_from_group',
   },
   project: {
@@ -24,18 +28,24 @@ const EVENT_NAMES: Readonly<Record<NamespaceKind, Record<GitlabEvent, string>>> 
     revoke: 'user_access_request_revoked_for_project',
     create: 'user_add_to_team',
     update: 'user_update_for_team',
+    expiring: 'user_access_expiring_for_team',
     destroy: 'user_remove_from_team',
   },
 };
 
 const GITLAB_EVENTS: Readonly<Record<RequestAction | MemberAction, GitlabEvent>> = {
   requested: 'request',
+  approval: 'request',
   withdrawn: 'revoke',
   denied: 'revoke',
   discarded: 'revoke',
+  request_expired: 'revoke',
   approved: 'create',
+  auto_approved: 'create',
+  break_glass: 'create',
   added: 'create',
   updated: 'update',
+  expiring: 'expiring',
   removed: 'destroy',
   expired: 'destroy',
 };
@@ -59,13 +69,18 @@ export const hookPayload = (e: EventDraft): Record<string, unknown> | null => {
   const user = e.user ?? { id: 0, username: null, name: null };
   // A request has no level yet; GitLab reports the level it would be approved at.
   const level = accessLevelName(e.access_level ?? DEFAULT_APPROVAL_LEVEL);
-  const expiresAt = e.expires_at === null ? null : `${e.expires_at}T00:00:00Z`;
+  const expiresAt = e.expires_at === null ? null : e.expires_at.length > 10 ? xmlschema(e.expires_at) : `${e.expires_at}T00:00:00Z`;
   const common = {
     created_at: xmlschema(e.since ?? e.created_at),
     updated_at: xmlschema(e.created_at),
   };
   const who = { user_username: user.username, user_name: user.name, user_email: WEBHOOK_EMAIL, user_id: user.id };
-  const knock = { action: e.action, actor: actorOf(e.author) };
+  const knock = {
+    action: e.action,
+    actor: actorOf(e.author),
+    reason: e.reason ?? null,
+    ...(e.approvals_required ? { approvals_required: e.approvals_required, approvals: e.approvals ?? [] } : {}),
+  };
   if (e.entity.kind === 'group') {
     return {
       ...common,

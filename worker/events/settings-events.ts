@@ -2,7 +2,7 @@ import type { NamespaceRow } from '../durable/namespace-registry';
 import { newEvent, type EventDraft, type UserRef } from './event';
 
 /** The settings `PUT /groups/:id` and `PUT /projects/:id` change, as the audit log names them. */
-const ATTRIBUTES = ['name', 'path', 'description', 'visibility', 'request_access_enabled'] as const;
+const ATTRIBUTES = ['name', 'path', 'description', 'visibility', 'request_access_enabled', 'require_two_factor_authentication'] as const;
 
 /**
  * One `settings_changed` event per attribute that changed (GitLab records a change per

@@ -12,6 +12,7 @@ import { authorizationParams, checkAuthorizationRequest, redirectWith, type Auth
 import { findClientCached } from './clients';
 import { nextInteraction } from './interaction';
 import { ENDPOINTS } from './provider';
+import { twoFactorRequirement } from '../services/two-factor';
 
 /** Where the consent form posts and a signed-out POST comes back to: Knock's own path. */
 const AUTHORIZE_PATH = ENDPOINTS.authorization[1];
@@ -69,6 +70,9 @@ const reauthenticate = <E extends PageEnv>(c: Context<E>, r: AuthorizationReques
 /** RFC 6749 §4.1.2: the code goes back with `state` and, per RFC 9207, `iss`. */
 const issueCodeAndRedirect = async <E extends PageEnv>(c: Context<E>, session: Session, r: AuthorizationRequest, rememberConsent: boolean, status: 302 | 303) => {
   const user = session.user;
+  // A member a group requires a second factor of gets no code until they have one (GitLab's rule).
+  const required = await twoFactorRequirement(c.env, session);
+  if (required) return errorPage(c, 403, 'Two-factor authentication required', `${required} Set it up on your account's two-factor page (/-/profile/two_factor_auth), then try again.`);
   const issued = await userObject(c.env, user.id).issueCode({
     userId: user.id,
     clientId: r.client.clientId,

@@ -88,6 +88,16 @@ const PersonalAccessTokens = async (p: { view: AccountView }) => {
   );
 };
 
+/** Whether the viewer has a second factor, and where to change it (account-two-factor.tsx). */
+const TwoFactor = (p: { view: AccountView }) => (
+  <Section id="two-factor" title="Two-factor authentication">
+    <p>
+      {p.view.c.var.viewer.user.two_factor_enabled ? 'On: signing in needs your password and a second factor.' : 'Off: your password alone signs you in.'}{' '}
+      <a href="/-/profile/two_factor_auth">Manage two-factor authentication</a>
+    </p>
+  </Section>
+);
+
 const Sessions = (p: { view: AccountView }) => (
   <Section id="sessions" title="Sessions">
     <p>Signed in on another computer, or lost one? Signing out everywhere ends every browser session of your account, this one too. Applications you authorized keep working: revoke them above.</p>
@@ -100,12 +110,12 @@ const Sessions = (p: { view: AccountView }) => (
 );
 
 /** The sections of the account page, in order, each one component. */
-const SECTIONS: FC<{ view: AccountView }>[] = [Profile, PersonalAccessTokens, Applications, Sessions];
+const SECTIONS: FC<{ view: AccountView }>[] = [Profile, TwoFactor, PersonalAccessTokens, Applications, Sessions];
 
 const accountPage = <E extends ConsoleEnv>(c: Context<E>, view: AccountView, status: 200 | 201 | 400 = 200) => {
   const viewer = c.var.viewer;
   return c.html(
-    <Layout title="Your account" user={viewer.user} csrf={viewer.csrf} current="/-/profile" wide>
+    <Layout title="Your account" viewer={viewer} current="/-/profile" wide>
       <h1>Your account</h1>
       <FlashNotice flash={view.flash} />
       {SECTIONS.map((S) => (
@@ -132,7 +142,7 @@ export const accountSettingsPages = new Hono<ConsoleEnv>()
     const token = await ownToken(c);
     const viewer = c.var.viewer;
     return c.html(
-      <Layout title={`Revoke ${token.name}`} user={viewer.user} csrf={viewer.csrf} current="/-/profile">
+      <Layout title={`Revoke ${token.name}`} viewer={viewer} current="/-/profile">
         <RevokeTokenConfirm token={token} owner="you" action={c.req.path} viewer={viewer} returnTo="/-/profile" />
       </Layout>,
     );

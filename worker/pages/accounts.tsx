@@ -1,5 +1,5 @@
 import { Hono, type MiddlewareHandler } from 'hono';
-import { csrfTokenFor, endSession, safeReturnTo, startSession } from '../auth/session';
+import { csrfTokenFor, endSession, safeReturnTo, startSession, startSignIn } from '../auth/session';
 import { config } from '../config';
 import type { PageEnv } from '../env';
 import { NewUserSchema } from '../api/users';
@@ -13,10 +13,12 @@ import { CsrfField, ErrorNotice, Layout } from './layout';
 import { FormError, TextField } from './components';
 import type { FormAlert } from './flash';
 import { describeProblem } from './problems';
+import { PASSKEY_SIGN_IN_PATH, PasskeyForm, passkeySignInOptions, SECOND_STEP_PATH, secondStepPages } from './two-factor-sign-in';
+import type { PublicKeyCredentialRequestOptionsJSON } from '@simplewebauthn/server';
 import { ApiError, problems } from '../errors';
 import type { z } from '@hono/zod-openapi';
 
-const SignInPage = (p: { csrf: string; returnTo: string; username?: string; error?: string | null; signupEnabled: boolean }) => (
+const SignInPage = (p: { csrf: string; returnTo: string; username?: string; error?: string | null; signupEnabled: boolean; passkey?: PublicKeyCredentialRequestOptionsJSON }) => (
   <Layout title="Sign in">
     <div class="card">
       <h1>Sign in to Knock</h1>
@@ -32,7 +34,13 @@ const SignInPage = (p: { csrf: string; returnTo: string; username?: string; erro
           <button class="primary" type="submit">Sign in</button>
         </div>
       </form>
+      {p.passkey ? (
+        <PasskeyForm action={PASSKEY_SIGN_IN_PATH} csrf={p.csrf} mode="get" options={p.passkey} label="Use a passkey">
+          <input type="hidden" name="return_to" value={p.returnTo} />
+        </PasskeyForm>
+      ) : null}
     </div>
+    {p.passkey ? <script src="/assets/webauthn.js" defer></script> : null}
     {p.signupEnabled ? (
       <footer class="muted">
         New here? <a href={`/users/sign_up?return_to=${encodeURIComponent(p.returnTo)}`}>Create an account</a>
@@ -103,7 +111,7 @@ const signupOpen: MiddlewareHandler<PageEnv> = async (c, next) => {
 
 /** Sign-in, sign-up and sign-out pages. */
 export const accountPages = new Hono<PageEnv>()
-  .get('/users/sign_in', (c) => {
+  .get('/users/sign_in', async (c) => {
     const returnTo = safeReturnTo(c.req.query('return_to'));
     // OpenID Connect's prompt=login and max_age (oauth/interaction.ts): a signed-in user signs in again.
     const again = c.req.query('reauthenticate') === '1';
@@ -112,9 +120,9 @@ export const accountPages = new Hono<PageEnv>()
     const hint = (c.req.query('login_hint') ?? c.var.session?.user.username)?.slice(0, 255);
     // A session that ended with a block or deactivation says why, as GitLab does on the next page.
     const ended = c.var.sessionEndedBecause;
-    return c.html(
-      <SignInPage csrf={csrfTokenFor(c)} returnTo={returnTo} username={hint} error={ended ? INACTIVE[ended] : null} signupEnabled={config(c.env).signupEnabled} />,
-    );
+    const error = ended ? INACTIVE[ended] : c.req.query('passkey') === 'refused' ? 'That passkey could not sign you in. Sign in with your password.' : null;
+    const passkey = await passkeySignInOptions(c);
+    return c.html(<SignInPage csrf={csrfTokenFor(c)} returnTo={returnTo} username={hint} error={error} signupEnabled={config(c.env).signupEnabled} passkey={passkey} />);
   })
   .post('/users/sign_in', perAddress, formCsrf(), async (c) => {
     const form = c.var.form;
@@ -134,10 +142,12 @@ export const accountPages = new Hono<PageEnv>()
     if (!user) return page('Invalid username or password.', 401);
     // Only someone who knows the password learns why the account may not sign in.
     if (user.state !== 'active') return page(INACTIVE[user.state], 403);
+    const started = await startSignIn(c, user, returnTo);
     // Blocked or deactivated while the password was being checked.
-    if (!(await startSession(c, user))) return page('Your account can no longer sign in. Contact your administrator.', 403);
-    return c.redirect(returnTo, 303);
+    if (started === 'inactive') return page('Your account can no longer sign in. Contact your administrator.', 403);
+    return c.redirect(started === 'second-step' ? SECOND_STEP_PATH : returnTo, 303);
   })
+  .route('/', secondStepPages(perAddress))
   .post('/users/sign_out', formCsrf(), async (c) => {
     await endSession(c);
     return c.redirect('/users/sign_in', 303);

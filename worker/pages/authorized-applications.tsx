@@ -16,7 +16,7 @@ interface Listed extends Authorization {
 const PATH = '/oauth/authorized_applications';
 
 const AuthorizedApplicationsPage = (p: { user: UserRow; csrf: string; applications: Listed[] }) => (
-  <Layout title="Authorized applications" user={p.user} csrf={p.csrf} wide>
+  <Layout title="Authorized applications" viewer={{ user: p.user, csrf: p.csrf }} wide>
     <div class="card">
       <h1>Authorized applications</h1>
       {p.applications.length === 0 ? (

@@ -1,6 +1,6 @@
 import type { Child } from 'hono/jsx';
 import { accessLevelName, type AccessLevel } from '../../shared/access-levels';
-import { timeAgo } from '../../shared/relative-time';
+import { exactTime, timeAgo } from '../../shared/relative-time';
 import { clock } from '../clock';
 import type { Flash, FormAlert } from './flash';
 import { CsrfField } from './layout';
@@ -80,8 +80,8 @@ export const invalid = (id: string, alert: FormAlert | null, field: string) =>
   alert && alert.field === field ? { 'aria-invalid': 'true', 'aria-describedby': errorId(id) } : {};
 
 /** A POST form with the session's CSRF token (and where to come back to). */
-export const PostForm = (p: { action: string; csrf: string; returnTo?: string; class?: string; label?: string; children: Child }) => (
-  <form method="post" action={p.action} class={p.class} aria-label={p.label}>
+export const PostForm = (p: { action: string; csrf: string; returnTo?: string; class?: string; label?: string; id?: string; children: Child }) => (
+  <form method="post" action={p.action} class={p.class} aria-label={p.label} id={p.id}>
     <CsrfField token={p.csrf} />
     {p.returnTo ? <input type="hidden" name="return_to" value={p.returnTo} /> : null}
     {p.children}
@@ -109,7 +109,7 @@ export const Level = (p: { value: number }) => <span class="level">{accessLevelN
 
 /** A date-time as people read it: how long ago ("3 minutes ago", as the popup says), the exact time in UTC on hover. */
 export const When = (p: { iso: string }) => (
-  <time datetime={p.iso} title={`${p.iso.slice(0, 16).replace('T', ' ')} UTC`}>
+  <time datetime={p.iso} title={exactTime(p.iso)}>
     {timeAgo(p.iso, clock.now())}
   </time>
 );
@@ -129,11 +129,12 @@ export const tomorrowUtc = (now: number): string => new Date(now + 24 * 3600 * 1
  * The second step of an action that cannot be undone (deny, remove): a page that says what will
  * happen, with the confirming button and a way back. Works without JavaScript.
  */
-export const Confirm = (p: { title: string; action: string; csrf: string; returnTo: string; confirmLabel: string; children: Child }) => (
+export const Confirm = (p: { title: string; action: string; csrf: string; returnTo: string; confirmLabel: string; fields?: Child; children: Child }) => (
   <div class="card">
     <h1>{p.title}</h1>
     {p.children}
     <PostForm action={p.action} csrf={p.csrf} returnTo={p.returnTo}>
+      {p.fields}
       <div class="actions">
         <a class="button" href={p.returnTo}>
           Cancel

@@ -19,7 +19,7 @@ export interface ConsentProps {
 }
 
 const ConsentPage = (p: ConsentProps) => (
-  <Layout title={`Authorize ${p.applicationName}`} user={p.user} csrf={p.csrf}>
+  <Layout title={`Authorize ${p.applicationName}`} viewer={{ user: p.user, csrf: p.csrf }}>
     <div class="card">
       <h1>Authorize {p.applicationName}?</h1>
       <p>

@@ -2,9 +2,11 @@ import { Hono, type ErrorHandler } from 'hono';
 import { KINDS } from '../auth/policy';
 import { ApiError } from '../errors';
 import { accountSettingsPages } from './account';
+import { twoFactorSettingsPages } from './account-two-factor';
 import { problemPage } from './actions';
 import { adminApplicationPages } from './admin/applications';
 import { adminUserPages } from './admin/users';
+import { bulkRequestPages } from './bulk-requests';
 import { dashboardPages } from './dashboard';
 import { errorPage } from './error-page';
 import { explorePages } from './explore';
@@ -27,8 +29,10 @@ for (const path of CONSOLE_PATHS) consolePages.use(path, requireViewer);
 consolePages.use('/admin/*', requireAdmin);
 consolePages
   .route('/', dashboardPages)
+  .route('/', bulkRequestPages)
   .route('/', explorePages)
   .route('/', accountSettingsPages)
+  .route('/', twoFactorSettingsPages)
   .route('/', adminUserPages)
   .route('/', adminApplicationPages)
   .route(`/${KINDS.group.route}`, namespacePages(KINDS.group))

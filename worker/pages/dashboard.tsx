@@ -1,6 +1,6 @@
 import { Hono } from 'hono';
 import type { FC } from 'hono/jsx';
-import { accessLevelName, levelsAllowedToApprove } from '../../shared/access-levels';
+import { accessLevelName, levelsAllowedToApprove, OWNER } from '../../shared/access-levels';
 import type { OwnAccessRequest } from '../../shared/api-types';
 import { KIND_OF_SOURCE_TYPE, presentOwnRequest } from '../api/presenters/inbox';
 import { KINDS, type Kind } from '../auth/policy';
@@ -10,7 +10,9 @@ import * as service from '../services/namespaces';
 import { alertFor, FlashNotice, Level, Pagination, pageNumber, PostForm, Section, When, windowFor } from './components';
 import { takeFlash, type Flash } from './flash';
 import { Layout } from './layout';
-import { approveForm, RequestRow } from './namespace/access-requests';
+import { approveForm, BULK_FORM, BulkForm, RequestRow } from './namespace/access-requests';
+import { filters, RequestFilterForm, requestFilterOf } from './request-filter';
+import { askOfDetails } from '../api/presenters/member';
 import { actionsOf, pagePathOf } from './namespace/view';
 import type { ConsoleEnv, PageContext } from './viewer';
 import { userIndexPartitions, type IndexPartitionStub } from '../durable/index-partition/index-partition';
@@ -24,43 +26,60 @@ interface DashboardView {
   partitions: Promise<IndexPartitionStub[]>;
 }
 
+/** The levels the bulk form offers on the dashboard, where rows are groups and projects: each row's own rule still applies. */
+const BULK_LEVELS = levelsAllowedToApprove('project', OWNER);
+
 /**
  * What needs the viewer: the owners' inbox, read as `GET /api/v4/access_requests` reads it (their
  * `User` object: every group they own and project they maintain, directly or through an ancestor
- * group; every request, from the index partitions, for an administrator), oldest first, each
- * approvable in one click.
+ * group; every request, from the index partitions, for an administrator), oldest first unless
+ * sorted otherwise, filtered in that one read; each approvable in one click, or many at once
+ * with the bulk form.
  */
 const NeedsYou = async (p: { view: DashboardView }) => {
   const { c, flash } = p.view;
   const page = pageNumber(c.req.query('inbox_page'));
-  const { page: inbox } = await inboxService.readInbox(c.env, c.var.caller, {}, windowFor(page), null);
+  const filter = requestFilterOf((n) => c.req.query(n), clock.now());
+  const filtered = filters(filter);
+  const { page: inbox } = await inboxService.readInbox(c.env, c.var.caller, filter, windowFor(page), null);
   const total = inbox?.total ?? 0;
+  // Back to this view after a form, filtered and sorted as it is, without the ticked boxes.
+  const url = new URL(p.view.url);
+  url.searchParams.delete('select');
+  const here = url.pathname + url.search;
+  const allSelected = c.req.query('select') === 'all';
+  const bulkAlert = alertFor(flash, BULK_FORM);
   return (
     <Section id="inbox" title={`Needs you (${total})`}>
+      <RequestFilterForm query={(n) => c.req.query(n)} action="/" label="Filter the requests that need you" sources />
       {!inbox || inbox.items.length === 0 ? (
-        <p class="muted">No pending access requests. You're all caught up.</p>
+        <p class="muted">{filtered ? 'No pending request matches.' : "No pending access requests. You're all caught up."}</p>
       ) : (
-        <ul class="requests">
-          {inbox.items.map((item) => {
-            const kind = KINDS[item.kind];
-            const alert = alertFor(flash, approveForm(kind, item.namespace_id, item.user_id));
-            return (
-              <RequestRow
-                kind={kind}
-                namespaceId={item.namespace_id}
-                request={item}
-                actions={actionsOf(kind, item.namespace_id)}
-                levels={levelsAllowedToApprove(item.kind, item.access_level)}
-                csrf={c.var.viewer.csrf}
-                returnTo="/"
-                earliestExpiry={todayUtc()}
-                where={item.source_full_path}
-                alert={alert}
-                values={alert ? flash.values : undefined}
-              />
-            );
-          })}
-        </ul>
+        <>
+          <BulkForm csrf={c.var.viewer.csrf} returnTo={here} url={p.view.url} allSelected={allSelected} levels={BULK_LEVELS} earliestExpiry={todayUtc()} alert={bulkAlert} values={bulkAlert ? flash.values : undefined} />
+          <ul class="requests">
+            {inbox.items.map((item) => {
+              const kind = KINDS[item.kind];
+              const alert = alertFor(flash, approveForm(kind, item.namespace_id, item.user_id));
+              return (
+                <RequestRow
+                  kind={kind}
+                  namespaceId={item.namespace_id}
+                  request={{ ...item, ...askOfDetails(item.requested_at, item.details) }}
+                  actions={actionsOf(kind, item.namespace_id)}
+                  levels={levelsAllowedToApprove(item.kind, item.access_level)}
+                  csrf={c.var.viewer.csrf}
+                  returnTo={here}
+                  earliestExpiry={todayUtc()}
+                  where={item.source_full_path}
+                  alert={alert}
+                  values={alert ? flash.values : undefined}
+                  selected={allSelected}
+                />
+              );
+            })}
+          </ul>
+        </>
       )}
       <Pagination url={p.view.url} param="inbox_page" page={page} total={total} label="requests that need you" />
     </Section>
@@ -70,6 +89,7 @@ const NeedsYou = async (p: { view: DashboardView }) => {
 /** How one of the viewer's requests ended, in words (the status is the API's, `presentOwnRequest`). */
 const outcomeText = (r: OwnAccessRequest): string => {
   const until = r.expires_at ? ` until ${r.expires_at}` : '';
+  const why = r.denial_reason ? `: ${r.denial_reason}` : '';
   switch (r.status) {
     case 'pending':
       return 'waiting for an answer';
@@ -78,9 +98,11 @@ const outcomeText = (r: OwnAccessRequest): string => {
     case 'expired':
       return `approved as ${accessLevelName(r.access_level ?? 0)}, expired on ${r.expires_at ?? ''}`;
     case 'denied':
-      return 'denied';
+      return `denied${why}`;
     case 'withdrawn':
       return 'withdrawn by you';
+    case 'lapsed':
+      return 'expired before anyone answered';
   }
 };
 
@@ -171,7 +193,7 @@ export const dashboardPages = new Hono<ConsoleEnv>().get('/', async (c) => {
   const viewer = c.var.viewer;
   const view: DashboardView = { c, flash: await takeFlash(c), url: c.req.url, partitions: userIndexPartitions(c.env, c.var.caller.id) };
   return c.html(
-    <Layout title="Dashboard" user={viewer.user} csrf={viewer.csrf} current="/" wide>
+    <Layout title="Dashboard" viewer={viewer} current="/" wide>
       <h1>Hello, {viewer.user.name}</h1>
       <FlashNotice flash={view.flash} />
       {SECTIONS.map((S) => (

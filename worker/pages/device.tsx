@@ -18,7 +18,7 @@ import { CsrfField, ErrorNotice, Layout } from './layout';
 type SignedInEnv = PageEnv & { Variables: { session: Session } };
 
 const CodeForm = (p: { user: UserRow; csrf: string; userCode: string; error?: string }) => (
-  <Layout title="Connect a device" user={p.user} csrf={p.csrf}>
+  <Layout title="Connect a device" viewer={{ user: p.user, csrf: p.csrf }}>
     <div class="card">
       <h1>Connect a device</h1>
       <p>Enter the code your device shows.</p>
@@ -38,7 +38,7 @@ const CodeForm = (p: { user: UserRow; csrf: string; userCode: string; error?: st
 );
 
 const Done = (p: { user: UserRow; csrf: string; title: string; detail: string }) => (
-  <Layout title={p.title} user={p.user} csrf={p.csrf}>
+  <Layout title={p.title} viewer={{ user: p.user, csrf: p.csrf }}>
     <div class="card">
       <h1>{p.title}</h1>
       <p>{p.detail}</p>

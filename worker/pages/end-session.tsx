@@ -18,7 +18,7 @@ export interface EndSessionProps {
  * End-User whether to log out"): a form bound to the session's CSRF token.
  */
 const EndSessionPage = (p: EndSessionProps) => (
-  <Layout title="Sign out of Knock" user={p.user} csrf={p.csrf}>
+  <Layout title="Sign out of Knock" viewer={{ user: p.user, csrf: p.csrf }}>
     <div class="card">
       <h1>Sign out of Knock?</h1>
       <p>

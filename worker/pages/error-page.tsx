@@ -11,7 +11,7 @@ import { Layout } from './layout';
 export const errorPage = (c: Context, status: ContentfulStatusCode, title: string, detail: string) => {
   const session = (c as Context<PageEnv>).var.session ?? null;
   return c.html(
-    <Layout title={title} user={session?.user} csrf={session?.csrfToken}>
+    <Layout title={title} viewer={session ? { user: session.user, csrf: session.csrfToken, waiting: session.waiting } : null}>
       <div class="card">
         <h1>{title}</h1>
         <p>{detail}</p>

@@ -36,7 +36,7 @@ export const explorePages = new Hono<ConsoleEnv>().get('/explore', (c) => {
   const viewer = c.var.viewer;
   const search = (c.req.query('search') ?? '').slice(0, 255);
   return c.html(
-    <Layout title="Explore" user={viewer.user} csrf={viewer.csrf} current="/explore" wide>
+    <Layout title="Explore" viewer={viewer} current="/explore" wide>
       <h1>Explore</h1>
       <form method="get" action="/explore" class="search" role="search">
         <label for="search">Search groups and projects</label>

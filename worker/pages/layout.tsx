@@ -1,6 +1,7 @@
 import { raw } from 'hono/html';
 import type { Child } from 'hono/jsx';
 import type { UserRow } from '../durable/directory/types';
+import { WAITING_CAP } from '../durable/user/inbox';
 
 /** The console's main navigation; Administration only for administrators. */
 const NAV: { href: string; label: string; admin?: boolean }[] = [
@@ -10,8 +11,27 @@ const NAV: { href: string; label: string; admin?: boolean }[] = [
   { href: '/admin/users', label: 'Administration', admin: true },
 ];
 
+/** Who the header is for: their name, the sign-out form's CSRF token, and how many requests wait for them. */
+export interface HeaderViewer {
+  user: UserRow;
+  csrf: string;
+  waiting?: number;
+}
+
+/**
+ * "3 waiting", a link to the dashboard's inbox, when requests wait for the viewer. Not for
+ * administrators: their inbox is every request, read from every index partition, which no page
+ * but the dashboard pays for.
+ */
+const Waiting = (p: { viewer: HeaderViewer }) =>
+  !p.viewer.user.admin && p.viewer.waiting ? (
+    <a class="waiting" href="/#inbox">
+      <span class="count">{p.viewer.waiting >= WAITING_CAP ? `${WAITING_CAP - 1}+` : p.viewer.waiting}</span> waiting<span class="visually-hidden"> for you to answer</span>
+    </a>
+  ) : null;
+
 /** Every page in standards mode (HTML's `<!DOCTYPE html>`; without it browsers render in quirks mode). */
-export const Layout = (props: { title: string; user?: UserRow | null; csrf?: string; wide?: boolean; current?: string; children: Child }) => (
+export const Layout = (props: { title: string; viewer?: HeaderViewer | null; wide?: boolean; current?: string; children: Child }) => (
   <>
     {raw('<!DOCTYPE html>')}
     <html lang="en">
@@ -29,11 +49,11 @@ export const Layout = (props: { title: string; user?: UserRow | null; csrf?: str
           <a class="brand" href="/">
             Knock
           </a>
-          {props.user && props.csrf ? (
+          {props.viewer ? (
             <>
               <nav aria-label="Main">
                 <ul>
-                  {NAV.filter((n) => !n.admin || props.user?.admin).map((n) => (
+                  {NAV.filter((n) => !n.admin || props.viewer?.user.admin).map((n) => (
                     <li>
                       <a href={n.href} aria-current={props.current === n.href ? 'page' : undefined}>
                         {n.label}
@@ -42,9 +62,10 @@ export const Layout = (props: { title: string; user?: UserRow | null; csrf?: str
                   ))}
                 </ul>
               </nav>
+              <Waiting viewer={props.viewer} />
               <form class="inline" method="post" action="/users/sign_out">
-                <input type="hidden" name="authenticity_token" value={props.csrf} />
-                <span class="muted">@{props.user.username} </span>
+                <input type="hidden" name="authenticity_token" value={props.viewer.csrf} />
+                <span class="muted">@{props.viewer.user.username} </span>
                 <button type="submit">Sign out</button>
               </form>
             </>

@@ -1,9 +1,9 @@
-/** The one stylesheet of the HTML pages, served at /assets/knock.css. */
-export const STYLESHEET = `
-:root { color-scheme: light dark; --fg:#1f2328; --muted:#59636e; --bg:#f6f8fa; --card:#fff; --line:#d1d9e0; --accent:#0969da; --danger:#cf222e; --ok:#1a7f37; --ok-bg:#dafbe1; }
-@media (prefers-color-scheme: dark) { :root { --fg:#e6edf3; --muted:#9198a1; --bg:#0d1117; --card:#151b23; --line:#3d444d; --accent:#4493f8; --danger:#f85149; --ok:#3fb950; --ok-bg:#12261e; } }
+import { TOKENS_CSS } from '../../shared/tokens';
+
+/** The one stylesheet of the HTML pages, served at /assets/knock.css: the shared tokens and buttons (shared/tokens.ts), then the console's layout. */
+export const STYLESHEET = `${TOKENS_CSS}
 * { box-sizing: border-box; }
-body { margin:0; font:16px/1.5 system-ui,-apple-system,"Segoe UI",sans-serif; color:var(--fg); background:var(--bg); }
+body { margin:0; font:16px/1.5 var(--font); color:var(--fg); background:var(--bg); }
 .skip { position:absolute; left:-9999px; top:8px; background:var(--card); padding:8px 12px; border-radius:8px; z-index:10; }
 .skip:focus { left:8px; }
 .visually-hidden { position:absolute; width:1px; height:1px; padding:0; margin:-1px; overflow:hidden; clip:rect(0,0,0,0); white-space:nowrap; border:0; }
@@ -30,10 +30,6 @@ input[type=text], input[type=url], input[type=password], input[type=email], inpu
 input[type=text], input[type=url], input[type=password], input[type=email], textarea { width:100%; }
 pre { white-space:pre-wrap; overflow-wrap:anywhere; font-size:13px; }
 input[aria-invalid=true], select[aria-invalid=true], textarea[aria-invalid=true] { border-color:var(--danger); }
-input:focus-visible, select:focus-visible, textarea:focus-visible, button:focus-visible, a:focus-visible { outline:3px solid var(--accent); outline-offset:2px; }
-button, a.button { display:inline-block; font:inherit; font-weight:600; padding:8px 14px; border-radius:8px; border:1px solid var(--line); background:var(--card); color:var(--fg); cursor:pointer; text-decoration:none; line-height:1.5; }
-button.primary { background:var(--accent); border-color:var(--accent); color:#fff; }
-button.danger, a.button.danger { color:var(--danger); }
 .actions { display:flex; gap:12px; margin-top:20px; align-items:center; }
 .actions.stretch button { flex:1; }
 .error, .field-error { color:var(--danger); }
@@ -62,10 +58,21 @@ dl.facts { display:grid; grid-template-columns:max-content 1fr; gap:4px 16px; ma
 dl.facts dt { color:var(--muted); }
 dl.facts dd { margin:0; }
 .pagination { display:flex; gap:16px; align-items:center; margin-top:14px; }
-a { color:var(--accent); }
 form.inline { display:inline; margin:0; }
 footer { text-align:center; margin:24px 0; }
 code, td, dd { overflow-wrap:anywhere; }
+a.waiting { margin-left:auto; font-weight:600; text-decoration:none; white-space:nowrap; }
+a.waiting .count { display:inline-block; min-width:1.6em; padding:0 var(--space-2); border-radius:999px; background:var(--primary); color:var(--on-primary); text-align:center; }
+header.top a.waiting + form { margin-left:0; }
+form.filters { display:flex; flex-wrap:wrap; gap:var(--space-2) var(--space-3); align-items:end; margin-bottom:var(--space-4); }
+form.filters > div { flex:1 1 150px; min-width:0; }
+form.filters label { margin:0 0 var(--space-1); font-size:14px; }
+form.filters input, form.filters select { width:100%; }
+form.bulk { padding:var(--space-3) 0; border-bottom:1px solid var(--line); }
+ul.requests li.request { justify-content:flex-start; }
+ul.requests li.request > div.who { flex:1 1 240px; min-width:0; }
+ul.requests li.request > input.select { width:20px; height:20px; margin:4px 0 0; flex:none; }
+ul.requests li.request > form.row-form { flex:0 1 auto; }
 /* Narrow screens (a 390 px phone): nothing wider than the screen; a table's rows stack their cells. */
 @media (max-width: 640px) {
   header.top { padding:10px 12px; gap:12px; }

@@ -32,7 +32,7 @@ const UserPage = (p: { c: Context<ConsoleEnv>; user: UserRow }) => {
   const { viewer } = p.c.var;
   const u = p.user;
   return (
-    <Layout title={`${u.name} (@${u.username})`} user={viewer.user} csrf={viewer.csrf}>
+    <Layout title={`${u.name} (@${u.username})`} viewer={viewer}>
       <div class="card">
         <h1>{u.name}</h1>
         <p class="muted">@{u.username}</p>

@@ -4,6 +4,7 @@ import { safeReturnTo } from '../auth/session';
 import type { UserRow } from '../durable/directory/types';
 import type { Caller, Env } from '../env';
 import { notFoundPage } from './error-page';
+import { twoFactorRequirement } from '../services/two-factor';
 
 /** The signed-in person looking at a console page. */
 export interface Viewer {
@@ -12,6 +13,8 @@ export interface Viewer {
   csrf: string;
   /** The session's keyed id hash (binds flash messages to this session). */
   sessionIdHash: string;
+  /** How many access requests wait in the viewer's inbox (the header's count), read with the session. */
+  waiting: number;
 }
 
 /**
@@ -29,8 +32,11 @@ export const callerOf = (user: UserRow): Caller => ({
   scopes: ['api'],
   clientId: null,
   tokenId: null,
-  profile: { email: user.email, createdAt: user.created_at },
+  profile: { email: user.email, createdAt: user.created_at, twoFactorEnabled: user.two_factor_enabled },
 });
+
+/** Where a user sets up a second factor (account-two-factor.tsx): open to a user a group requires one of. */
+const TWO_FACTOR_PAGE = '/-/profile/two_factor_auth';
 
 /**
  * Console pages need a signed-in user: anyone else goes to the sign-in page (and, from a GET,
@@ -45,9 +51,11 @@ export const requireViewer: MiddlewareHandler<ConsoleEnv> = async (c, next) => {
     const signIn = back === '/' ? '/users/sign_in' : `/users/sign_in?return_to=${encodeURIComponent(back)}`;
     return c.redirect(signIn, c.req.method === 'GET' ? 302 : 303);
   }
-  c.set('viewer', { user: session.user, csrf: session.csrfToken, sessionIdHash: session.idHash });
+  c.set('viewer', { user: session.user, csrf: session.csrfToken, sessionIdHash: session.idHash, waiting: session.waiting });
   c.set('caller', callerOf(session.user));
   c.header('Cache-Control', 'no-store');
+  // A member a group requires a second factor of may only set one up (GitLab's enforcement).
+  if (!c.req.path.startsWith(TWO_FACTOR_PAGE) && (await twoFactorRequirement(c.env, session))) return c.redirect(TWO_FACTOR_PAGE, c.req.method === 'GET' ? 302 : 303);
   await next();
 };
 

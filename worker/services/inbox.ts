@@ -1,6 +1,6 @@
 import { allIndexPartitions, userIndexPartitions, type IndexPartitionStub } from '../durable/index-partition/index-partition';
 import type { OwnRequestRow } from '../durable/index-partition/inbox-index';
-import type { InboxFilter, InboxItem, InboxPage, KnownVersion } from '../durable/user/inbox';
+import { compareBy, type InboxFilter, type InboxPage, type KnownVersion } from '../durable/user/inbox';
 import { userObject } from '../durable/user/user';
 import type { Caller, Env } from '../env';
 import type { Window } from './namespaces';
@@ -14,10 +14,6 @@ export type { KnownVersion } from '../durable/user/inbox';
  * administrators' inbox (every pending request) asks every partition and merges. A requester's own
  * requests are in the partitions of the trees they asked in, which their `User` lists.
  */
-
-/** Oldest request first, as each partition orders its page. */
-const byRequest = (a: InboxItem, b: InboxItem) =>
-  a.requested_at.localeCompare(b.requested_at) || a.namespace_id - b.namespace_id || a.user_id - b.user_id;
 
 /**
  * A user's inbox version (their ETag's), asked before the caller is known to be them: the API
@@ -60,7 +56,7 @@ const everyRequest = async (env: Env, filter: InboxFilter, page: Window, known: 
   }
   const parts = await Promise.all(partitions.map((p) => p.everyRequest(filter, 0, page.offset + page.limit, null)));
   const version = parts.reduce((sum, v) => sum + v.version, 0);
-  const items = parts.flatMap((p) => p.page?.items ?? []).sort(byRequest);
+  const items = parts.flatMap((p) => p.page?.items ?? []).sort(compareBy(filter.sort));
   const total = parts.reduce((sum, p) => sum + (p.page?.total ?? 0), 0);
   return { version, page: { version, total, items: items.slice(page.offset, page.offset + page.limit) } };
 };

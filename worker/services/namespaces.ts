@@ -1,16 +1,22 @@
 import { directStanding, mayDelete, mayEditSettings, maySee, type Kind, type Standing } from '../auth/policy';
 import { directory } from '../durable/directory/directory';
+import type { AccessRequestRules } from '../../shared/api-types';
+import type { StoredRules } from '../durable/namespace/request-rules';
 import {
   namespaceObject,
+  type AccessAsk,
   type AccessRequestRow,
-  type ApprovedMemberRow,
+  type ApprovalChoice,
+  type ApprovalOutcome,
   type MemberRow,
   type NamespaceResult,
   type PageOf,
+  type RequestOutcomeRow,
 } from '../durable/namespace/types';
 import { listsOnlyReached, snapshotOf, type EffectiveMember, type ListFilter, type NamespaceChanges, type NamespaceRow, type NewNamespace } from '../durable/namespace-registry';
 import { treeIndex, userIndexPartitions, type EffectiveMembership, type IndexPartitionStub, type UserNames } from '../durable/index-partition/index-partition';
 import { unwrap } from '../durable/result';
+import type { InboxFilter } from '../durable/user/inbox';
 import type { Caller, Env } from '../env';
 import { enforceLimit, LIMITS } from '../edge/rate-limits';
 import { problems, raise } from '../errors';
@@ -109,7 +115,9 @@ export const listNamespaces = async (env: Env, kind: Kind, filter: ListFilter, p
  * then handed to those rows' objects (newer versions only), so the object judges by the new
  * settings from this request on. Other isolates' caches learn of it from the objects.
  */
-export const updateNamespace = async (env: Env, kind: Kind, target: Target, changes: NamespaceChanges): Promise<NamespaceRow> => {
+export const updateNamespace = async (env: Env, kind: Kind, target: Target, edit: NamespaceChanges): Promise<NamespaceRow> => {
+  // Requiring a second factor is a group's setting (GitLab's); a project ignores it.
+  const changes = kind.name === 'group' ? edit : { ...edit, require_two_factor_authentication: undefined };
   const standing = await standingOn(env, target);
   const ownsPart = changes.path !== undefined || changes.visibility !== undefined;
   if (!mayEditSettings(kind, standing, ownsPart)) return raise(problems.forbidden());
@@ -148,27 +156,50 @@ export const deleteNamespace = async (env: Env, kind: Kind, target: Target): Pro
 
 // ---- access requests ----
 
-export const listAccessRequests = async (env: Env, target: Target, page: Window): Promise<PageOf<AccessRequestRow>> =>
-  settle(await objectOf(env, target).listAccessRequests(target.ref, target.actor, page.offset, page.limit));
+/** Pending requests; `filter` (requester, age, sort) as the console's Access requests tab reads them. */
+export const listAccessRequests = async (env: Env, target: Target, page: Window, filter?: InboxFilter): Promise<PageOf<AccessRequestRow>> =>
+  settle(await objectOf(env, target).listAccessRequests(target.ref, target.actor, page.offset, page.limit, filter));
 
 /** Counted per requester (edge/rate-limits.ts) before anything else, so no one floods the owners. */
-export const requestAccess = async (env: Env, target: Target, caller: Caller): Promise<AccessRequestRow> => {
+export const requestAccess = async (env: Env, target: Target, caller: Caller, ask: Omit<AccessAsk, 'email'>): Promise<RequestOutcomeRow> => {
   await enforceLimit(env, LIMITS.accessRequests, String(caller.id));
-  return settle(await objectOf(env, target).requestAccess(target.ref, target.actor, { username: caller.username, name: caller.name }));
+  const requester = { username: caller.username, name: caller.name };
+  return settle(await objectOf(env, target).requestAccess(target.ref, target.actor, requester, { ...ask, email: caller.profile.email }));
 };
 
-/** The request disappears and the member appears in one transaction, or neither happens. */
-export const approveAccessRequest = async (
-  env: Env,
-  target: Target,
-  userId: number,
-  accessLevel: number,
-  expiresAt: string | null,
-): Promise<ApprovedMemberRow> => settle(await objectOf(env, target).approveAccessRequest(target.ref, target.actor, userId, accessLevel, expiresAt));
+/** An approval: the member, or (more approvals needed) the request with the approvals so far. */
+export const approveAccessRequest = async (env: Env, target: Target, userId: number, choice: ApprovalChoice): Promise<ApprovalOutcome> =>
+  settle(await objectOf(env, target).approveAccessRequest(target.ref, target.actor, userId, choice));
 
-/** Deny (by a manager) or withdraw (by the requester). */
-export const removeAccessRequest = async (env: Env, target: Target, userId: number): Promise<void> => {
-  settle(await objectOf(env, target).removeAccessRequest(target.ref, target.actor, userId));
+/** Deny (by a manager, with an optional reason) or withdraw (by the requester). */
+export const removeAccessRequest = async (env: Env, target: Target, userId: number, reason: string | null = null): Promise<void> => {
+  settle(await objectOf(env, target).removeAccessRequest(target.ref, target.actor, userId, reason));
+};
+
+export type EffectiveRules = { rules: StoredRules; inheritedFrom: string | null };
+
+/** The access request rules in force on a group or project (its own, or the nearest ancestor group's). */
+export const accessRequestRules = async (env: Env, target: Target): Promise<EffectiveRules> =>
+  settle(await objectOf(env, target).accessRequestRules(target.ref, target.actor));
+
+/**
+ * Sets a group's or project's own rules (null: inherit). An auto-approve entry's `member_of` group
+ * is found now, by its full path or id, and kept by id, so the rule holds through a rename.
+ */
+export const setAccessRequestRules = async (env: Env, target: Target, rules: AccessRequestRules | null): Promise<EffectiveRules> => {
+  let stored: StoredRules | null = null;
+  if (rules) {
+    const auto = await Promise.all(
+      rules.auto_approve.map(async (entry) => {
+        if (entry.member_of === undefined) return entry;
+        const found = await directory(env).resolveNamespace('group', entry.member_of);
+        if (!found) return raise(problems.badRequest({ member_of: [`group ${entry.member_of} not found`] }));
+        return { ...entry, member_of: found.namespace.full_path, member_of_id: found.namespace.id };
+      }),
+    );
+    stored = { ...rules, auto_approve: auto };
+  }
+  return settle(await objectOf(env, target).setAccessRequestRules(target.ref, target.actor, stored));
 };
 
 // ---- members ----
@@ -208,10 +239,23 @@ const withUsers = async (env: Env, target: Target, members: MemberRow[]): Promis
 const oneWithUser = async (env: Env, target: Target, member: MemberRow): Promise<MemberOf> =>
   (await withUsers(env, target, [member]))[0] ?? raise(problems.notFound('Member'));
 
-/** Direct members with their users (and who added them). */
-export const listMembers = async (env: Env, target: Target, page: Window): Promise<PageOf<MemberOf>> => {
-  const { total, items } = settle(await objectOf(env, target).listMembers(target.ref, target.actor, page.offset, page.limit));
-  return { total, items: await withUsers(env, target, items) };
+/** The most direct members a search looks through (the object keeps no names: they are the tree's copies). */
+export const MEMBERS_SEARCHED = 5_000;
+
+/**
+ * Direct members with their users (and who added them). `query` (GitLab's members API
+ * parameter): only those whose username or name contains it, in any case; the object's members
+ * are read whole, named from the tree's index partition, and filtered here.
+ */
+export const listMembers = async (env: Env, target: Target, page: Window, query?: string): Promise<PageOf<MemberOf>> => {
+  if (!query) {
+    const { total, items } = settle(await objectOf(env, target).listMembers(target.ref, target.actor, page.offset, page.limit));
+    return { total, items: await withUsers(env, target, items) };
+  }
+  const { items } = settle(await objectOf(env, target).listMembers(target.ref, target.actor, 0, MEMBERS_SEARCHED));
+  const q = query.toLowerCase();
+  const found = (await withUsers(env, target, items)).filter(({ user }) => user.username.toLowerCase().includes(q) || user.name.toLowerCase().includes(q));
+  return { total: found.length, items: found.slice(page.offset, page.offset + page.limit) };
 };
 
 /**

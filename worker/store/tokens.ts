@@ -29,6 +29,8 @@ export interface AccessTokenRecord {
    */
   email: string | null;
   userCreatedAt: string;
+  /** Whether the user has a second factor (GitLab's `two_factor_enabled`). */
+  twoFactorEnabled: boolean;
   /**
    * For an OAuth token granted `openid`: the user's group claims read when it was issued, which
    * `/oauth/userinfo` answers with (OpenID Connect Core 1.0 §5.3), so that costs this one read.
@@ -56,7 +58,7 @@ export type TokenFacts = Pick<AccessTokenRecord, 'scopes' | 'clientId' | 'grantI
 
 /** The record of a token issued to `user`: who they are, and what the token may do until when. */
 export const accessTokenRecord = (
-  user: Pick<UserRow, 'id' | 'username' | 'name' | 'admin' | 'email' | 'created_at'>,
+  user: Pick<UserRow, 'id' | 'username' | 'name' | 'admin' | 'email' | 'created_at' | 'two_factor_enabled'>,
   token: TokenFacts,
 ): AccessTokenRecord => ({
   userId: user.id,
@@ -65,6 +67,7 @@ export const accessTokenRecord = (
   admin: user.admin,
   email: user.email,
   userCreatedAt: user.created_at,
+  twoFactorEnabled: user.two_factor_enabled,
   ...token,
 });
 
@@ -183,5 +186,5 @@ export const callerOf = (record: AccessTokenRecord): Caller => ({
   scopes: record.scopes,
   clientId: record.clientId,
   tokenId: record.tokenId ?? null,
-  profile: { email: record.email, createdAt: record.userCreatedAt },
+  profile: { email: record.email, createdAt: record.userCreatedAt, twoFactorEnabled: record.twoFactorEnabled },
 });

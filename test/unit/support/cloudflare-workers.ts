@@ -10,3 +10,6 @@ export class DurableObject<Env = unknown> {
     protected env: Env,
   ) {}
 }
+
+/** Workers RPC's base class of objects passed by reference (a `User`'s second factor); in Node, a plain object. */
+export class RpcTarget {}

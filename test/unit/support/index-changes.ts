@@ -23,4 +23,5 @@ export const pendingRequest = (userId: number, version: number): RequestChange =
   expiresAt: null,
   decidedBy: null,
   decidedAt: null,
+  details: null,
 });

@@ -28,7 +28,7 @@ export const registerApp = async (redirectUris: string[], opts: { confidential?:
 export const expiredToken = async (user: TestUser): Promise<string> => {
   const now = Math.floor(Date.now() / 1000);
   const token = newAccessToken(now - 60);
-  const profile = { id: user.id, username: user.username, name: user.username, admin: false, email: null, created_at: new Date().toISOString() };
+  const profile = { id: user.id, username: user.username, name: user.username, admin: false, email: null, created_at: new Date().toISOString(), two_factor_enabled: false };
   await putAccessToken(env, await hashSecret(env, token), accessTokenRecord(profile, { scopes: ['api'], clientId: null, grantId: null, tokenId: null, createdAt: now - 3600, expiresAt: now - 60 }));
   return token;
 };

@@ -10,12 +10,17 @@ type Details = AuditEvent['details'];
 /** GitLab's audit event type names where it has one for the change, Knock's own where not. */
 const EVENT_NAMES: Readonly<Record<EventAction, string>> = {
   requested: 'access_request_created',
+  approval: 'access_request_approval_added',
   withdrawn: 'access_request_withdrawn',
   denied: 'access_request_denied',
   discarded: 'access_request_discarded',
+  request_expired: 'access_request_expired',
   approved: 'access_request_approved',
+  auto_approved: 'access_request_auto_approved',
+  break_glass: 'access_break_glass',
   added: 'member_created',
   updated: 'member_updated',
+  expiring: 'member_expiring',
   removed: 'member_destroyed',
   expired: 'member_expired',
   settings_changed: 'settings_updated',
@@ -43,13 +48,23 @@ const targetOf = (e: EventRecord): Pick<Details, 'target_id' | 'target_type' | '
 const changeOf = (e: EventRecord): Partial<Details> => {
   switch (e.action) {
     case 'requested':
-      return { custom_message: 'Requested access' };
+      return { custom_message: 'Requested access', as: level(e.access_level), expiry_to: e.expires_at };
+    case 'approval':
+      return { custom_message: `Approved the access request (${e.approvals?.length ?? 0} of ${e.approvals_required ?? 1})` };
     case 'withdrawn':
       return { custom_message: 'Withdrew the access request' };
     case 'denied':
       return { custom_message: 'Denied the access request' };
     case 'discarded':
       return { custom_message: 'Removed the access request of a blocked or deleted user' };
+    case 'request_expired':
+      return { custom_message: 'The access request expired undecided' };
+    case 'auto_approved':
+      return { add: 'user_access', as: level(e.access_level), expiry_to: e.expires_at, custom_message: 'Approved by an auto-approve rule' };
+    case 'break_glass':
+      return { add: 'user_access', as: level(e.access_level), expiry_to: e.expires_at, custom_message: 'Break-glass access' };
+    case 'expiring':
+      return { custom_message: 'Membership ends soon', expiry_to: e.expires_at };
     case 'approved':
     case 'added':
       return { add: 'user_access', as: level(e.access_level), expiry_to: e.expires_at };
@@ -89,6 +104,7 @@ export const presentAuditEvent = ({ record: e }: LoggedEvent): AuditEvent => ({
     entity_path: e.entity.full_path,
     ...changeOf(e),
     action: e.action,
+    ...(e.reason ? { reason: e.reason } : {}),
     event_id: e.uuid,
   },
   created_at: e.created_at,

@@ -2,7 +2,7 @@ import { levelsAllowedToApprove, type NamespaceKind } from '../../../shared/acce
 import type { InboxAccessRequest, OwnAccessRequest, SourceType } from '../../../shared/api-types';
 import type { OwnRequestRow } from '../../durable/index-partition/inbox-index';
 import type { InboxItem } from '../../durable/user/inbox';
-import { presentAccessRequest } from './member';
+import { askOfDetails, presentAccessRequest } from './member';
 
 export { InboxAccessRequestSchema, OwnAccessRequestSchema } from '../../../shared/schemas';
 
@@ -19,18 +19,22 @@ const sourceOf = (kind: NamespaceKind, id: number, fullPath: string, name: strin
 
 /** A request in the owners' inbox: the access request, its source, and the highest level the reader may grant there. */
 export const presentInboxItem = (r: InboxItem, origin: string): InboxAccessRequest => ({
-  ...presentAccessRequest(r, { id: r.user_id, username: r.username, name: r.name, state: r.state }, origin),
+  ...presentAccessRequest(askOfDetails(r.requested_at, r.details), { id: r.user_id, username: r.username, name: r.name, state: r.state }, origin),
   ...sourceOf(r.kind, r.namespace_id, r.source_full_path, r.source_name),
   max_access_level: levelsAllowedToApprove(r.kind, r.access_level).at(-1)?.value ?? 0,
 });
 
 /**
- * One of the caller's own requests. An approval whose membership has reached its expiry date
- * (00:00 UTC that day) reads `expired`.
+ * One of the caller's own requests: its status, who decided and when, what was asked and why,
+ * and a denial's reason. An approval whose membership has reached its end (00:00 UTC of a date, or
+ * the minute of a date-time; both compare as text with `now`) reads `expired`; a request that
+ * expired undecided reads `lapsed`.
  */
-export const presentOwnRequest = (r: OwnRequestRow, today: string): OwnAccessRequest => {
+export const presentOwnRequest = (r: OwnRequestRow, now: string): OwnAccessRequest => {
   const granted = r.pending === 0 && r.outcome === 'approved';
-  const status = r.pending === 1 || r.outcome === null ? 'pending' : granted && r.expires_at !== null && r.expires_at <= today ? 'expired' : r.outcome;
+  const status = r.pending === 1 || r.outcome === null ? 'pending' : granted && r.expires_at !== null && r.expires_at <= now ? 'expired' : r.outcome;
+  const details = (r.details ? JSON.parse(r.details) : {}) as { decided_reason?: string | null };
+  const ask = askOfDetails(r.requested_at, r.details);
   return {
     ...sourceOf(r.kind, r.namespace_id, r.source_full_path, r.source_name),
     requested_at: r.requested_at,
@@ -38,5 +42,10 @@ export const presentOwnRequest = (r: OwnRequestRow, today: string): OwnAccessReq
     access_level: granted ? r.access_level : null,
     expires_at: granted ? r.expires_at : null,
     decided_at: r.pending === 1 ? null : r.decided_at,
+    decided_by: r.pending === 1 ? null : r.decided_by,
+    reason: ask.reason,
+    denial_reason: r.outcome === 'denied' ? (details.decided_reason ?? null) : null,
+    requested_access_level: ask.access_level,
+    requested_expires_at: ask.expires_at,
   };
 };

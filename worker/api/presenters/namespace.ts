@@ -17,6 +17,7 @@ export const presentGroup = (g: NamespaceRow, origin: string): Group => ({
   full_path: g.full_path,
   parent_id: g.parent_id,
   request_access_enabled: g.request_access_enabled,
+  require_two_factor_authentication: g.require_two_factor_authentication,
   avatar_url: null,
   created_at: g.created_at,
 });

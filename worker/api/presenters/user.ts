@@ -13,13 +13,13 @@ export const presentUserBasic = (u: Pick<UserRow, 'id' | 'username' | 'name' | '
   web_url: `${origin}/${encodeURIComponent(u.username)}`,
 });
 
-/** `email` and `is_admin` only for the user themselves and administrators, as GitLab does. */
+/** `email`, `is_admin` and `two_factor_enabled` only for the user themselves and administrators, as GitLab does. */
 export const presentUser = (
-  u: Pick<UserRow, 'id' | 'username' | 'name' | 'state' | 'created_at' | 'email' | 'admin'>,
+  u: Pick<UserRow, 'id' | 'username' | 'name' | 'state' | 'created_at' | 'email' | 'admin' | 'two_factor_enabled'>,
   origin: string,
   isPrivate: boolean,
 ): User => ({
   ...presentUserBasic(u, origin),
   created_at: u.created_at,
-  ...(isPrivate ? { email: u.email, is_admin: u.admin } : {}),
+  ...(isPrivate ? { email: u.email, is_admin: u.admin, two_factor_enabled: u.two_factor_enabled } : {}),
 });

@@ -6,7 +6,8 @@
  * - `users`: `version` rises with every change of a row; what copies it (each user's `User`
  *   object, the profile inside access tokens in KV, the login records in the `name:` partitions,
  *   the names stored with pending requests) is brought up to it by the fan-out that `user_changes`
- *   (an outbox, written in the same transaction as the change) drives until done. `builtin` marks
+ *   (an outbox, written in the same transaction as the change) drives until done.
+ *   `two_factor_enabled` is itself a copy: the user's `User` object owns the factors and pushes it. `builtin` marks
  *   the administrator behind ADMIN_TOKEN (`root`), found by it, not by its name.
  * - `user_changes`: `end_sessions` tells the fan-out that a new password ends the browser sessions
  *   begun before it; `former_names`, that the `name:` partitions of the names the user had (a
@@ -37,7 +38,8 @@ export const DIRECTORY_SCHEMA = [
      state TEXT NOT NULL DEFAULT 'active',
      created_at TEXT NOT NULL,
      version INTEGER NOT NULL DEFAULT 1,
-     builtin INTEGER NOT NULL DEFAULT 0
+     builtin INTEGER NOT NULL DEFAULT 0,
+     two_factor_enabled INTEGER NOT NULL DEFAULT 0
    );
    CREATE TABLE user_changes (
      user_id INTEGER PRIMARY KEY,
@@ -69,6 +71,7 @@ export const DIRECTORY_SCHEMA = [
      parent_id INTEGER REFERENCES namespaces (id),
      visibility TEXT NOT NULL,
      request_access_enabled INTEGER NOT NULL,
+     require_two_factor_authentication INTEGER NOT NULL DEFAULT 0,
      description TEXT NOT NULL DEFAULT '',
      creator_id INTEGER,
      created_at TEXT NOT NULL,

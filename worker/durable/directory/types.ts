@@ -18,6 +18,8 @@ export interface UserRow {
   version: number;
   /** The administrator behind ADMIN_TOKEN. */
   builtin: boolean;
+  /** Whether the user has a second factor: a copy of their `User` object's fact (user/two-factor.ts). */
+  two_factor_enabled: boolean;
 }
 
 /** A user who was deleted: final, so it outranks every version a live row could have had. */

@@ -101,6 +101,23 @@ export abstract class DirectoryUserChanges extends DirectoryFanOut {
   }
 
   /**
+   * Whether the user has a second factor, as their `User` object tells it (user/two-factor.ts):
+   * a change of the row like any other, so copies (token records for `GET /user`) follow. True
+   * when the row says it now (false: the user is gone, or the fan-out is still to finish).
+   */
+  async setTwoFactorEnabled(id: number, enabled: boolean): Promise<boolean> {
+    const changed = this.ctx.storage.transactionSync(() => {
+      const row = this.sql
+        .exec<{ version: number }>('UPDATE users SET two_factor_enabled = ?, version = version + 1 WHERE id = ? AND two_factor_enabled != ? RETURNING version', enabled ? 1 : 0, id, enabled ? 1 : 0)
+        .toArray()[0];
+      if (row) this.queueFanOut(id, row.version, []);
+      return row !== undefined;
+    });
+    if (changed && !(await this.settleFanOut(id)).ok) return false;
+    return this.getUser(id)?.two_factor_enabled === enabled;
+  }
+
+  /**
    * `POST /users/:id/block`, `/unblock`, `/deactivate`, `/activate`, by GitLab's rules
    * (user-lifecycle.ts). The user's browser sessions, tokens, grants and pending requests follow
    * in the fan-out before this returns.

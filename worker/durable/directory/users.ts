@@ -5,9 +5,9 @@ import type { UserState } from '../user-lifecycle';
 import { DirectoryRegistry } from './registry';
 import { DELETED_VERSION, type UserRow, type UserSnapshot } from './types';
 
-export const USER_COLUMNS = 'id, username, name, email, admin, state, created_at, version, builtin';
-export type RawUser = Omit<UserRow, 'admin' | 'builtin'> & { admin: number; builtin: number };
-export const toUser = (r: RawUser): UserRow => ({ ...r, admin: r.admin === 1, builtin: r.builtin === 1 });
+export const USER_COLUMNS = 'id, username, name, email, admin, state, created_at, version, builtin, two_factor_enabled';
+export type RawUser = Omit<UserRow, 'admin' | 'builtin' | 'two_factor_enabled'> & { admin: number; builtin: number; two_factor_enabled: number };
+export const toUser = (r: RawUser): UserRow => ({ ...r, admin: r.admin === 1, builtin: r.builtin === 1, two_factor_enabled: r.two_factor_enabled === 1 });
 const LOGIN_COLUMNS = `${USER_COLUMNS}, password_hash`;
 type RawLogin = RawUser & { password_hash: string | null };
 const toLogin = ({ password_hash, ...user }: RawLogin): Login => ({ user: toUser(user), passwordHash: password_hash });

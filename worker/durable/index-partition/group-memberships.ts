@@ -42,3 +42,25 @@ export const groupMembershipsOf = (sql: SqlStorage, userId: number, today: strin
     .toArray();
   return { reached: reached.map((r) => r.full_path), direct: direct.map((r) => ({ fullPath: r.full_path, accessLevel: r.access_level })) };
 };
+
+/**
+ * The group here whose setting requires the user to have a second factor (GitLab's group
+ * `require_two_factor_authentication`, which covers the members of its subgroups too): the first
+ * by full path among the groups the user is a member of (not expired) and their ancestors; null
+ * when none does. Project memberships alone require nothing, as in GitLab.
+ */
+export const twoFactorRequiredBy = (sql: SqlStorage, userId: number, today: string): string | null =>
+  sql
+    .exec<{ full_path: string }>(
+      `WITH RECURSIVE up(id) AS (
+         SELECT m.namespace_id FROM memberships m JOIN namespaces n ON n.id = m.namespace_id
+         WHERE m.user_id = ? AND n.kind = 'group' AND (m.expires_at IS NULL OR m.expires_at > ?)
+         UNION
+         SELECT n.parent_id FROM namespaces n JOIN up ON n.id = up.id WHERE n.parent_id IS NOT NULL
+       )
+       SELECT n.full_path FROM namespaces n JOIN up ON up.id = n.id
+       WHERE n.kind = 'group' AND n.require_two_factor_authentication = 1 AND n.full_path != '' ORDER BY n.full_path LIMIT 1`,
+      userId,
+      today,
+    )
+    .toArray()[0]?.full_path ?? null;

@@ -1,6 +1,6 @@
 import { OWNER, type NamespaceKind } from '../../../shared/access-levels';
 import { KINDS } from '../../auth/policy';
-import { filterConditions, grantsOf, type Grant, type InboxFilter, type InboxItem, type InboxPage, type InboxSnapshotRow, type KnownVersion } from '../user/inbox';
+import { filterConditions, grantsOf, orderBy, type Grant, type InboxFilter, type InboxItem, type InboxPage, type InboxSnapshotRow, type KnownVersion } from '../user/inbox';
 
 /**
  * The owners' inbox as the index partition judges it: for each manager, every pending access
@@ -210,7 +210,7 @@ export interface InboxDelivery {
 const shareOf = (sql: SqlStorage, managerId: number): InboxSnapshotRow[] =>
   sql
     .exec<Omit<InboxSnapshotRow, 'grants'> & { grants: string }>(
-      `SELECT i.namespace_id, i.user_id, p.requested_at, n.kind, n.name AS source_name, n.full_path AS source_full_path, u.username, u.name, i.grants
+      `SELECT i.namespace_id, i.user_id, p.requested_at, n.kind, n.name AS source_name, n.full_path AS source_full_path, u.username, u.name, i.grants, p.details
        FROM inbox i
          JOIN pending_requests p ON p.namespace_id = i.namespace_id AND p.user_id = i.user_id AND p.pending = 1 AND p.requested_at IS NOT NULL
          JOIN namespaces n ON n.id = i.namespace_id
@@ -240,14 +240,15 @@ export const inboxOutboxWaiting = (sql: SqlStorage): boolean => sql.exec('SELECT
 // ---- the administrators' inbox: every pending request ----
 
 /**
- * A page of every pending request here, oldest first (index `pending_requests_open`), with the
+ * A page of every pending request here, oldest first (index `pending_requests_open`) unless the filter sorts otherwise, with the
  * administrators' version read in the same transaction; only the version while it is `known`.
  * Run in a transaction.
  */
 export const everyRequest = (sql: SqlStorage, filter: InboxFilter, offset: number, limit: number, known: KnownVersion): { version: number; page: InboxPage | null } => {
   const version = sql.exec<{ version: number }>('SELECT version FROM inbox_versions WHERE user_id = ?', EVERY_REQUEST).toArray()[0]?.version ?? 0;
   if (known === 'any' || known === version) return { version, page: null };
-  const filtered = filterConditions(filter, { kind: 'n.kind', requestedAt: 'i.requested_at' });
+  const columns = { kind: 'n.kind', requestedAt: 'i.requested_at', fullPath: 'n.full_path', username: 'u.username', name: 'u.name', namespaceId: 'i.namespace_id', userId: 'i.user_id' };
+  const filtered = filterConditions(filter, columns);
   const where = ['i.pending = 1', 'i.requested_at IS NOT NULL', 'u.state = ?', ...filtered.where];
   const args = [SHOWN_REQUESTER_STATE, ...filtered.args];
   const body = `FROM pending_requests i JOIN users u ON u.id = i.user_id JOIN namespaces n ON n.id = i.namespace_id WHERE ${where.join(' AND ')}`;
@@ -255,8 +256,8 @@ export const everyRequest = (sql: SqlStorage, filter: InboxFilter, offset: numbe
   const items = sql
     .exec<InboxItem>(
       `SELECT i.namespace_id, n.kind, n.name AS source_name, n.full_path AS source_full_path, i.user_id, u.username, u.name, u.state,
-              i.requested_at, ${OWNER} AS access_level
-       ${body} ORDER BY i.requested_at, i.namespace_id, i.user_id LIMIT ? OFFSET ?`,
+              i.requested_at, ${OWNER} AS access_level, i.details
+       ${body} ORDER BY ${orderBy(filter.sort, columns)} LIMIT ? OFFSET ?`,
       ...args,
       limit,
       offset,
@@ -274,10 +275,13 @@ export type OwnRequestRow = {
   visibility: string;
   requested_at: string;
   pending: number;
-  outcome: 'approved' | 'denied' | 'withdrawn' | null;
+  outcome: 'approved' | 'denied' | 'withdrawn' | 'lapsed' | null;
   access_level: number | null;
   expires_at: string | null;
   decided_at: string | null;
+  decided_by: number | null;
+  /** What was asked, the approvals, a denial's reason (JSON, see `askOfDetails`). */
+  details: string | null;
 };
 
 /**
@@ -289,10 +293,10 @@ export const requestsOf = (sql: SqlStorage, userId: number, since: string, since
   sql
     .exec<OwnRequestRow>(
       `SELECT p.namespace_id, n.kind, n.name AS source_name, n.full_path AS source_full_path, n.visibility, p.requested_at, p.pending,
-              p.outcome, p.access_level, p.expires_at, p.decided_at
+              p.outcome, p.access_level, p.expires_at, p.decided_at, p.decided_by, p.details
        FROM pending_requests p JOIN namespaces n ON n.id = p.namespace_id
        WHERE p.user_id = ? AND p.requested_at IS NOT NULL
-         AND (p.pending = 1 OR (p.outcome IN ('approved', 'denied', 'withdrawn') AND (p.decided_at >= ? OR (p.outcome = 'approved' AND p.expires_at >= ?))))
+         AND (p.pending = 1 OR (p.outcome IN ('approved', 'denied', 'withdrawn', 'lapsed') AND (p.decided_at >= ? OR (p.outcome = 'approved' AND p.expires_at >= ?))))
        ORDER BY p.requested_at, p.namespace_id`,
       userId,
       since,

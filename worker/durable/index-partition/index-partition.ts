@@ -6,7 +6,7 @@ import type { IndexReply, UserRow, UserSnapshot } from '../directory/types';
 import { userObject } from '../user/user';
 import type { InboxFilter, InboxPage, KnownVersion } from '../user/inbox';
 import { everyRequest, inboxDeliveries, inboxDelivered, inboxOutboxWaiting, requesterChanged, sourcesRenamed, requestsDeletedWith, type OwnRequestRow } from './inbox-index';
-import { groupMembershipsOf, type GroupMemberships } from './group-memberships';
+import { groupMembershipsOf, twoFactorRequiredBy, type GroupMemberships } from './group-memberships';
 import { claimChecksWaiting, levelsBefore, queueAllMembers, queueLowered, sendClaimChecks } from './claim-checks';
 import { INDEX_PARTITION_SCHEMA } from './schema';
 import { migrate } from '../migrations';
@@ -212,11 +212,13 @@ export class IndexPartition extends DurableObject<Env> {
         const before = this.sql.exec<{ name: string; full_path: string; version: number }>('SELECT name, full_path, version FROM namespaces WHERE id = ?', r.id).toArray()[0];
         if (before && before.version > r.version) continue;
         this.sql.exec(
-          `INSERT INTO namespaces (id, kind, name, path, full_path, full_name, parent_id, visibility, request_access_enabled, description, creator_id, created_at, version)
-           VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+          `INSERT INTO namespaces (id, kind, name, path, full_path, full_name, parent_id, visibility, request_access_enabled, require_two_factor_authentication,
+             description, creator_id, created_at, version)
+           VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
            ON CONFLICT (id) DO UPDATE SET kind = excluded.kind, name = excluded.name, path = excluded.path, full_path = excluded.full_path,
              full_name = excluded.full_name, parent_id = excluded.parent_id, visibility = excluded.visibility,
-             request_access_enabled = excluded.request_access_enabled, description = excluded.description,
+             request_access_enabled = excluded.request_access_enabled, require_two_factor_authentication = excluded.require_two_factor_authentication,
+             description = excluded.description,
              creator_id = excluded.creator_id, created_at = excluded.created_at, version = excluded.version`,
           r.id,
           r.kind,
@@ -227,6 +229,7 @@ export class IndexPartition extends DurableObject<Env> {
           r.parent_id,
           r.visibility,
           r.request_access_enabled ? 1 : 0,
+          r.require_two_factor_authentication ? 1 : 0,
           r.description,
           r.creator_id,
           r.created_at,
@@ -476,6 +479,11 @@ export class IndexPartition extends DurableObject<Env> {
   /** The user's groups here for OpenID Connect's group claims (group-memberships.ts). */
   groupMemberships(userId: number): GroupMemberships {
     return groupMembershipsOf(this.sql, userId, todayUtc());
+  }
+
+  /** The group here that requires the user to have a second factor, if any (group-memberships.ts). */
+  twoFactorRequiredBy(userId: number): string | null {
+    return twoFactorRequiredBy(this.sql, userId, todayUtc());
   }
 
   /**

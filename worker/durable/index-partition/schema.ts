@@ -29,6 +29,7 @@ export const INDEX_PARTITION_SCHEMA = [
      parent_id INTEGER,
      visibility TEXT NOT NULL,
      request_access_enabled INTEGER NOT NULL DEFAULT 1,
+     require_two_factor_authentication INTEGER NOT NULL DEFAULT 0,
      description TEXT NOT NULL DEFAULT '',
      creator_id INTEGER,
      created_at TEXT NOT NULL DEFAULT '',
@@ -65,6 +66,7 @@ export const INDEX_PARTITION_SCHEMA = [
      expires_at TEXT,
      decided_by INTEGER,
      decided_at TEXT,
+     details TEXT,
      PRIMARY KEY (user_id, namespace_id)
    ) WITHOUT ROWID;
    CREATE INDEX pending_requests_open ON pending_requests (requested_at, namespace_id, user_id) WHERE pending = 1;

@@ -1,11 +1,12 @@
 import { OWNER } from '../../../shared/access-levels';
 import { directStanding, KINDS, maySee, type Standing } from '../../auth/policy';
-import { todayUtc } from '../../clock';
+import { clock } from '../../clock';
 import type { EventEntity } from '../../events/event';
 import { problems } from '../../errors';
 import { fail, ok, type Result } from '../result';
 import { MEMBER_COLUMNS, membership, STALE, unnamed, type Settings } from './core';
 import { NamespaceReplication } from './replication';
+import { NO_RULES, type StoredRules } from './request-rules';
 import { namespaceObject, type Actor, type GroupMembership, type MemberRow, type NamespaceRef, type Stale } from './types';
 
 /**
@@ -44,7 +45,7 @@ export abstract class NamespaceChecks extends NamespaceReplication {
     if (settings.deleted) return STALE;
     if (ref.byPath && ref.snapshot.version < settings.version) return STALE;
     const expiry = this.earliestExpiry();
-    if (expiry !== null && expiry <= todayUtc()) {
+    if (expiry !== null && expiry <= clock.now()) {
       this.expireDue();
       await this.push();
     }
@@ -67,6 +68,36 @@ export abstract class NamespaceChecks extends NamespaceReplication {
     const inherited = Math.max(0, ...memberships.map((m) => m.level));
     // Other calls may have run while this one waited: read direct membership again.
     return { ...directStanding(actor.admin, this.directLevel(actor.userId)), inherited };
+  }
+
+  /**
+   * `standing`, and the access request rules in force here: its own, or else the nearest
+   * ancestor group's (`inheritedFrom`: that group's full path). The rules come with the levels in the
+   * same calls to the ancestor groups (`directMembershipOf`), so a request whose requester's
+   * inherited level must be asked anyway costs no more calls; a group or project with its own
+   * rules asks none for them.
+   */
+  protected async standingAndRules(actor: Actor, settles: (s: Standing) => boolean): Promise<{ standing: Standing; rules: StoredRules; inheritedFrom: string | null }> {
+    const own = this.ownRules();
+    const direct = directStanding(actor.admin, this.directLevel(actor.userId));
+    const settled = typeof actor.inherited === 'number' || settles(direct);
+    const known = typeof actor.inherited === 'number' ? { ...direct, inherited: actor.inherited } : direct;
+    if (own && settled) return { standing: known, rules: own, inheritedFrom: null };
+    const ids = typeof actor.inherited === 'number' ? await this.ancestorGroups() : actor.inherited.ancestorIds;
+    const found = await Promise.all(ids.map((id) => namespaceObject(this.env, id).directMembershipOf(actor.userId)));
+    const nearest = found.find((m) => m.rules);
+    const rules = own ?? nearest?.rules ?? NO_RULES;
+    const inheritedFrom = own ? null : (nearest?.fullPath ?? null);
+    if (settled) return { standing: known, rules, inheritedFrom };
+    // Other calls may have run while this one waited: read direct membership again.
+    const inherited = Math.max(0, ...found.map((m) => m.level));
+    return { standing: { ...directStanding(actor.admin, this.directLevel(actor.userId)), inherited }, rules, inheritedFrom };
+  }
+
+  /** This group's or project's own access request rules; null when it inherits them. */
+  protected ownRules(): StoredRules | null {
+    const stored = this.sql.exec<{ rules: string | null }>('SELECT rules FROM meta').one().rules;
+    return stored === null ? null : (JSON.parse(stored) as StoredRules);
   }
 
   /**

@@ -23,7 +23,11 @@ import { Webhooks } from './webhooks';
 
 export const STALE: Stale = { ok: false, stale: true };
 
-export const REQUEST_COLUMNS = 'user_id, requested_at, username, name';
+/** A request's columns, read from `access_requests r`, with its approvals so far as JSON (oldest first). */
+export const REQUEST_COLUMNS = `r.user_id, r.requested_at, r.username, r.name, r.reason, r.access_level, r.expires_at, r.approvals_required,
+  r.max_duration_hours, r.pending_until,
+  (SELECT json_group_array(json(j)) FROM (SELECT json_object('id', a.approver_id, 'username', a.username, 'name', a.name, 'approved_at', a.approved_at) AS j
+     FROM approvals a WHERE a.user_id = r.user_id ORDER BY a.approved_at, a.approver_id)) AS approvals`;
 export const MEMBER_COLUMNS = 'user_id, access_level, created_at, created_by, expires_at';
 
 /** The object's own copy of its registry row (see `NamespaceRef.snapshot`). */
@@ -38,14 +42,15 @@ export interface Settings {
 
 /** How a pending request ends, written on its row just before it is deleted (see schema.ts). */
 type Closing =
-  | { outcome: 'approved'; by: number; level: number; expiresAt: string | null }
-  | { outcome: 'denied' | 'withdrawn'; by: number }
-  | { outcome: 'removed' };
+  | { outcome: 'approved'; by: number | null; level: number; expiresAt: string | null }
+  | { outcome: 'denied'; by: number; reason: string | null }
+  | { outcome: 'withdrawn'; by: number }
+  | { outcome: 'removed' | 'lapsed' };
 
 /** The caller as an event's author. */
 export const actorRef = (actor: Actor): UserRef => ({ id: actor.userId, username: actor.username ?? null, name: actor.name ?? null });
 /** The requester, with the names their request carries. */
-export const requesterRef = (r: AccessRequestRow): UserRef => ({ id: r.user_id, username: r.username, name: r.name });
+export const requesterRef = (r: Pick<AccessRequestRow, 'user_id' | 'username' | 'name'>): UserRef => ({ id: r.user_id, username: r.username, name: r.name });
 /** A user whose names the object does not have; they are looked up when the event is read or sent. */
 export const unnamed = (id: number): UserRef => ({ id, username: null, name: null });
 /** A membership's fields of an event. */
@@ -167,7 +172,7 @@ export abstract class NamespaceCore extends DurableObject<Env> {
 
   protected pendingRequest(userId: number): AccessRequestRow | null {
     return (
-      this.sql.exec<AccessRequestRow>(`SELECT ${REQUEST_COLUMNS} FROM access_requests WHERE user_id = ?`, userId).toArray()[0] ?? null
+      this.sql.exec<AccessRequestRow>(`SELECT ${REQUEST_COLUMNS} FROM access_requests r WHERE r.user_id = ?`, userId).toArray()[0] ?? null
     );
   }
 
@@ -178,12 +183,13 @@ export abstract class NamespaceCore extends DurableObject<Env> {
   protected closeRequest(userId: number, closing: Closing): boolean {
     const granted = closing.outcome === 'approved' ? closing : null;
     this.sql.exec(
-      'UPDATE access_requests SET outcome = ?, granted_level = ?, granted_expires_at = ?, decided_by = ?, decided_at = ? WHERE user_id = ?',
+      'UPDATE access_requests SET outcome = ?, granted_level = ?, granted_expires_at = ?, decided_by = ?, decided_at = ?, decided_reason = ? WHERE user_id = ?',
       closing.outcome,
       granted?.level ?? null,
       granted?.expiresAt ?? null,
       'by' in closing ? closing.by : null,
       isoNow(),
+      closing.outcome === 'denied' ? closing.reason : null,
       userId,
     );
     return this.sql.exec('DELETE FROM access_requests WHERE user_id = ? RETURNING user_id', userId).toArray().length > 0;

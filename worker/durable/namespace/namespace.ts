@@ -29,7 +29,7 @@ export class Namespace extends NamespaceHooks {
     const settings = (this.settings ??= this.readSettings());
     if (settings.deleted) return { level: 0, group: settings.name };
     this.expireDue();
-    return { level: this.directLevel(userId), group: settings.name };
+    return { level: this.directLevel(userId), group: settings.name, rules: this.ownRules(), fullPath: settings.fullPath };
   }
 
   /** Events of a subgroup or project below this group, copied up by its alarm (idempotent). */

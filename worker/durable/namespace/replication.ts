@@ -1,13 +1,13 @@
-import { clock, todayUtc } from '../../clock';
-import { startOfDay } from '../../dates';
+import { clock, isoNow } from '../../clock';
+import { endMs } from '../../dates';
 import { auditLog } from '../audit-log/audit-log';
 import { directory } from '../directory/directory';
 import type { IndexReply } from '../directory/types';
 import { allIndexPartitions, treeIndex, type RequesterCopy, type SourceCopy } from '../index-partition/index-partition';
 import type { MembershipChange, RequestChange, RequestOutcome } from '../namespace-registry';
 import { ok, type Result } from '../result';
-import { MEMBER_COLUMNS, membership, NamespaceCore, unnamed } from './core';
-import { namespaceObject, type MemberRow } from './types';
+import { MEMBER_COLUMNS, membership, NamespaceCore, REQUEST_COLUMNS, requesterRef, unnamed } from './core';
+import { namespaceObject, type AccessRequestRow, type MemberRow } from './types';
 
 /** How long before an unpushed membership change, or an event not yet copied up, is retried. */
 const PUSH_RETRY_MS = 10_000;
@@ -33,7 +33,17 @@ type OutboxRow = {
   outcome: RequestOutcome | null;
   granted_level: number | null;
   decided_at: string | null;
+  details: string | null;
 };
+
+/**
+ * When a member is warned that their access ends (the `expiring` event): 24 hours before an end
+ * given as a date, 1 hour before one given as a date-time (SQLite's time functions read both).
+ */
+const WARN_AT = `CASE WHEN length(m.expires_at) = 10 THEN strftime('%Y-%m-%dT%H:%M:%fZ', m.expires_at, '-1 day')
+  ELSE strftime('%Y-%m-%dT%H:%M:%fZ', m.expires_at, '-1 hour') END`;
+const UNWARNED = `members m LEFT JOIN expiry_warnings w ON w.user_id = m.user_id AND w.expires_at = m.expires_at
+  WHERE m.expires_at IS NOT NULL AND w.user_id IS NULL`;
 
 /**
  * A group's or project's background work, all on its one alarm: membership changes pushed from
@@ -42,8 +52,11 @@ type OutboxRow = {
  * (webhooks.ts). A rule's transaction (`mutate`) sets the alarm with the change.
  */
 export abstract class NamespaceReplication extends NamespaceCore {
-  /** The earliest `expires_at` of any member; undefined until read. */
-  protected nextExpiry: string | null | undefined = undefined;
+  /**
+   * When the object next has time-driven work (epoch ms): a member's end, or the warning before
+   * it, or a pending request's expiry; null when none, undefined until read.
+   */
+  protected nextExpiry: number | null | undefined = undefined;
 
   /** Copying events up failed: not again before this time (epoch ms). */
   private forwardRetryAt = 0;
@@ -77,30 +90,52 @@ export abstract class NamespaceReplication extends NamespaceCore {
     const delivery = (this.hooks.nextDue() ?? Infinity) + BACKGROUND_BATCH_MS;
     // An alarm cannot be set past the year 2189 (workerd refuses it): a later expiry wakes the
     // object a year from now instead, and that alarm sets the next one.
-    const expiryDue = expiry === null ? Infinity : Math.min(startOfDay(expiry), now + EXPIRY_HORIZON_MS);
+    const expiryDue = expiry === null ? Infinity : Math.min(expiry, now + EXPIRY_HORIZON_MS);
     const due = Math.min(retry, expiryDue, forward, delivery);
     if (due === Infinity) void this.ctx.storage.deleteAlarm();
     else void this.ctx.storage.setAlarm(due);
   }
 
-  protected earliestExpiry(): string | null {
+  protected earliestExpiry(): number | null {
     if (this.nextExpiry === undefined) {
-      this.nextExpiry = this.sql.exec<{ d: string | null }>('SELECT MIN(expires_at) AS d FROM members WHERE expires_at IS NOT NULL').one().d;
+      const due = this.sql
+        .exec<{ end: string | null; warn: string | null; lapse: string | null }>(
+          `SELECT (SELECT MIN(expires_at) FROM members WHERE expires_at IS NOT NULL) AS end,
+                  (SELECT MIN(${WARN_AT}) FROM ${UNWARNED}) AS warn,
+                  (SELECT MIN(pending_until) FROM access_requests WHERE pending_until IS NOT NULL) AS lapse`,
+        )
+        .one();
+      const times = [due.end === null ? Infinity : endMs(due.end), due.warn === null ? Infinity : Date.parse(due.warn), due.lapse === null ? Infinity : Date.parse(due.lapse)];
+      const first = Math.min(...times);
+      this.nextExpiry = first === Infinity ? null : first;
     }
     return this.nextExpiry;
   }
 
   /**
-   * Removes the members whose expiry date has started (00:00 UTC), in one transaction whose
-   * triggers queue the removals for the membership index. Run by the alarm, and before any rule
-   * is judged, so a late alarm never leaves an expired member in.
+   * The object's time-driven rules, in one transaction: members whose end has come are removed
+   * (a date at 00:00 UTC, a date-time at its minute; the triggers queue the removals for the
+   * membership index); members whose end is near are warned once per end (`expiring`); pending
+   * requests whose rules gave them a deadline lapse (`request_expired`). Run by the alarm, and
+   * before any rule is judged, so a late alarm never leaves an expired member in.
    */
   protected expireDue(): void {
     const expiry = this.earliestExpiry();
-    if (expiry === null || startOfDay(expiry) > clock.now()) return;
+    if (expiry === null || expiry > clock.now()) return;
     this.mutate(() => {
-      const expired = this.sql.exec<MemberRow>(`DELETE FROM members WHERE expires_at IS NOT NULL AND expires_at <= ? RETURNING ${MEMBER_COLUMNS}`, todayUtc());
+      const now = isoNow();
+      const expired = this.sql.exec<MemberRow>(`DELETE FROM members WHERE expires_at IS NOT NULL AND expires_at <= ? RETURNING ${MEMBER_COLUMNS}`, now);
       for (const member of expired) this.record({ action: 'expired', author: null, user: unnamed(member.user_id), ...membership(member) });
+      const warned = this.sql.exec<MemberRow>(`SELECT ${MEMBER_COLUMNS.split(', ').map((c) => `m.${c}`).join(', ')} FROM ${UNWARNED} AND ${WARN_AT} <= ?`, now).toArray();
+      for (const member of warned) {
+        this.sql.exec('INSERT INTO expiry_warnings (user_id, expires_at) VALUES (?, ?) ON CONFLICT (user_id) DO UPDATE SET expires_at = excluded.expires_at', member.user_id, member.expires_at);
+        this.record({ action: 'expiring', author: null, user: unnamed(member.user_id), ...membership(member) });
+      }
+      const lapsed = this.sql.exec<AccessRequestRow>(`SELECT ${REQUEST_COLUMNS} FROM access_requests r WHERE r.pending_until IS NOT NULL AND r.pending_until <= ?`, now).toArray();
+      for (const request of lapsed) {
+        this.closeRequest(request.user_id, { outcome: 'lapsed' });
+        this.record({ action: 'request_expired', author: null, user: requesterRef(request), since: request.requested_at, reason: request.reason, access_level: request.access_level, expires_at: request.expires_at });
+      }
       return ok(null);
     });
   }
@@ -116,7 +151,7 @@ export abstract class NamespaceReplication extends NamespaceCore {
     for (;;) {
       const rows = this.sql
         .exec<OutboxRow>(
-          `SELECT version, entry, user_id, access_level, created_at, created_by, expires_at, outcome, granted_level, decided_at
+          `SELECT version, entry, user_id, access_level, created_at, created_by, expires_at, outcome, granted_level, decided_at, details
            FROM outbox ORDER BY version LIMIT ?`,
           PUSH_BATCH,
         )
@@ -144,6 +179,7 @@ export abstract class NamespaceReplication extends NamespaceCore {
           expiresAt: r.expires_at,
           decidedBy: r.created_by,
           decidedAt: r.decided_at,
+          details: r.details,
         }));
       const pending = requests.filter((r) => r.pending).map((r) => r.userId);
       const requesters = this.sql

@@ -18,7 +18,15 @@ import { EVENTS_TABLE } from '../event-log-schema';
  *   older names. The rule that removes a request first writes why on the row (`approved` with the
  *   level and expiry granted, `denied`, `withdrawn`; none: `removed`, when its requester was
  *   blocked or deleted), in the same transaction.
- * - Members expire at 00:00 UTC of `expires_at` (the alarm removes them).
+ * - `access_requests` also keep what the requester asked (`reason`, `access_level`, `expires_at`)
+ *   and what the rules in force when they asked decide for it (`approvals_required`,
+ *   `max_duration_hours`, `pending_until`: when it expires undecided); a denial's reason is
+ *   `decided_reason`. `approvals` holds the approvals counted so far (deleted with the request).
+ * - `meta.rules`: this group's or project's own access request rules (JSON), null when it
+ *   inherits them.
+ * - Members end at `expires_at`: 00:00 UTC of a date, or the minute of a date-time
+ *   (`YYYY-MM-DDTHH:MM:00.000Z`); the alarm removes them. `expiry_warnings` records the end a member
+ *   was warned of (the `expiring` event), so a new end warns again.
  * - `hooks` hold their secret token and signing secret sealed (worker/auth/secret-box.ts), and
  *   GitLab's failure count and rest; `deliveries` is the queue of (hook, event) still to send, due
  *   at `next_attempt_at` (epoch ms); `hook_logs` records every attempt for seven days.
@@ -27,7 +35,8 @@ import { EVENTS_TABLE } from '../event-log-schema';
  * - every change to `members` or `access_requests` bumps `meta.version` and writes an `outbox` row
  *   carrying that version, in the same transaction as the change: `entry = 'member'` with the
  *   level (0 for a removal) and expiry, or `entry = 'request'` (level 1 pending, 0 gone, with the
- *   outcome copied from the row). The outbox is what gets pushed to the tree's index partition;
+ *   outcome copied from the row, and `details`: what was asked, the approvals so far, the denial's
+ *   reason, as JSON). An approval that is not the last writes a pending `request` row too. The outbox is what gets pushed to the tree's index partition;
  * - `meta.members` and `meta.requests` count the rows, so a page's `X-Total` costs one row read.
  */
 export const NAMESPACE_SCHEMA = [
@@ -48,7 +57,8 @@ export const NAMESPACE_SCHEMA = [
      events_numbered INTEGER NOT NULL DEFAULT 0,
      tree_ids TEXT,
      source_pushed INTEGER NOT NULL DEFAULT 0,
-     index_deleted INTEGER NOT NULL DEFAULT 0
+     index_deleted INTEGER NOT NULL DEFAULT 0,
+     rules TEXT
    );
    CREATE TABLE members (
      seq INTEGER PRIMARY KEY AUTOINCREMENT,
@@ -70,7 +80,27 @@ export const NAMESPACE_SCHEMA = [
      granted_level INTEGER,
      granted_expires_at TEXT,
      decided_by INTEGER,
-     decided_at TEXT
+     decided_at TEXT,
+     reason TEXT,
+     access_level INTEGER,
+     expires_at TEXT,
+     approvals_required INTEGER NOT NULL DEFAULT 1,
+     max_duration_hours INTEGER,
+     pending_until TEXT,
+     decided_reason TEXT
+   );
+   CREATE INDEX access_requests_pending_until ON access_requests (pending_until) WHERE pending_until IS NOT NULL;
+   CREATE TABLE approvals (
+     user_id INTEGER NOT NULL,
+     approver_id INTEGER NOT NULL,
+     username TEXT,
+     name TEXT,
+     approved_at TEXT NOT NULL,
+     PRIMARY KEY (user_id, approver_id)
+   ) WITHOUT ROWID;
+   CREATE TABLE expiry_warnings (
+     user_id INTEGER PRIMARY KEY,
+     expires_at TEXT NOT NULL
    );
    CREATE TABLE outbox (
      version INTEGER PRIMARY KEY,
@@ -82,7 +112,8 @@ export const NAMESPACE_SCHEMA = [
      expires_at TEXT,
      outcome TEXT,
      granted_level INTEGER,
-     decided_at TEXT
+     decided_at TEXT,
+     details TEXT
    );
    CREATE TRIGGER members_added AFTER INSERT ON members BEGIN
      UPDATE meta SET version = version + 1, members = members + 1;
@@ -101,14 +132,32 @@ export const NAMESPACE_SCHEMA = [
    END;
    CREATE TRIGGER requests_added AFTER INSERT ON access_requests BEGIN
      UPDATE meta SET requests = requests + 1, version = version + 1;
-     INSERT INTO outbox (version, entry, user_id, access_level, created_at)
-       SELECT version, 'request', NEW.user_id, 1, NEW.requested_at FROM meta;
+     INSERT INTO outbox (version, entry, user_id, access_level, created_at, details)
+       SELECT version, 'request', NEW.user_id, 1, NEW.requested_at,
+              json_object('reason', NEW.reason, 'access_level', NEW.access_level, 'expires_at', NEW.expires_at,
+                          'approvals_required', NEW.approvals_required, 'approvals', json('[]')) FROM meta;
+   END;
+   CREATE TRIGGER approvals_added AFTER INSERT ON approvals BEGIN
+     UPDATE meta SET version = version + 1;
+     INSERT INTO outbox (version, entry, user_id, access_level, created_at, details)
+       SELECT m.version, 'request', r.user_id, 1, r.requested_at,
+              json_object('reason', r.reason, 'access_level', r.access_level, 'expires_at', r.expires_at,
+                          'approvals_required', r.approvals_required,
+                          'approvals', (SELECT json_group_array(json_object('id', a.approver_id, 'username', a.username, 'name', a.name, 'approved_at', a.approved_at))
+                                        FROM approvals a WHERE a.user_id = r.user_id))
+       FROM meta m, access_requests r WHERE r.user_id = NEW.user_id;
    END;
    CREATE TRIGGER requests_removed AFTER DELETE ON access_requests BEGIN
      UPDATE meta SET requests = requests - 1, version = version + 1;
-     INSERT INTO outbox (version, entry, user_id, access_level, created_at, created_by, expires_at, outcome, granted_level, decided_at)
+     INSERT INTO outbox (version, entry, user_id, access_level, created_at, created_by, expires_at, outcome, granted_level, decided_at, details)
        SELECT version, 'request', OLD.user_id, 0, OLD.requested_at, OLD.decided_by, OLD.granted_expires_at,
-              COALESCE(OLD.outcome, 'removed'), OLD.granted_level, OLD.decided_at FROM meta;
+              COALESCE(OLD.outcome, 'removed'), OLD.granted_level, OLD.decided_at,
+              json_object('reason', OLD.reason, 'access_level', OLD.access_level, 'expires_at', OLD.expires_at,
+                          'approvals_required', OLD.approvals_required, 'decided_reason', OLD.decided_reason) FROM meta;
+     DELETE FROM approvals WHERE user_id = OLD.user_id;
+   END;
+   CREATE TRIGGER members_gone_warnings AFTER DELETE ON members BEGIN
+     DELETE FROM expiry_warnings WHERE user_id = OLD.user_id;
    END;
    ${EVENTS_TABLE}
    CREATE TABLE hooks (

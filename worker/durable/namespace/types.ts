@@ -2,6 +2,7 @@ import type { NamespaceKind } from '../../../shared/access-levels';
 import type { Env } from '../../env';
 import type { NamespaceSnapshot } from '../namespace-registry';
 import type { Result } from '../result';
+import type { StoredRules } from './request-rules';
 
 /**
  * What the Worker and other objects exchange with a group's or project's object (namespace.ts):
@@ -58,13 +59,58 @@ export interface Requester {
   name: string;
 }
 
-/** A pending request, with the requester's names as they asked. */
+/** A pending request, with the requester's names as they asked, what they asked and the approvals so far. */
 export type AccessRequestRow = {
   user_id: number;
   requested_at: string;
   username: string;
   name: string;
+  /** Why, the level and the end asked for; null when not given. */
+  reason: string | null;
+  access_level: number | null;
+  expires_at: string | null;
+  /** How many distinct managers must approve (the rules in force when it was made). */
+  approvals_required: number;
+  /** Requests and approvals through it end within this many hours (the rules then); null: no bound. */
+  max_duration_hours: number | null;
+  /** When it expires undecided; null: never. */
+  pending_until: string | null;
+  /** Who approved so far, oldest first (JSON of `Approval[]`, as read). */
+  approvals: string;
 };
+
+/** One manager's approval of a request that needs more than one. */
+export interface Approval {
+  id: number;
+  username: string | null;
+  name: string | null;
+  approved_at: string;
+}
+
+/** What a requester asks for (`POST …/access_requests`), checked against the rules in force. */
+export interface AccessAsk {
+  reason: string | null;
+  accessLevel: number | null;
+  expiresAt: string | null;
+  breakGlass: boolean;
+  /** The requester's email, for an auto-approve entry's `email_domain`. */
+  email: string | null;
+}
+
+/** How a request ended when it was answered at once: approved by a rule. */
+export type RuleApproval = 'auto_approve' | 'break_glass';
+
+/** What requesting answers: the pending request, or the membership a rule granted at once. */
+export type RequestOutcomeRow = { pending: AccessRequestRow } | { approved: ApprovedMemberRow; by: RuleApproval; request: AccessRequestRow };
+
+/** What an approver chose: a level and an end, each defaulting to what was asked (undefined: not chosen). */
+export interface ApprovalChoice {
+  accessLevel?: number;
+  expiresAt?: string | null;
+}
+
+/** What approving answers: more approvals are needed (the request), or the new member. */
+export type ApprovalOutcome = { pending: AccessRequestRow } | { approved: ApprovedMemberRow };
 
 export type MemberRow = {
   user_id: number;
@@ -87,6 +133,10 @@ export interface GroupMembership {
   level: number;
   /** The group's name. */
   group: string;
+  /** The group's own access request rules, if it has any (they apply below it, see checks.ts). */
+  rules?: StoredRules | null;
+  /** The group's full path. */
+  fullPath?: string;
 }
 
 /** The Durable Object of one group or project (namespace.ts), named by its id: how the Worker and other objects reach it. */

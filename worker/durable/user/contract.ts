@@ -9,7 +9,11 @@ import type { UserState } from '../user-lifecycle';
  */
 
 /** A browser session as its user's object finds it: live (with when the user signed in, epoch seconds), ended by the user's state, or none. */
-export type SessionLookup = { user: UserRow; csrfToken: string; signedInAt: number } | { endedBecause: Exclude<UserState, 'active'> } | null;
+/** A live session, with how many requests wait in the user's inbox (the console's header shows it); or why it ended. */
+export type SessionLookup =
+  | { user: UserRow; csrfToken: string; signedInAt: number; requirementPartitions: number[]; waiting: number }
+  | { endedBecause: Exclude<UserState, 'active'> }
+  | null;
 
 export interface CodeRequest {
   userId: number;

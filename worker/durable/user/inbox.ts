@@ -40,13 +40,75 @@ export type InboxSnapshotRow = {
   name: string;
   /** The manager's memberships over the request's source and its ancestors that manage requests, as `grantsOf` orders them. */
   grants: Grant[];
+  /** What was asked and the approvals so far (JSON, as the partition's requester index has it). */
+  details: string | null;
 };
 
 export interface InboxFilter {
   kind?: NamespaceKind;
   /** ISO 8601, UTC with milliseconds: requests made at or after it. */
   minRequestedAt?: string;
+  /** ISO 8601, UTC with milliseconds: requests made before it (older than). */
+  maxRequestedAt?: string;
+  /** Text the group's or project's full path contains (any case). */
+  source?: string;
+  /** Text the requester's username or name contains (any case). */
+  requester?: string;
+  /** The order of the page; oldest first unless said. */
+  sort?: InboxSort;
 }
+
+/** The orders an inbox page can be read in. */
+export const INBOX_SORTS = ['oldest', 'newest', 'requester', 'source'] as const;
+export type InboxSort = (typeof INBOX_SORTS)[number];
+
+/** The columns of an inbox read, by what they hold (each inbox has its own table and aliases). */
+export interface InboxColumns {
+  kind: string;
+  requestedAt: string;
+  fullPath: string;
+  username: string;
+  name: string;
+  namespaceId: string;
+  userId: string;
+}
+
+/** The `ORDER BY` of a sort; ties always by request time, then source and requester ids, so pages never overlap. */
+export const orderBy = (sort: InboxSort | undefined, c: InboxColumns): string => {
+  const tail = `${c.namespaceId}, ${c.userId}`;
+  switch (sort ?? 'oldest') {
+    case 'oldest':
+      return `${c.requestedAt}, ${tail}`;
+    case 'newest':
+      return `${c.requestedAt} DESC, ${tail}`;
+    case 'requester':
+      return `${c.username} COLLATE NOCASE, ${c.requestedAt}, ${tail}`;
+    case 'source':
+      return `${c.fullPath} COLLATE NOCASE, ${c.requestedAt}, ${tail}`;
+  }
+};
+
+/** The same order as `orderBy`, for pages merged from several reads (the administrators'). */
+export const compareBy =
+  (sort: InboxSort | undefined) =>
+  (a: InboxItem, b: InboxItem): number => {
+    const time = a.requested_at.localeCompare(b.requested_at);
+    const tail = a.namespace_id - b.namespace_id || a.user_id - b.user_id;
+    const nocase = (x: string, y: string) => {
+      const [lx, ly] = [x.toLowerCase(), y.toLowerCase()];
+      return lx < ly ? -1 : lx > ly ? 1 : 0;
+    };
+    switch (sort ?? 'oldest') {
+      case 'oldest':
+        return time || tail;
+      case 'newest':
+        return -time || tail;
+      case 'requester':
+        return nocase(a.username, b.username) || time || tail;
+      case 'source':
+        return nocase(a.source_full_path, b.source_full_path) || time || tail;
+    }
+  };
 
 /** A pending request in an inbox, with its source and the reader's level there. */
 export type InboxItem = {
@@ -61,6 +123,7 @@ export type InboxItem = {
   requested_at: string;
   /** The reader's effective level on the source (Owner for administrators). */
   access_level: number;
+  details: string | null;
 };
 
 export interface InboxPage {
@@ -72,8 +135,8 @@ export interface InboxPage {
 /** What the client's ETag said: a version of the inbox, any (`*`), or nothing. */
 export type KnownVersion = number | 'any' | null;
 
-/** The filter as SQL conditions over the columns that hold a request's kind and time (every inbox reads it so). */
-export const filterConditions = (filter: InboxFilter, columns: { kind: string; requestedAt: string }): { where: string[]; args: unknown[] } => {
+/** The filter as SQL conditions over an inbox's columns (every inbox reads it so). Text matches any case, without LIKE's wildcards. */
+export const filterConditions = (filter: InboxFilter, columns: InboxColumns): { where: string[]; args: unknown[] } => {
   const where: string[] = [];
   const args: unknown[] = [];
   if (filter.kind) {
@@ -83,6 +146,18 @@ export const filterConditions = (filter: InboxFilter, columns: { kind: string; r
   if (filter.minRequestedAt) {
     where.push(`${columns.requestedAt} >= ?`);
     args.push(filter.minRequestedAt);
+  }
+  if (filter.maxRequestedAt) {
+    where.push(`${columns.requestedAt} < ?`);
+    args.push(filter.maxRequestedAt);
+  }
+  if (filter.source) {
+    where.push(`instr(lower(${columns.fullPath}), ?) > 0`);
+    args.push(filter.source.toLowerCase());
+  }
+  if (filter.requester) {
+    where.push(`(instr(lower(${columns.username}), ?) > 0 OR instr(lower(${columns.name}), ?) > 0)`);
+    args.push(filter.requester.toLowerCase(), filter.requester.toLowerCase());
   }
   return { where, args };
 };
@@ -108,10 +183,10 @@ export const grantsOf = (memberships: Grant[]): Grant[] => {
 const running = (grants: Grant[], today: string): Grant[] => grants.filter(([, until]) => until === null || until > today);
 
 /** The visible part of a stored row: what the inbox shows of it. */
-const shown = (r: { namespace_id: number; user_id: number; requested_at: string; kind: string; source_name: string; source_full_path: string; username: string; name: string; access_level: number }) =>
-  JSON.stringify([r.namespace_id, r.user_id, r.requested_at, r.kind, r.source_name, r.source_full_path, r.username, r.name, r.access_level]);
+const shown = (r: Omit<InboxItem, 'state'>) =>
+  JSON.stringify([r.namespace_id, r.user_id, r.requested_at, r.kind, r.source_name, r.source_full_path, r.username, r.name, r.access_level, r.details]);
 
-const SHOWN_COLUMNS = 'namespace_id, user_id, requested_at, kind, source_name, source_full_path, username, name, access_level';
+const SHOWN_COLUMNS = 'namespace_id, user_id, requested_at, kind, source_name, source_full_path, username, name, access_level, details';
 
 /** What the inbox shows of one partition's share, in one order. */
 const shownOf = (sql: SqlStorage, partition: number): string[] =>
@@ -165,8 +240,8 @@ export const takeSnapshot = (sql: SqlStorage, partition: number, version: number
     const grants = running(r.grants, today);
     if (grants.length === 0) continue;
     sql.exec(
-      `INSERT INTO inbox (namespace_id, user_id, partition, requested_at, kind, source_name, source_full_path, username, name, grants, access_level, until)
-       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+      `INSERT INTO inbox (namespace_id, user_id, partition, requested_at, kind, source_name, source_full_path, username, name, grants, access_level, until, details)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
        ON CONFLICT (namespace_id, user_id) DO NOTHING`,
       r.namespace_id,
       r.user_id,
@@ -180,6 +255,7 @@ export const takeSnapshot = (sql: SqlStorage, partition: number, version: number
       JSON.stringify(grants),
       grants[0][0],
       grants[0][1],
+      r.details ?? null,
     );
   }
   const after = shownOf(sql, partition);
@@ -193,20 +269,33 @@ export const inboxVersion = (sql: SqlStorage, today: string): number => {
   return sql.exec<{ version: number }>('SELECT version FROM inbox_version').toArray()[0]?.version ?? 0;
 };
 
+/** The most the header's count reads: past it, the header says "99+" (as GitLab's badges do). */
+export const WAITING_CAP = 100;
+
 /**
- * A page of the inbox, oldest request first, with its version; only the version when that is
+ * How many requests wait in the inbox, up to `WAITING_CAP` (the console's header, on every page:
+ * at most that many rows read), after judging rows whose grants ended by `today`. Run in a transaction.
+ */
+export const inboxCount = (sql: SqlStorage, today: string): number => {
+  settle(sql, today);
+  return sql.exec<{ n: number }>('SELECT COUNT(*) AS n FROM (SELECT 1 FROM inbox LIMIT ?)', WAITING_CAP).one().n;
+};
+
+/**
+ * A page of the inbox (oldest request first unless the filter sorts otherwise), with its version; only the version when that is
  * still `known` (the client's ETag), so an unchanged poll reads one row. Run in a transaction.
  */
 export const readInbox = (sql: SqlStorage, filter: InboxFilter, offset: number, limit: number, known: KnownVersion, today: string): { version: number; page: InboxPage | null } => {
   const version = inboxVersion(sql, today);
   if (known === 'any' || known === version) return { version, page: null };
-  const { where, args } = filterConditions(filter, { kind: 'kind', requestedAt: 'requested_at' });
+  const columns = { kind: 'kind', requestedAt: 'requested_at', fullPath: 'source_full_path', username: 'username', name: 'name', namespaceId: 'namespace_id', userId: 'user_id' };
+  const { where, args } = filterConditions(filter, columns);
   const body = `FROM inbox WHERE ${['1 = 1', ...where].join(' AND ')}`;
   const total = sql.exec<{ n: number }>(`SELECT COUNT(*) AS n ${body}`, ...args).one().n;
   const items = sql
     .exec<InboxItem>(
-      `SELECT namespace_id, kind, source_name, source_full_path, user_id, username, name, 'active' AS state, requested_at, access_level
-       ${body} ORDER BY requested_at, namespace_id, user_id LIMIT ? OFFSET ?`,
+      `SELECT namespace_id, kind, source_name, source_full_path, user_id, username, name, 'active' AS state, requested_at, access_level, details
+       ${body} ORDER BY ${orderBy(filter.sort, columns)} LIMIT ? OFFSET ?`,
       ...args,
       limit,
       offset,

@@ -120,6 +120,7 @@ export const USER_SCHEMA = [
      grants TEXT NOT NULL,
      access_level INTEGER NOT NULL,
      until TEXT,
+     details TEXT,
      PRIMARY KEY (namespace_id, user_id)
    ) WITHOUT ROWID;
    CREATE INDEX inbox_order ON inbox (requested_at, namespace_id, user_id);
@@ -148,5 +149,48 @@ export const USER_SCHEMA = [
    );
    CREATE TABLE index_partitions (
      partition INTEGER PRIMARY KEY
+   );
+   -- The second factor (two-factor.ts). totp: the secret sealed (auth/secret-box.ts), whether
+   -- the user confirmed it with a code (until then a pending enrolment), and the last step a code
+   -- was accepted for (RFC 6238 §5.2: never twice). passkeys: WebAuthn credentials (id and COSE
+   -- public key base64url, signature counter). recovery_codes: keyed hashes, each deleted when used.
+   -- webauthn_challenges: the challenge of a registration (purpose 'register') or of a sign-in's
+   -- second step (purpose: that step's hash), until it expires. second_steps: a sign-in whose
+   -- password was right, waiting for the second factor, under the keyed hash of its cookie.
+   -- two_factor_flag: whether the user has a second factor, as last told to the Directory
+   -- (pushed = 0: still to tell; the alarm retries).
+   CREATE TABLE totp (
+     singleton INTEGER PRIMARY KEY CHECK (singleton = 1),
+     sealed_secret TEXT NOT NULL,
+     confirmed INTEGER NOT NULL DEFAULT 0,
+     last_step INTEGER
+   );
+   CREATE TABLE passkeys (
+     credential_id TEXT PRIMARY KEY,
+     name TEXT NOT NULL,
+     public_key TEXT NOT NULL,
+     counter INTEGER NOT NULL,
+     transports TEXT NOT NULL,
+     created_at TEXT NOT NULL,
+     last_used_at TEXT
+   );
+   CREATE TABLE recovery_codes (
+     hash TEXT PRIMARY KEY
+   );
+   CREATE TABLE webauthn_challenges (
+     purpose TEXT PRIMARY KEY,
+     challenge TEXT NOT NULL,
+     expires_at INTEGER NOT NULL
+   );
+   CREATE TABLE second_steps (
+     id_hash TEXT PRIMARY KEY,
+     return_to TEXT NOT NULL,
+     expires_at INTEGER NOT NULL,
+     failures INTEGER NOT NULL DEFAULT 0
+   );
+   CREATE TABLE two_factor_flag (
+     singleton INTEGER PRIMARY KEY CHECK (singleton = 1),
+     enabled INTEGER NOT NULL,
+     pushed INTEGER NOT NULL
    );`,
 ];

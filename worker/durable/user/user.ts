@@ -7,13 +7,10 @@ import { problems } from '../../errors';
 import { s256 } from '../../protocol/pkce';
 import { sessionSid } from '../../protocol/session-id';
 import { openResponse, retryKey, sealResponse } from '../../protocol/sealed-response';
-import { tokenResponse } from '../../protocol/token-response';
 import {
   AUTHORIZATION_CODE_PREFIX,
-  REFRESH_TOKEN_PREFIX,
   accessTokenRecord,
   hashSecret,
-  newAccessToken,
   newRoutedSecret,
   putAccessToken,
   revokeAccessTokens,
@@ -24,14 +21,16 @@ import type { UserRow, UserSnapshot } from '../directory/types';
 import { claimsLost, groupClaimsOf } from './group-claims';
 import { handOverLogouts, LOGOUT_HANDOVER_RETRY_MS, logoutsWaiting, markClaimsLost, pairsWithGroupClaims, queueLogouts, type LogoutReason, type LogoutSelection } from './logouts';
 import { syncTokenRecords } from './token-sync';
-import { inboxVersion, readInbox, takeSnapshot, type InboxFilter, type InboxPage, type InboxSnapshotRow, type KnownVersion } from './inbox';
+import { inboxCount, inboxVersion, readInbox, takeSnapshot, type InboxFilter, type InboxPage, type InboxSnapshotRow, type KnownVersion } from './inbox';
 import { USER_SCHEMA } from './schema';
+import { hasSecondFactor, TwoFactor } from './two-factor';
 import { liveSession, startSession } from './sessions';
 import { inactiveUser, invalidGrant, pkceProblem, refused, refuseReplayedCode, retryOrRevoke } from './grant-rules';
 import { migrate } from '../migrations';
+import { preparePair } from './new-pair';
 import { fail, ok, type Result } from '../result';
 import type { Authorization, CodeRedemption, CodeRequest, Issued, IssuedCode, RefreshRequest, RefreshTokenInfo, SessionLookup } from './contract';
-import { authorizationsOf, cleanUp, codeRow, scopeList, insertPair, pairRow, revokeGrantRows, type Decision, type Outcome, type PreparedPair } from './rows';
+import { authorizationsOf, cleanUp, codeRow, scopeList, insertPair, pairRow, revokeGrantRows, type Decision, type Outcome } from './rows';
 
 /** An identical retry of a rotated refresh token within this window gets the same answer (see retryOrRevoke). */
 export const RETRY_GRACE_SECONDS = 30;
@@ -58,6 +57,20 @@ export class User extends DurableObject<Env> {
     super(ctx, env);
     this.sql = ctx.storage.sql;
     migrate(ctx.storage, USER_SCHEMA);
+  }
+
+  // ---- the second factor (two-factor.ts) ----
+
+  /** The user's second factor and the sign-ins waiting for it, as an RPC target of its own. */
+  twoFactor(userId: number): TwoFactor {
+    return new TwoFactor(this.ctx.storage, this.env, userId, {
+      createSession: (user, idHash, csrfToken, ttlSeconds) => this.createSession(user, idHash, csrfToken, ttlSeconds),
+      activeUser: () => {
+        const user = this.storedUser();
+        return user && isActive(user) ? user : null;
+      },
+      alarmBy: (at) => this.alarmBy(at),
+    });
   }
 
   // ---- where the user's index rows are ----
@@ -170,7 +183,7 @@ export class User extends DurableObject<Env> {
     if (!seen || seen.user_id !== r.userId) return fail(invalidGrant('The authorization code is invalid, expired or already used.'));
     if (!isActive(await this.user(seen.user_id))) return fail(inactiveUser());
     const transformed = r.codeVerifier ? await s256(r.codeVerifier) : '';
-    const pair = await this.preparePair(seen.user_id, seen.client_id, randomToken('', 16), scopeList(seen.scopes));
+    const pair = await preparePair(this.env, this.indexPartitions(), seen.user_id, seen.client_id, randomToken('', 16), scopeList(seen.scopes));
 
     const outcome = this.ctx.storage.transactionSync((): Decision => {
       const now = epochSeconds();
@@ -222,7 +235,7 @@ export class User extends DurableObject<Env> {
       return fail(problems.oauth('invalid_scope', 'The requested scope exceeds the scope granted by the resource owner.'));
     }
     if (!isActive(await this.user(seen.user_id))) return fail(inactiveUser());
-    const pair = await this.preparePair(seen.user_id, seen.client_id, seen.grant_id, r.scope ?? grantScopes);
+    const pair = await preparePair(this.env, this.indexPartitions(), seen.user_id, seen.client_id, seen.grant_id, r.scope ?? grantScopes);
     const key = await retryKey(this.env, r.refreshToken);
     const sealed = await sealResponse(key, pair.response);
     const retryRequest = JSON.stringify([r.clientId, r.scope ? [...r.scope].sort().join(' ') : null]);
@@ -285,6 +298,8 @@ export class User extends DurableObject<Env> {
   async alarm(): Promise<void> {
     this.alarmAt = null;
     await this.handOverLogouts();
+    const user = this.storedUser();
+    if (user) await this.twoFactor(user.id).pushFlag();
     const next = this.ctx.storage.transactionSync(() => {
       cleanUp(this.sql, epochSeconds());
       return this.sql
@@ -312,7 +327,8 @@ export class User extends DurableObject<Env> {
 
   /**
    * The session and the user as this object was last told (every change is pushed before it
-   * answers); why it no longer works when the user was blocked or deactivated since; null for no
+   * answers), with the count of the inbox read in the same call (so the header costs no call of
+   * its own); why it no longer works when the user was blocked or deactivated since; null for no
    * (live) session.
    */
   getSession(idHash: string): SessionLookup {
@@ -321,7 +337,12 @@ export class User extends DurableObject<Env> {
     const user = this.storedUser();
     if (!user || user.state === 'deleted') return null;
     if (user.state !== 'active') return { endedBecause: user.state };
-    return { user, csrfToken: row.csrfToken, signedInAt: row.signedInAt };
+    // Whether the user has a second factor is this object's own fact; the Directory's is a copy.
+    const twoFactor = hasSecondFactor(this.sql);
+    // Where a group may require a second factor of a user without one (services/two-factor.ts).
+    const requirementPartitions = twoFactor ? [] : this.indexPartitions();
+    const waiting = this.ctx.storage.transactionSync(() => inboxCount(this.sql, todayUtc()));
+    return { user: { ...user, two_factor_enabled: twoFactor }, requirementPartitions, csrfToken: row.csrfToken, signedInAt: row.signedInAt, waiting };
   }
 
   /**
@@ -539,31 +560,6 @@ export class User extends DurableObject<Env> {
   }
 
   // ---- helpers ----
-
-  /**
-   * A new pair for `scopes`. With `openid` (OpenID Connect Core 1.0 §5.4), the user's group claims
-   * are read at the same time (group-claims.ts), for the id_token and the access token's record.
-   */
-  private async preparePair(userId: number, clientId: string, grantId: string, scopes: string[]): Promise<PreparedPair> {
-    const { accessTokenTtl, refreshTokenTtl } = config(this.env);
-    const now = epochSeconds();
-    const accessToken = newAccessToken(now + accessTokenTtl);
-    const refreshToken = newRoutedSecret(REFRESH_TOKEN_PREFIX, userId);
-    const [accessHash, refreshHash, groups] = await Promise.all([
-      hashSecret(this.env, accessToken),
-      hashSecret(this.env, refreshToken),
-      scopes.includes('openid') ? groupClaimsOf(this.env, this.indexPartitions(), userId) : undefined,
-    ]);
-    const scope = [...scopes].sort().join(' ');
-    return {
-      grantId,
-      accessHash,
-      refreshHash,
-      refreshExpiresAt: now + refreshTokenTtl,
-      response: tokenResponse({ accessToken, refreshToken, expiresIn: accessTokenTtl, scope, createdAt: now }),
-      token: { scopes: scope.split(' '), clientId, grantId, tokenId: null, createdAt: now, expiresAt: now + accessTokenTtl, ...(groups && { groups }) },
-    };
-  }
 
   /** Applies a decided outcome to KV: the new access token appears, ended ones become tombstones. */
   private async settle(outcome: Decision): Promise<Result<Issued>> {

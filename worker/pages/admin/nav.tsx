@@ -10,7 +10,7 @@ const AREAS = [
 
 /** A page of the administration area, with its own navigation. */
 export const AdminLayout = (p: { title: string; viewer: Viewer; area: string; children: Child }) => (
-  <Layout title={p.title} user={p.viewer.user} csrf={p.viewer.csrf} current="/admin/users" wide>
+  <Layout title={p.title} viewer={p.viewer} current="/admin/users" wide>
     <nav class="tabs" aria-label="Administration">
       <ul>
         {AREAS.map((a) => (

@@ -16,6 +16,7 @@ import { takeFlash, type Flash, type FormAlert } from '../flash';
 import { formCsrf, type FormFields } from '../form-csrf';
 import type { ConsoleEnv, PageContext } from '../viewer';
 import { AdminLayout } from './nav';
+import { resetTwoFactor } from '../../services/two-factor';
 
 const NEW_USER = 'new-user';
 const NEW_TOKEN = 'new-token';
@@ -131,6 +132,8 @@ const Facts = (p: { view: UserView }) => {
         <dd>{u.admin ? 'Administrator' : 'User'}</dd>
         <dt>State</dt>
         <dd>{u.state}</dd>
+        <dt>Two-factor authentication</dt>
+        <dd>{u.two_factor_enabled ? 'on' : 'off'}</dd>
         <dt>Created</dt>
         <dd>
           <When iso={u.created_at} />
@@ -191,6 +194,16 @@ const AccountState = (p: { view: UserView }) => {
             </PostForm>
           </li>
         ))}
+        {user.two_factor_enabled ? (
+          <li>
+            <PostForm action={`${userPath(user)}/disable_two_factor`} csrf={viewer.csrf} class="row-form" label={`Disable two-factor authentication of @${user.username}`}>
+              <button type="submit" class="danger">
+                Disable two-factor authentication
+              </button>
+              <span class="muted">removes @{user.username}'s authenticator app, passkeys and recovery codes: their password alone signs them in.</span>
+            </PostForm>
+          </li>
+        ) : null}
         {deletable ? (
           <li>
             <a class="button danger" href={`${userPath(user)}/delete`}>
@@ -319,6 +332,14 @@ export const adminUserPages = new Hono<ConsoleEnv>()
         </Confirm>
       </AdminLayout>,
     );
+  })
+  // `PATCH /users/:id/disable_two_factor` (the console may reset an administrator's too).
+  .post(`${USER}/disable_two_factor`, formCsrf(), async (c) => {
+    const user = await userOf(c);
+    return act(c, { form: USER_STATE, returnTo: userPath(user) }, async () => {
+      await resetTwoFactor(c.env, user.id, { adminsToo: true });
+      return `Disabled two-factor authentication of @${user.username}.`;
+    });
   })
   // `DELETE /users/:id`: back to the list; a refusal (the only Owner of a group) shows on the user's page.
   .post(`${USER}/delete`, formCsrf(), async (c) => {

@@ -223,7 +223,7 @@ const HookPage = async (p: { c: PageContext; kind: Kind; target: Target; hook: H
       };
   const resendAlert = alertFor(flash, resendForm(hook.id));
   return (
-    <Layout title={`Webhook · ${fullPath}`} user={viewer.user} csrf={viewer.csrf} wide>
+    <Layout title={`Webhook · ${fullPath}`} viewer={viewer} wide>
       <FlashNotice flash={flash} />
       {p.signingSecret ? (
         <div class="secret card" role="status">
@@ -333,7 +333,7 @@ export const hookActions = (kind: Kind) =>
       }));
       const back = tabPath(kind, pagePathOf(kind, fullPath), tabNamed('hooks'));
       return c.html(
-        <Layout title="Delete webhook" user={viewer.user} csrf={viewer.csrf}>
+        <Layout title="Delete webhook" viewer={viewer}>
           <Confirm title="Delete this webhook?" action={c.req.path} csrf={viewer.csrf} returnTo={back} confirmLabel="Delete webhook">
             <p>
               Knock stops sending the events of <strong>{fullPath}</strong> to <code>{hook.url}</code>, and its queued deliveries and delivery log are deleted.

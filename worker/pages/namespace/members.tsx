@@ -43,7 +43,8 @@ export const Members = async (p: { view: NamespaceView }) => {
   const { view } = p;
   const { viewer } = view.c.var;
   const page = pageNumber(view.c.req.query('members_page'));
-  const { total, items } = await service.listMembers(view.c.env, view.target, windowFor(page));
+  const search = (view.c.req.query('search') ?? '').trim().slice(0, 100);
+  const { total, items } = await service.listMembers(view.c.env, view.target, windowFor(page), search || undefined);
   const levels = grantableLevels(view.kind, view.standing);
   const addAlert = alertFor(view.flash, ADD_FORM);
   const addValues = addAlert ? view.flash.values ?? {} : {};
@@ -54,6 +55,12 @@ export const Members = async (p: { view: NamespaceView }) => {
           Members of <a href={`/groups/${view.row.parent.full_path}`}>{view.row.parent.full_path}</a> and the groups above it have access too.
         </p>
       ) : null}
+      <form method="get" action={view.pagePath} class="search" role="search" aria-label="Search members">
+        <label for="members-search">Search members by name or username</label>
+        <input type="search" id="members-search" name="search" value={search} />
+        <button type="submit">Search</button>
+      </form>
+      {search && items.length === 0 ? <p class="muted">No member matches “{search}”.</p> : null}
       <DataTable caption={`Direct members of ${view.row.full_path}`} columns={['Member', 'Access', 'Since', 'Actions']}>
         {items.map(({ member, user, createdBy }) => {
           const who = `@${user.username}`;
@@ -218,7 +225,7 @@ export const memberActions = (kind: Kind) =>
       const leaving = userId === viewer.user.id;
       const back = tabPath(kind, pagePathOf(kind, path), tabNamed('members'));
       return c.html(
-        <Layout title={leaving ? `Leave ${path}` : 'Remove member'} user={viewer.user} csrf={viewer.csrf}>
+        <Layout title={leaving ? `Leave ${path}` : 'Remove member'} viewer={viewer}>
           <Confirm
             title={leaving ? `Leave ${path}?` : 'Remove this member?'}
             action={c.req.path}

@@ -14,6 +14,7 @@ import { AuditLog } from './audit-log';
 import { hookActions, Webhooks } from './hooks';
 import { InheritedMembers, memberActions, Members } from './members';
 import { Settings, settingsActions } from './settings';
+import { RequestRules, requestRuleActions } from './request-rules';
 import { loadView, pagePathOf, splitTab, TABS, tabPath, type NamespaceView, type Tab } from './view';
 
 /**
@@ -25,7 +26,7 @@ const SECTIONS: Record<Tab['id'], FC<{ view: NamespaceView }>[]> = {
   overview: [YourAccess],
   members: [Members, InheritedMembers],
   access_requests: [PendingRequests],
-  settings: [Settings],
+  settings: [Settings, RequestRules],
   hooks: [Webhooks],
   audit_events: [AuditLog],
 };
@@ -41,7 +42,7 @@ const TAB_SHOWN: Record<Tab['id'], (kind: Kind, s: Standing) => boolean> = {
 };
 
 /** The forms' routes of the sections above, each built for a kind. */
-const ACTIONS = [accessRequestActions, memberActions, settingsActions, hookActions];
+const ACTIONS = [accessRequestActions, memberActions, settingsActions, requestRuleActions, hookActions];
 
 const standingText = (s: Standing): string => {
   if (s.admin) return 'You are an administrator: Owner everywhere.';
@@ -95,7 +96,7 @@ const Header = (p: { view: NamespaceView }) => {
 const NamespacePage = (p: { view: NamespaceView }) => {
   const { viewer } = p.view.c.var;
   return (
-    <Layout title={p.view.tab.id === 'overview' ? p.view.row.full_path : `${p.view.tab.label} · ${p.view.row.full_path}`} user={viewer.user} csrf={viewer.csrf} wide>
+    <Layout title={p.view.tab.id === 'overview' ? p.view.row.full_path : `${p.view.tab.label} · ${p.view.row.full_path}`} viewer={viewer} wide>
       <FlashNotice flash={p.view.flash} />
       <Header view={p.view} />
       {SECTIONS[p.view.tab.id].map((Section) => (

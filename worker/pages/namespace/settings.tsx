@@ -31,6 +31,7 @@ export const Settings = (p: { view: NamespaceView }) => {
   const name = values.name ?? view.row.name;
   const visibility = values.visibility ?? view.row.visibility;
   const requests = values.request_access_enabled ? values.request_access_enabled === 'true' : view.row.request_access_enabled;
+  const twoFactor = values.require_two_factor_authentication ? values.require_two_factor_authentication === 'true' : view.row.require_two_factor_authentication;
   return (
     <Section id="settings" title="Settings">
       <PostForm action={`${view.actions}/settings`} csrf={view.c.var.viewer.csrf} returnTo={view.pagePath} label="Settings">
@@ -53,6 +54,11 @@ export const Settings = (p: { view: NamespaceView }) => {
         <label class="choice">
           <input type="checkbox" name="request_access_enabled" value="true" checked={requests} /> Users may request access
         </label>
+        {view.kind.name === 'group' ? (
+          <label class="choice">
+            <input type="checkbox" name="require_two_factor_authentication" value="true" checked={twoFactor} /> All members must set up two-factor authentication
+          </label>
+        ) : null}
         <FormError alert={alert} fields={['name', 'visibility']} />
         <div class="actions">
           <button class="primary" type="submit">
@@ -73,6 +79,7 @@ export const settingsActions = (kind: Kind) =>
       // Only an Owner's form has it; without it, visibility stays as it is.
       ...(typeof form.visibility === 'string' ? { visibility: form.visibility } : {}),
       request_access_enabled: formText(form, 'request_access_enabled') === 'true' ? 'true' : 'false',
+      require_two_factor_authentication: formText(form, 'require_two_factor_authentication') === 'true' ? 'true' : 'false',
     };
     return actOn(c, kind, form, { tab: 'settings', form: FORM, values }, async (target) => {
       const row = await service.updateNamespace(c.env, kind, target, parseForm(NamespaceChangesSchema, values));

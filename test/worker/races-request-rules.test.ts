@@ -1,0 +1,159 @@
+import { env } from 'cloudflare:workers';
+import { runDurableObjectAlarm, runInDurableObject } from 'cloudflare:test';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { clock } from '../../worker/clock';
+import { ADMIN, call, jsonBody, unique, type TestUser } from './support/http';
+import { quickUser } from './support/world';
+
+vi.setConfig({ testTimeout: 60_000 });
+
+/**
+ * Races of the access request rules, each run TRIALS times at once: every run must end in one
+ * consistent state (one membership or none, every approval recorded, the request judged wholly
+ * by the old rules or wholly by the new).
+ */
+const TRIALS = 50;
+let trials = 0;
+afterAll(() => console.log(`rule races: ${trials} trials`));
+
+const api = (who: TestUser | Record<string, string>) => {
+  const headers = 'headers' in who ? (who.headers as Record<string, string>) : (who as Record<string, string>);
+  return {
+    get: (path: string) => call(`/api/v4${path}`, { headers }),
+    post: (path: string, body?: unknown) => call(`/api/v4${path}`, body === undefined ? { method: 'POST', headers } : jsonBody(body, headers)),
+    put: (path: string, body?: unknown) => call(`/api/v4${path}`, body === undefined ? { method: 'PUT', headers } : jsonBody(body, headers, 'PUT')),
+    delete: (path: string) => call(`/api/v4${path}`, { method: 'DELETE', headers }),
+  };
+};
+const root = api(ADMIN);
+
+const create = async (owner: TestUser, kind: 'groups' | 'projects', body: Record<string, unknown> = {}) => {
+  const path = unique('rr');
+  const res = await api(owner).post(`/${kind}`, { name: path, path, visibility: 'public', ...body });
+  expect(res.status).toBe(201);
+  return (await res.json()) as { id: number };
+};
+
+const stubOf = (id: number) => env.NAMESPACES.getByName(String(id)) as unknown as DurableObjectStub;
+
+/** The events of one action recorded by a group's or project's object, by the user they are about. */
+const eventsOf = (id: number, action: string) =>
+  runInDurableObject(stubOf(id), (_i, state) =>
+    state.storage.sql
+      .exec<{ record: string }>('SELECT record FROM events WHERE action = ?', action)
+      .toArray()
+      .map((r) => JSON.parse(r.record) as { user: { id: number }; approvals?: { id: number }[] }),
+  );
+
+const isMember = async (projectId: number, userId: number) => (await root.get(`/projects/${projectId}/members/${userId}`)).status === 200;
+
+describe('races of the access request rules', () => {
+  let owner: TestUser, coOwner: TestUser;
+  let groupId: number;
+
+  beforeAll(async () => {
+    [owner, coOwner] = await Promise.all([quickUser('rro'), quickUser('rrc')]);
+    groupId = (await create(owner, 'groups')).id;
+    expect((await api(coOwner).post(`/groups/${groupId}/access_requests`)).status).toBe(201);
+    expect((await api(owner).put(`/groups/${groupId}/access_requests/${coOwner.id}/approve?access_level=50`)).status).toBe(201);
+  });
+
+  const project = async (rules: Record<string, unknown>) => {
+    const { id } = await create(owner, 'projects', { namespace_id: groupId });
+    expect((await api(owner).put(`/projects/${id}/access_request_rules`, rules)).status).toBe(200);
+    return id;
+  };
+
+  it(`two managers approve a two-approval request at once: one membership, both approvals recorded (${TRIALS} trials)`, async () => {
+    const id = await project({ approvals_required: 2 });
+    const requesters = await Promise.all(Array.from({ length: TRIALS }, () => quickUser('rra')));
+    await Promise.all(requesters.map(async (r) => expect((await api(r).post(`/projects/${id}/access_requests`)).status).toBe(201)));
+    await Promise.all(
+      requesters.map(async (r) => {
+        trials++;
+        const path = `/projects/${id}/access_requests/${r.id}/approve`;
+        const statuses = (await Promise.all([api(owner).put(path), api(coOwner).put(path)])).map((res) => res.status).sort();
+        expect(statuses).toEqual([201, 202]);
+        expect(await isMember(id, r.id)).toBe(true);
+      }),
+    );
+    const approved = await eventsOf(id, 'approved');
+    const approvals = await eventsOf(id, 'approval');
+    for (const r of requesters) {
+      const last = approved.filter((e) => e.user.id === r.id);
+      expect(last).toHaveLength(1);
+      expect(new Set(last[0].approvals?.map((a) => a.id))).toEqual(new Set([owner.id, coOwner.id]));
+      expect(approvals.filter((e) => e.user.id === r.id)).toHaveLength(1);
+    }
+  });
+
+  it(`an approval against the pending expiry: approved or lapsed, never both, by the deadline (${TRIALS} trials)`, async () => {
+    const id = await project({ pending_expires_after_days: 1 });
+    const requesters = await Promise.all(Array.from({ length: TRIALS }, () => quickUser('rre')));
+    await Promise.all(requesters.map(async (r) => expect((await api(r).post(`/projects/${id}/access_requests`)).status).toBe(201)));
+    const stored = await runInDurableObject(stubOf(id), (_i, state) =>
+      state.storage.sql.exec<{ user_id: number; pending_until: string }>('SELECT user_id, pending_until FROM access_requests').toArray(),
+    );
+    const deadlines = new Map(stored.map((r) => [r.user_id, Date.parse(r.pending_until)]));
+    // The clock stops at the median deadline: half have lapsed, half may still be approved.
+    const sorted = [...deadlines.values()].sort((a, b) => a - b);
+    const at = sorted[Math.floor(TRIALS / 2)];
+    clock.now = () => at;
+    const results = await Promise.all([runDurableObjectAlarm(stubOf(id)), ...requesters.map((r) => api(owner).put(`/projects/${id}/access_requests/${r.id}/approve`))]);
+    for (const [i, r] of requesters.entries()) {
+      trials++;
+      const res = results[i + 1] as Response;
+      const member = await isMember(id, r.id);
+      const lapsed = (deadlines.get(r.id) ?? 0) <= at;
+      expect(res.status).toBe(lapsed ? 404 : 201);
+      expect(member).toBe(!lapsed);
+    }
+    const expired = await eventsOf(id, 'request_expired');
+    for (const r of requesters) expect(expired.filter((e) => e.user.id === r.id).length).toBe((deadlines.get(r.id) ?? 0) <= at ? 1 : 0);
+  });
+
+  it(`an auto-approval against a manual deny: a member, no request left, one approval event (${TRIALS} trials)`, async () => {
+    const id = await project({ auto_approve: [{ max_access_level: 20 }] });
+    const requesters = await Promise.all(Array.from({ length: TRIALS }, () => quickUser('rrd')));
+    await Promise.all(
+      requesters.map(async (r) => {
+        trials++;
+        const [made, denied] = await Promise.all([api(r).post(`/projects/${id}/access_requests`, { access_level: 10 }), api(owner).delete(`/projects/${id}/access_requests/${r.id}`)]);
+        expect(made.status).toBe(201);
+        expect(((await made.json()) as { approved_by_rule?: string }).approved_by_rule).toBe('auto_approve');
+        // The request never waits, so a deny finds nothing to deny.
+        expect(denied.status).toBe(404);
+        expect(await isMember(id, r.id)).toBe(true);
+      }),
+    );
+    const listed = (await (await api(owner).get(`/projects/${id}/access_requests?per_page=100`)).json()) as unknown[];
+    expect(listed).toEqual([]);
+    const events = await eventsOf(id, 'auto_approved');
+    for (const r of requesters) expect(events.filter((e) => e.user.id === r.id)).toHaveLength(1);
+  });
+
+  it(`a rule change against a request in flight: judged wholly by the old rules or wholly by the new (${TRIALS} trials)`, async () => {
+    // The rules live on the group: the request reads them in the calls it makes to its ancestors.
+    const group = (await create(owner, 'groups')).id;
+    const projects = await Promise.all(Array.from({ length: 5 }, () => create(owner, 'projects', { namespace_id: group })));
+    const rounds = TRIALS / projects.length;
+    for (let round = 0; round < rounds; round++) {
+      const required = round % 2 === 0 ? 2 : 1;
+      const requesters = await Promise.all(projects.map(() => quickUser('rrf')));
+      const [changed, ...made] = await Promise.all([
+        api(owner).put(`/groups/${group}/access_request_rules`, { approvals_required: required }),
+        ...projects.map((p, i) => api(requesters[i]).post(`/projects/${p.id}/access_requests`)),
+      ]);
+      expect(changed.status).toBe(200);
+      for (const [i, p] of projects.entries()) {
+        trials++;
+        expect(made[i].status).toBe(201);
+        const record = (await made[i].json()) as { approvals_required: number };
+        expect([1, 2]).toContain(record.approvals_required);
+        const approved = await api(owner).put(`/projects/${p.id}/access_requests/${requesters[i].id}/approve`);
+        expect(approved.status).toBe(record.approvals_required === 2 ? 202 : 201);
+        expect(await isMember(p.id, requesters[i].id)).toBe(record.approvals_required === 1);
+      }
+    }
+  });
+});
