@@ -22,7 +22,7 @@ import { clientHoldersOf } from '../client-holders/client-holders';
 import { directory } from '../directory/directory';
 import type { UserRow, UserSnapshot } from '../directory/types';
 import { groupClaimsOf } from './group-claims';
-import { inboxVersion, readInbox, takeSnapshot, type InboxFilter, type InboxPage, type InboxSnapshotRow, type KnownVersion } from './inbox';
+import { inboxVersion, readInbox, takeUpdate, type InboxAnswer, type InboxFilter, type InboxPage, type InboxUpdate, type KnownVersion } from './inbox';
 import { USER_SCHEMA } from './schema';
 import { liveSession, startSession } from './sessions';
 import { inactiveUser, invalidGrant, pkceProblem, refused, refuseReplayedCode, retryOrRevoke } from './grant-rules';
@@ -79,9 +79,9 @@ export class User extends DurableObject<Env> {
 
   // ---- the owners' inbox (inbox.ts) ----
 
-  /** An index partition's snapshot of the requests there this user may act on (forward-only by its version). */
-  takeInbox(partition: number, version: number, rows: InboxSnapshotRow[]): void {
-    this.ctx.storage.transactionSync(() => takeSnapshot(this.sql, partition, version, rows, todayUtc()));
+  /** An index partition's update of the requests there this user may act on: a delta, or the whole share (inbox.ts). */
+  takeInbox(partition: number, update: InboxUpdate): InboxAnswer {
+    return this.ctx.storage.transactionSync(() => takeUpdate(this.sql, partition, update, todayUtc()));
   }
 
   /** The inbox's version (its ETag). */
