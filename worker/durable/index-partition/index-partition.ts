@@ -39,9 +39,9 @@ import { partitionCount, partitionName, partitionOfId, partitionOfName } from '.
  * forward-only by the version of the row it copies.
  */
 
-/** How soon the alarm sends again the managers' inbox shares that could not be sent (ms). */
+/** How soon the alarm sends again the managers' inbox updates that could not be sent (ms). */
 const INBOX_RETRY_MS = 10_000;
-/** How many managers' shares are sent at once. */
+/** How many managers' updates are sent at once. */
 const INBOX_BATCH = 50;
 
 /** A group or project as its object pushes it: the registry row's copy, and its ancestors. */
@@ -126,7 +126,7 @@ export class IndexPartition extends DurableObject<Env> {
   private readonly sql: SqlStorage;
   /** The round of inbox deliveries under way, shared by every caller waiting for it. */
   private delivering: Promise<boolean> | null = null;
-  /** Whether this instance has set the alarm for inbox shares waiting to be sent. */
+  /** Whether this instance has set the alarm for inbox updates waiting to be sent. */
   private armed = false;
 
   constructor(ctx: DurableObjectState, env: Env) {
@@ -300,9 +300,9 @@ export class IndexPartition extends DurableObject<Env> {
   // ---- the managers' inboxes: a durable outbox to their `User` objects ----
 
   /**
-   * Runs one write transaction (never inside another), and sets the alarm for the managers' shares
+   * Runs one write transaction (never inside another), and sets the alarm for the managers' updates
    * it queued in the inbox outbox (inbox-index.ts `bump`) with no await between: Durable Object
-   * writes without an await between them are committed together, so a crash before the shares are
+   * writes without an await between them are committed together, so a crash before the updates are
    * sent leaves the alarm to send them.
    */
   private commit<T>(change: () => T): T {
@@ -311,7 +311,7 @@ export class IndexPartition extends DurableObject<Env> {
     return result;
   }
 
-  /** Sets the alarm while managers' shares wait to be sent. */
+  /** Sets the alarm while managers' updates wait to be sent. */
   private arm(): void {
     if (this.armed || !inboxOutboxWaiting(this.sql)) return;
     void this.ctx.storage.setAlarm(clock.now() + INBOX_RETRY_MS);

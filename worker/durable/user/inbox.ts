@@ -26,7 +26,7 @@ import type { UserState } from '../user-lifecycle';
  * removes the member is late.
  *
  * The version (the inbox's ETag) is this object's own: it rises exactly when what the inbox shows
- * changes, whether by a snapshot that shows something new or by an expiry.
+ * changes, whether by an update that shows something new or by an expiry.
  */
 
 /** One membership a manager's standing over a request rests on: its level, and its last day's end (null: none). */
