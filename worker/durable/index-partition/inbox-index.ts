@@ -249,9 +249,10 @@ export interface InboxDelivery {
 
 /**
  * A manager's rows as their inbox shows them (requests with active requesters, with the names
- * shown), read from `from` (the `inbox` table as `i`, or it joined to the rows changed).
+ * shown), read from `from` (the `inbox` table as `i`, or the rows changed as `c` joined to it), by
+ * the manager's id in `manager` (the column the plan starts from).
  */
-const shareRows = (sql: SqlStorage, from: string, managerId: number): InboxShareRow[] =>
+const shareRows = (sql: SqlStorage, from: string, manager: string, managerId: number): InboxShareRow[] =>
   sql
     .exec<Omit<InboxShareRow, 'grants'> & { grants: string }>(
       `SELECT i.namespace_id, i.user_id, p.requested_at, n.kind, n.name AS source_name, n.full_path AS source_full_path, u.username, u.name, i.grants
@@ -259,7 +260,7 @@ const shareRows = (sql: SqlStorage, from: string, managerId: number): InboxShare
          JOIN pending_requests p ON p.namespace_id = i.namespace_id AND p.user_id = i.user_id AND p.pending = 1 AND p.requested_at IS NOT NULL
          JOIN namespaces n ON n.id = i.namespace_id
          JOIN users u ON u.id = i.user_id AND u.state = ?
-       WHERE i.manager_id = ?`,
+       WHERE ${manager} = ?`,
       SHOWN_REQUESTER_STATE,
       managerId,
     )
@@ -267,7 +268,7 @@ const shareRows = (sql: SqlStorage, from: string, managerId: number): InboxShare
     .map((r) => ({ ...r, grants: JSON.parse(r.grants) as Grant[] }));
 
 /** The whole share: what a manager's inbox shows of this partition now. */
-const wholeShare = (sql: SqlStorage, managerId: number, version: number): InboxUpdate => ({ version, since: null, rows: shareRows(sql, 'inbox i', managerId), gone: [] });
+const wholeShare = (sql: SqlStorage, managerId: number, version: number): InboxUpdate => ({ version, since: null, rows: shareRows(sql, 'inbox i', 'i.manager_id', managerId), gone: [] });
 
 /**
  * The delta after `since`: each of the manager's rows changed since, as the inbox shows it now, or
@@ -277,6 +278,7 @@ const delta = (sql: SqlStorage, managerId: number, since: number, version: numbe
   const rows = shareRows(
     sql,
     'inbox_changes c JOIN inbox i ON i.manager_id = c.manager_id AND i.namespace_id = c.namespace_id AND i.user_id = c.user_id',
+    'c.manager_id',
     managerId,
   );
   const shown = new Set(rows.map((r) => `${r.namespace_id}:${r.user_id}`));
