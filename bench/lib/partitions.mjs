@@ -148,7 +148,7 @@ export const SEEDS = [
           [`INSERT INTO pending_requests (user_id, namespace_id, pending, version, requested_at) VALUES (?, ?, 1, 1, ?)`, u.id, group, at],
           [`INSERT INTO request_scopes (scope_id, namespace_id, user_id) VALUES (?, ?, ?)`, group, group, u.id],
           [`INSERT INTO inbox (manager_id, namespace_id, user_id, grants) VALUES (?, ?, ?, '[[50,null]]')`, u.id - 5, group, u.id],
-          [`INSERT INTO inbox_versions (user_id, version) VALUES (?, 1)`, u.id - 5],
+          [`INSERT INTO inbox_versions (user_id, version, sent) VALUES (?, 1, 1)`, u.id - 5],
         );
       } else {
         // A member, approved some time ago.

@@ -1,6 +1,6 @@
 import { beforeEach, describe, expect, it } from 'vitest';
 import { migrate } from '../../worker/durable/migrations';
-import { compareBy, inboxCount, INBOX_SORTS, readInbox, takeSnapshot, WAITING_CAP, type InboxFilter, type InboxSnapshotRow } from '../../worker/durable/user/inbox';
+import { compareBy, inboxCount, INBOX_SORTS, readInbox, takeUpdate, WAITING_CAP, type InboxFilter, type InboxShareRow } from '../../worker/durable/user/inbox';
 import { USER_SCHEMA } from '../../worker/durable/user/schema';
 import { nodeSqlStorage, type TestStorage } from './support/sql-storage';
 
@@ -13,7 +13,7 @@ import { nodeSqlStorage, type TestStorage } from './support/sql-storage';
 const TODAY = '2026-03-10';
 let user: TestStorage;
 
-const row = (i: number, over: Partial<InboxSnapshotRow> = {}): InboxSnapshotRow => ({
+const row = (i: number, over: Partial<InboxShareRow> = {}): InboxShareRow => ({
   namespace_id: 100 + (i % 7),
   user_id: 1000 + i,
   requested_at: new Date(Date.UTC(2026, 2, 1) + i * 3_600_000).toISOString(),
@@ -33,7 +33,7 @@ beforeEach(() => {
   user = nodeSqlStorage();
   migrate(user, USER_SCHEMA);
   const rows = Array.from({ length: 150 }, (_, i) => row(i));
-  user.transactionSync(() => takeSnapshot(user.sql, 0, 1, rows, TODAY));
+  user.transactionSync(() => takeUpdate(user.sql, 0, { version: 1, since: null, rows, gone: [] }, TODAY));
 });
 
 describe("a manager's inbox, filtered and sorted", () => {
@@ -64,7 +64,7 @@ describe("a manager's inbox, filtered and sorted", () => {
     expect(user.transactionSync(() => inboxCount(user.sql, TODAY))).toBe(WAITING_CAP);
     const few = nodeSqlStorage();
     migrate(few, USER_SCHEMA);
-    few.transactionSync(() => takeSnapshot(few.sql, 0, 1, [row(1), row(2)], TODAY));
+    few.transactionSync(() => takeUpdate(few.sql, 0, { version: 1, since: null, rows: [row(1), row(2)], gone: [] }, TODAY));
     expect(few.transactionSync(() => inboxCount(few.sql, TODAY))).toBe(2);
   });
 });

@@ -1,10 +1,10 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { clock, todayUtc } from '../../worker/clock';
-import { inboxDeliveries, inboxDelivered } from '../../worker/durable/index-partition/inbox-index';
+import { inboxDeliveries, inboxDelivered, inboxResync, type InboxDelivery } from '../../worker/durable/index-partition/inbox-index';
 import { INDEX_PARTITION_SCHEMA } from '../../worker/durable/index-partition/schema';
 import { migrate } from '../../worker/durable/migrations';
 import { applyMembershipChanges, type MembershipChange, type RequestChange } from '../../worker/durable/namespace-registry';
-import { readInbox, takeSnapshot } from '../../worker/durable/user/inbox';
+import { readInbox, takeUpdate, type InboxAnswer } from '../../worker/durable/user/inbox';
 import { USER_SCHEMA } from '../../worker/durable/user/schema';
 import { memberChange, pendingRequest } from './support/index-changes';
 import { nodeSqlStorage, type TestStorage } from './support/sql-storage';
@@ -33,12 +33,28 @@ const userDatabase = (managerId: number): TestStorage => {
   return storage;
 };
 
-/** The partition's inbox outbox drained, as its object sends it (`deliverInbox`): each queued manager's share taken by their `User`, then dequeued. */
+/** Every update the partition sent, oldest first. */
+let sent: InboxDelivery[];
+
+/** One update taken by its manager's `User`, as `takeInbox` does. */
+const take = ({ managerId, update }: InboxDelivery): InboxAnswer => {
+  const user = userDatabase(managerId);
+  return user.transactionSync(() => takeUpdate(user.sql, PARTITION, update, todayUtc()));
+};
+
+/**
+ * The partition's inbox outbox drained, as its object sends it (`deliverInbox`): each queued
+ * manager's update taken by their `User`, then dequeued, or queued whole when the `User` asks.
+ */
 const deliver = () => {
-  for (const share of partition.transactionSync(() => inboxDeliveries(partition.sql, 100))) {
-    const user = userDatabase(share.managerId);
-    user.transactionSync(() => takeSnapshot(user.sql, PARTITION, share.version, share.rows, todayUtc()));
-    partition.transactionSync(() => inboxDelivered(partition.sql, share.managerId, share.version));
+  for (;;) {
+    const updates = partition.transactionSync(() => inboxDeliveries(partition.sql, 100));
+    if (updates.length === 0) return;
+    for (const delivery of updates) {
+      sent.push(delivery);
+      const answer = take(delivery);
+      partition.transactionSync(() => (answer === 'resync' ? inboxResync(partition.sql, delivery.managerId) : inboxDelivered(partition.sql, delivery.managerId, delivery.update.version)));
+    }
   }
 };
 
@@ -63,6 +79,7 @@ describe("a manager's inbox", () => {
     clock.now = () => Date.parse(`${TODAY}T12:00:00.000Z`);
     partition = nodeSqlStorage();
     users = new Map();
+    sent = [];
     migrate(partition, INDEX_PARTITION_SCHEMA);
     const { sql } = partition;
     // acme (group 1) ⊃ site (project 2); the requester, user 20.
@@ -98,5 +115,89 @@ describe("a manager's inbox", () => {
     const after = inbox(10, before.version, '2026-03-11');
     expect(after.version).toBeGreaterThan(before.version);
     expect(after.page!.items).toEqual([]);
+  });
+});
+
+describe("a manager's inbox, sent as the rows that changed", () => {
+  const realNow = clock.now;
+  afterEach(() => {
+    clock.now = realNow;
+  });
+  /** Requesters 100 to 100 + PENDING - 1, each waiting for project 2; user 10 Owner of group 1 above it. */
+  const PENDING = 300;
+  beforeEach(() => {
+    clock.now = () => Date.parse(`${TODAY}T12:00:00.000Z`);
+    partition = nodeSqlStorage();
+    users = new Map();
+    sent = [];
+    migrate(partition, INDEX_PARTITION_SCHEMA);
+    const { sql } = partition;
+    sql.exec("INSERT INTO namespaces (id, kind, name, full_path, parent_id, visibility, version) VALUES (1, 'group', 'acme', 'acme', NULL, 'public', 1)");
+    sql.exec("INSERT INTO namespaces (id, kind, name, full_path, parent_id, visibility, version) VALUES (2, 'project', 'site', 'acme/site', 1, 'public', 1)");
+    for (let id = 100; id < 100 + PENDING; id++) sql.exec("INSERT INTO users (id, username, name, state, version) VALUES (?, ?, 'R', 'active', 1)", id, `r${id}`);
+    push(1, [memberChange(10, 50, 1)]);
+    push(
+      2,
+      [],
+      Array.from({ length: PENDING }, (_, i) => pendingRequest(100 + i, i + 1)),
+    );
+  });
+
+  const denied = (userId: number, version: number): RequestChange => ({ ...pendingRequest(userId, version), pending: false, outcome: 'denied', decidedBy: 10, decidedAt: `${TODAY}T12:00:00.000Z` });
+  const total = (userId: number) => inbox(userId).page!.total;
+
+  it('sends a decision to the manager as the one request that went, whatever else they have pending there', () => {
+    const before = inbox(10);
+    sent = [];
+    push(2, [], [denied(150, PENDING + 1)]);
+    expect(sent.map((d) => [d.managerId, d.update.rows.length, d.update.gone])).toEqual([[10, 0, [[2, 150]]]]);
+    const after = inbox(10, before.version);
+    expect(after.version).toBeGreaterThan(before.version);
+    expect(after.page!.total).toBe(PENDING - 1);
+  });
+
+  it('sends a new Maintainer of the project every request they may now act on, and nothing to the Owner', () => {
+    sent = [];
+    push(2, [memberChange(11, 40, PENDING + 1)]);
+    expect(sent.map((d) => [d.managerId, d.update.rows.length])).toEqual([[11, PENDING]]);
+    expect(total(11)).toBe(PENDING);
+  });
+
+  it('ignores an update that comes again or late, and takes one whose answer was lost', () => {
+    push(2, [], [denied(100, PENDING + 1)]);
+    push(2, [], [denied(101, PENDING + 2)]);
+    const [older, newer] = sent.slice(-2);
+    const shown = inbox(10);
+    expect([take(newer), take(older)]).toEqual(['held', 'held']);
+    expect(inbox(10, shown.version).page).toBeNull();
+    // The `User` took a delta but its answer never came back: the next starts where the partition last heard.
+    partition.transactionSync(() => partition.sql.exec('INSERT INTO inbox_changes (manager_id, namespace_id, user_id, version) VALUES (10, 2, 102, 0)'));
+    const lost = partition.transactionSync(() => partition.sql.exec<{ sent: number }>('SELECT sent FROM inbox_versions WHERE user_id = 10').one().sent);
+    partition.transactionSync(() => partition.sql.exec('UPDATE inbox_versions SET sent = ? WHERE user_id = 10', lost - 1));
+    sent = [];
+    push(2, [], [denied(103, PENDING + 3)]);
+    expect(sent.map((d) => [d.update.since, d.update.gone.length])).toEqual([[lost - 1, 1]]);
+    expect(total(10)).toBe(PENDING - 3);
+  });
+
+  it('sends the whole share to a `User` that does not hold the version a delta starts from', () => {
+    // The manager's `User` lost track of this partition (its share and the version it held).
+    const user = userDatabase(10);
+    user.transactionSync(() => {
+      user.sql.exec('DELETE FROM inbox');
+      user.sql.exec('DELETE FROM inbox_shares');
+    });
+    sent = [];
+    push(2, [], [denied(100, PENDING + 1)]);
+    expect(sent.map((d) => [d.update.since === null, d.update.rows.length])).toEqual([
+      [false, 0],
+      [true, PENDING - 1],
+    ]);
+    expect(total(10)).toBe(PENDING - 1);
+    // Then deltas again.
+    sent = [];
+    push(2, [], [denied(101, PENDING + 2)]);
+    expect(sent.map((d) => [d.update.since === null, d.update.gone.length])).toEqual([[false, 1]]);
+    expect(total(10)).toBe(PENDING - 2);
   });
 });

@@ -1,5 +1,5 @@
 import fc from 'fast-check';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { levelsAllowedToApprove, OWNER, type NamespaceKind } from '../../shared/access-levels';
 import { presentInboxItem, presentOwnRequest } from '../../worker/api/presenters/inbox';
 import {
@@ -34,12 +34,13 @@ import {
   type RequestChange,
   type RequestOutcome,
 } from '../../worker/durable/namespace-registry';
-import { partitionOfId } from '../../worker/durable/partitions';
+import { partitionName, partitionOfId } from '../../worker/durable/partitions';
 import { User, userObject } from '../../worker/durable/user/user';
 import type { Caller, Env } from '../../worker/env';
 import { ownRequests, readInbox } from '../../worker/services/inbox';
 import { fuzzParameters, reportCases, timeoutFor } from '../worker/support/fuzz';
 import { objectsInNode } from './support/durable-objects';
+import { FAULTS, InboxFaults } from './support/inbox-faults';
 import {
   expectedOwnRequest,
   inboxLine,
@@ -78,6 +79,11 @@ import { nodeSqlStorage } from './support/sql-storage';
  * members and requests, GitLab's rules from policy.ts, and the outbox it pushes to its tree's
  * partition: worker/durable/namespace/namespace.ts), and the Directory's registry push and user
  * fan-out. The trees fall into three partitions.
+ *
+ * Between the partitions and the managers' `User`s, updates are lost, answered into the void,
+ * late (out of order), doubled, or forgotten by the `User`, and a partition stops between its
+ * commit and its sending (./support/inbox-faults.ts); after each operation the partitions' alarms
+ * ring until nothing waits, as the runtime rings them.
  *
  * After every operation each watched user reads the inbox with the version they hold: an unchanged
  * version means their inbox is what they saw last, a new one must show something different; and
@@ -255,14 +261,18 @@ class World {
   readonly env: Env;
   readonly people = {} as Record<UserName, Person>;
   readonly sources = {} as Record<SourceName, SourceObject>;
+  /** What goes wrong between the partitions and the managers' `User`s (support/inbox-faults.ts). */
+  readonly faults: InboxFaults;
   private renames = 0;
   days = 0;
 
-  constructor() {
+  constructor(faultSeed: number) {
     migrate(this.directory, DIRECTORY_SCHEMA);
     const env: Record<string, unknown> = { DIRECTORY_PARTITIONS: String(PARTITIONS) };
-    env.USERS = objectsInNode((ctx) => new User(ctx, env as Env));
-    env.INDEX_PARTITIONS = objectsInNode((ctx) => new IndexPartition(ctx, env as Env));
+    const partitions = objectsInNode((ctx) => new IndexPartition(ctx, env as Env));
+    this.faults = new InboxFaults(faultSeed, (p) => partitions.restart(partitionName('index', p)));
+    env.USERS = this.faults.wrap(objectsInNode((ctx) => new User(ctx, env as Env)));
+    env.INDEX_PARTITIONS = partitions;
     this.env = env as Env;
     USERS.forEach((u, i) => (this.people[u] = { id: i + 1, username: u.toLowerCase(), name: `User ${u}`, version: 1, state: 'active' }));
   }
@@ -289,6 +299,7 @@ class World {
       source.putMember(this.people[owner].id, { level: OWNER, expiresAt: null, createdAt: isoNow(), createdBy: this.people[owner].id });
       await source.push();
     }
+    await this.deliverInboxes();
   }
 
   private personalNamespace(owner: UserName): number {
@@ -352,9 +363,39 @@ class World {
     return Object.values(this.sources).filter((s) => ids.includes(s.id));
   }
 
-  /** Every object's outbox delivered (as their alarms do). */
+  /** Every object's outbox delivered (as their alarms do), then the partitions' updates to the managers. */
   async flush(): Promise<void> {
     for (const s of Object.values(this.sources)) await s.push();
+    await this.deliverInboxes();
+  }
+
+  /**
+   * The partitions' alarms rung (an alarm that rings is no longer set) until no update to a
+   * manager waits, as the runtime rings them; every partition with an update waiting must have its
+   * alarm set. Past ten rounds the faults stop (a long enough run of them would outlast any
+   * retries); then updates that were late arrive, and must change nothing.
+   */
+  async deliverInboxes(): Promise<void> {
+    for (let round = 0; ; round++) {
+      const ringing: IndexPartition[] = [];
+      for (let p = 0; p < PARTITIONS; p++) {
+        const partition = indexPartition(this.env, p) as unknown as IndexPartition;
+        const storage = partition['ctx'].storage;
+        const alarm = await storage.getAlarm();
+        const waiting = partition['sql'].exec('SELECT 1 FROM inbox_outbox LIMIT 1').toArray().length > 0;
+        if (waiting) expect(alarm, `index:${p} has updates waiting and no alarm to send them`).not.toBeNull();
+        if (alarm !== null) ringing.push(partition);
+      }
+      if (ringing.length === 0) break;
+      if (round === 10) this.faults.enabled = false;
+      expect(round, 'rounds of alarms until every update arrived').toBeLessThan(20);
+      for (const partition of ringing) {
+        await partition['ctx'].storage.deleteAlarm();
+        await partition.alarm();
+      }
+    }
+    this.faults.enabled = true;
+    this.faults.arriveLate();
   }
 
   /**
@@ -365,7 +406,9 @@ class World {
     const snapshot: UserRow = { ...who, email: null, admin: false, created_at: '', builtin: false, two_factor_enabled: false };
     const partitions = await userObject(this.env, who.id).applyUser(snapshot);
     const found = await Promise.all(partitions.map((p) => indexPartition(this.env, p).applyUser(snapshot)));
-    // Readers between the partitions and the objects: the user's requests already hidden.
+    // Readers between the partitions and the objects (once the partitions' updates arrived): the
+    // user's requests already hidden.
+    await this.deliverInboxes();
     await checkpoint();
     if (who.state === 'active') return;
     for (const id of found.flatMap((f) => f.pendingIn)) {
@@ -518,13 +561,16 @@ describe('the inbox against the sources and the rules (model-based, in Node)', (
   it(`${numRuns} sequences of ${OPS_PER_RUN} operations`, { timeout: timeoutFor(numRuns * OPS_PER_RUN, 50) }, async () => {
     let operations = 0;
     let comparisons = 0;
+    const faultsSeen = new Map<string, number>();
+    // The partitions say so when an update could not be sent; here the faults make it so on purpose.
+    const warn = vi.spyOn(console, 'warn').mockImplementation(() => {});
     const realNow = clock.now;
     try {
       await fc.assert(
-        fc.asyncProperty(fc.array(opArbitrary, { minLength: OPS_PER_RUN, maxLength: OPS_PER_RUN }), async (ops) => {
+        fc.asyncProperty(fc.array(opArbitrary, { minLength: OPS_PER_RUN, maxLength: OPS_PER_RUN }), fc.integer(), async (ops, faultSeed) => {
           const start = Date.parse('2026-11-21T08:00:00.000Z');
           clock.now = () => start;
-          const world = new World();
+          const world = new World(faultSeed);
           await world.create();
           const outcomes = new Map<string, Outcome>();
           const held = new Map<Watched, { version: number; lines: string[] }>();
@@ -543,7 +589,8 @@ describe('the inbox against the sources and the rules (model-based, in Node)', (
               let now = before;
               if (page) {
                 const lines = page.items.map((i) => inboxLine(presentInboxItem(i, ORIGIN)));
-                if (before && !midway) expect(lines, `${w}: a new version after ${after}, but the same inbox`).not.toEqual(before.lines);
+                // A `User` that lost a share (support/inbox-faults.ts) shows it again under a new version.
+                if (before && !midway && !world.faults.forgotten) expect(lines, `${w}: a new version after ${after}, but the same inbox`).not.toEqual(before.lines);
                 now = { version, lines };
                 if (!midway) held.set(w, now);
                 const order = page.items.map((i) => [i.requested_at, i.namespace_id, i.user_id] as const);
@@ -554,6 +601,7 @@ describe('the inbox against the sources and the rules (model-based, in Node)', (
               expect([...now!.lines].sort(), `${w}'s inbox after ${after}`).toEqual(expectedInbox(w, live).sort());
               comparisons++;
             }
+            if (!midway) world.faults.forgotten = false;
           };
 
           /** Every pending request of each live source whose requests `w` may manage, with the highest level `w` may grant there. */
@@ -605,6 +653,7 @@ describe('the inbox against the sources and the rules (model-based, in Node)', (
             if (i % CHECK_OWN_EVERY === CHECK_OWN_EVERY - 1) await checkOwn(what);
           }
           await checkOwn('the end');
+          for (const [fault, n] of Object.entries(world.faults.counts)) faultsSeen.set(fault, (faultsSeen.get(fault) ?? 0) + n);
         }),
         // Sequences have a fixed length, so shrinking would only replay them: a failure names the
         // operation after which an inbox went wrong, and FUZZ_SEED replays it.
@@ -612,8 +661,12 @@ describe('the inbox against the sources and the rules (model-based, in Node)', (
       );
     } finally {
       clock.now = realNow;
+      warn.mockRestore();
     }
     reportCases(`inbox model in Node: ${operations} operations, ${comparisons} comparisons`, numRuns);
     expect(operations).toBe(numRuns * OPS_PER_RUN);
+    // Every kind of fault happened, and `User`s asked for whole shares.
+    for (const fault of [...FAULTS, 'resync']) expect(faultsSeen.get(fault), fault).toBeGreaterThan(0);
+    console.log('inbox model in Node: faults', Object.fromEntries(faultsSeen));
   });
 });

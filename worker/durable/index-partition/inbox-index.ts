@@ -1,6 +1,18 @@
 import { OWNER, type NamespaceKind } from '../../../shared/access-levels';
 import { KINDS } from '../../auth/policy';
-import { filterConditions, grantsOf, orderBy, type Grant, type InboxFilter, type InboxItem, type InboxPage, type InboxSnapshotRow, type KnownVersion } from '../user/inbox';
+import {
+  filterConditions,
+  grantsOf,
+  orderBy,
+  type Grant,
+  type InboxFilter,
+  type InboxItem,
+  type InboxPage,
+  type InboxShareRow,
+  type InboxUpdate,
+  type KnownVersion,
+  type RequestKey,
+} from '../user/inbox';
 
 /**
  * The owners' inbox as the index partition judges it: for each manager, every pending access
@@ -17,10 +29,14 @@ import { filterConditions, grantsOf, orderBy, type Grant, type InboxFilter, type
  *
  * What a manager's inbox shows is read from their own `User` object (worker/durable/user/inbox.ts),
  * one call whatever the number of trees: every change to a manager's share here raises their
- * number in `inbox_versions` and queues them in `inbox_outbox` in the same transaction; the
- * partition then sends the share whole (`inboxDeliveries`) and clears what arrived
- * (`inboxDelivered`), its alarm retrying. Administrators act everywhere: their inbox is every
- * pending request, read from each partition (`everyRequest`) and versioned under `EVERY_REQUEST`.
+ * number in `inbox_versions`, queues them in `inbox_outbox` and names the rows that changed in
+ * `inbox_changes`, in the same transaction. The partition then sends a delta
+ * (`inboxDeliveries`): those rows as they are now, or gone, from the version the `User` last took
+ * (`sent`) to the version queued, so a change costs the rows it changes, not the manager's share.
+ * What the `User` took is cleared (`inboxDelivered`), its alarm retrying the rest. A `User` that
+ * does not hold the version a delta starts from asks for the whole share (`inboxResync`), which
+ * goes next. Administrators act everywhere: their inbox is every pending request, read from each
+ * partition (`everyRequest`) and versioned under `EVERY_REQUEST`.
  */
 
 /** How long a requester sees how their request ended. */
@@ -42,17 +58,39 @@ type SourceKind = NamespaceKind | 'user';
 
 const json = (ids: number[]) => JSON.stringify(ids);
 
+/** A manager's row for one request (its source and requester) that came, went or changed. */
+type Touched = { managerId: number; namespaceId: number; userId: number };
+
 /**
- * Raises the inbox version of each user (one transaction with the change that caused it), and
- * queues each manager's share for their `User` (the administrators' row is read where it is).
+ * In the transaction of the change that caused it: raises the inbox version of each manager
+ * touched, queues them in the inbox outbox, and records which of their rows changed at that
+ * version (what the next delta to their `User` carries); and raises the administrators' version
+ * when a pending request came or went (theirs is read where it is, never sent).
  */
-const bump = (sql: SqlStorage, userIds: Iterable<number>): void => {
-  for (const id of new Set(userIds)) {
+const bump = (sql: SqlStorage, touched: Touched[], everyRequest = false): void => {
+  const byManager = new Map<number, Touched[]>();
+  for (const t of touched) {
+    const rows = byManager.get(t.managerId);
+    if (rows) rows.push(t);
+    else byManager.set(t.managerId, [t]);
+  }
+  for (const [id, rows] of byManager) {
     const { version } = sql
       .exec<{ version: number }>('INSERT INTO inbox_versions (user_id, version) VALUES (?, 1) ON CONFLICT (user_id) DO UPDATE SET version = version + 1 RETURNING version', id)
       .one();
-    if (id !== EVERY_REQUEST) sql.exec('INSERT INTO inbox_outbox (manager_id, version) VALUES (?, ?) ON CONFLICT (manager_id) DO UPDATE SET version = excluded.version', id, version);
+    sql.exec('INSERT INTO inbox_outbox (manager_id, version) VALUES (?, ?) ON CONFLICT (manager_id) DO UPDATE SET version = excluded.version', id, version);
+    for (const r of rows) {
+      sql.exec(
+        `INSERT INTO inbox_changes (manager_id, namespace_id, user_id, version) VALUES (?, ?, ?, ?)
+         ON CONFLICT (manager_id, namespace_id, user_id) DO UPDATE SET version = excluded.version`,
+        id,
+        r.namespaceId,
+        r.userId,
+        version,
+      );
+    }
   }
+  if (everyRequest) sql.exec('INSERT INTO inbox_versions (user_id, version) VALUES (?, 1) ON CONFLICT (user_id) DO UPDATE SET version = version + 1', EVERY_REQUEST);
 };
 
 /**
@@ -101,7 +139,7 @@ export const requestChanged = (
   requestedAt: string | null,
   today: string,
 ): void => {
-  const touched = sql
+  const managers = sql
     .exec<{ manager_id: number }>('DELETE FROM inbox WHERE namespace_id = ? AND user_id = ? RETURNING manager_id', source.id, requesterId)
     .toArray()
     .map((r) => r.manager_id);
@@ -112,11 +150,14 @@ export const requestChanged = (
     for (const scope of chain) sql.exec('INSERT INTO request_scopes (scope_id, namespace_id, user_id) VALUES (?, ?, ?)', scope, source.id, requesterId);
     for (const [managerId, grants] of managersOf(sql, chain, kind, today)) {
       putRow(sql, managerId, source.id, requesterId, grants);
-      touched.push(managerId);
+      managers.push(managerId);
     }
   }
-  if (wasPending !== isPending) touched.push(EVERY_REQUEST);
-  bump(sql, touched);
+  bump(
+    sql,
+    managers.map((managerId) => ({ managerId, namespaceId: source.id, userId: requesterId })),
+    wasPending !== isPending,
+  );
 };
 
 /**
@@ -157,26 +198,28 @@ const refresh = (sql: SqlStorage, managerId: number, namespaceId: number, reques
 export const membershipChanged = (sql: SqlStorage, userId: number, namespaceId: number, highestLevel: number, today: string): void => {
   if (highestLevel < LOWEST_MANAGER_LEVEL) return;
   const below = sql.exec<{ namespace_id: number; user_id: number }>('SELECT namespace_id, user_id FROM request_scopes WHERE scope_id = ?', namespaceId).toArray();
-  let changed = false;
-  for (const r of below) changed = refresh(sql, userId, r.namespace_id, r.user_id, today) || changed;
-  if (changed) bump(sql, [userId]);
+  const changed = below.filter((r) => refresh(sql, userId, r.namespace_id, r.user_id, today));
+  bump(
+    sql,
+    changed.map((r) => ({ managerId: userId, namespaceId: r.namespace_id, userId: r.user_id })),
+  );
 };
+
+/** Rows of the inbox, as a manager's row for one request. */
+const TOUCHED_COLUMNS = 'manager_id AS managerId, namespace_id AS namespaceId, user_id AS userId';
 
 /** Groups or projects were renamed (a new name, or a new full path): their requests' managers see it. */
 export const sourcesRenamed = (sql: SqlStorage, ids: number[]): void => {
-  const managers = sql
-    .exec<{ manager_id: number }>('SELECT DISTINCT manager_id FROM inbox WHERE namespace_id IN (SELECT value FROM json_each(?))', json(ids))
-    .toArray()
-    .map((r) => r.manager_id);
+  const rows = sql.exec<Touched>(`SELECT ${TOUCHED_COLUMNS} FROM inbox WHERE namespace_id IN (SELECT value FROM json_each(?))`, json(ids)).toArray();
   const anyPending = sql.exec('SELECT 1 FROM request_scopes WHERE namespace_id IN (SELECT value FROM json_each(?)) LIMIT 1', json(ids)).toArray().length > 0;
-  bump(sql, anyPending ? [...managers, EVERY_REQUEST] : managers);
+  bump(sql, rows, anyPending);
 };
 
 /** A group or project is being deleted: its requests leave every inbox. */
 export const requestsDeletedWith = (sql: SqlStorage, namespaceId: number): void => {
-  const managers = sql.exec<{ manager_id: number }>('DELETE FROM inbox WHERE namespace_id = ? RETURNING manager_id', namespaceId).toArray();
+  const rows = sql.exec<Touched>(`DELETE FROM inbox WHERE namespace_id = ? RETURNING ${TOUCHED_COLUMNS}`, namespaceId).toArray();
   const had = sql.exec('DELETE FROM request_scopes WHERE namespace_id = ? RETURNING scope_id', namespaceId).toArray().length > 0;
-  bump(sql, [...managers.map((r) => r.manager_id), ...(had ? [EVERY_REQUEST] : [])]);
+  bump(sql, rows, had);
 };
 
 /**
@@ -185,56 +228,101 @@ export const requestsDeletedWith = (sql: SqlStorage, namespaceId: number): void 
  * transaction that changes the users row.
  */
 export const requesterChanged = (sql: SqlStorage, userId: number): void => {
-  const managers = sql
-    .exec<{ manager_id: number }>(
-      `SELECT DISTINCT i.manager_id FROM pending_requests p JOIN inbox i ON i.namespace_id = p.namespace_id AND i.user_id = p.user_id
+  const rows = sql
+    .exec<Touched>(
+      `SELECT i.manager_id AS managerId, i.namespace_id AS namespaceId, i.user_id AS userId
+       FROM pending_requests p JOIN inbox i ON i.namespace_id = p.namespace_id AND i.user_id = p.user_id
        WHERE p.user_id = ? AND p.pending = 1`,
       userId,
     )
-    .toArray()
-    .map((r) => r.manager_id);
+    .toArray();
   const anyPending = sql.exec('SELECT 1 FROM pending_requests WHERE user_id = ? AND pending = 1 LIMIT 1', userId).toArray().length > 0;
-  bump(sql, anyPending ? [...managers, EVERY_REQUEST] : managers);
+  bump(sql, rows, anyPending);
 };
 
-// ---- delivering managers' shares to their `User` ----
+// ---- delivering managers' changes to their `User` ----
 
-/** A manager's share of this partition, to send to their `User` (`takeInbox`) with its version. */
+/** A manager's update from this partition, to send to their `User` (`takeInbox`). */
 export interface InboxDelivery {
   managerId: number;
-  version: number;
-  rows: InboxSnapshotRow[];
+  update: InboxUpdate;
 }
 
-/** What a manager's inbox shows of this partition now: their requests with active requesters, with the names shown. */
-const shareOf = (sql: SqlStorage, managerId: number): InboxSnapshotRow[] =>
+/**
+ * A manager's rows as their inbox shows them (requests with active requesters, with the names
+ * shown), read from `from` (the `inbox` table as `i`, or the rows changed as `c` joined to it), by
+ * the manager's id in `manager` (the column the plan starts from).
+ */
+const shareRows = (sql: SqlStorage, from: string, manager: string, managerId: number): InboxShareRow[] =>
   sql
-    .exec<Omit<InboxSnapshotRow, 'grants'> & { grants: string }>(
+    .exec<Omit<InboxShareRow, 'grants'> & { grants: string }>(
       `SELECT i.namespace_id, i.user_id, p.requested_at, n.kind, n.name AS source_name, n.full_path AS source_full_path, u.username, u.name, i.grants, p.details
-       FROM inbox i
+       FROM ${from}
          JOIN pending_requests p ON p.namespace_id = i.namespace_id AND p.user_id = i.user_id AND p.pending = 1 AND p.requested_at IS NOT NULL
          JOIN namespaces n ON n.id = i.namespace_id
          JOIN users u ON u.id = i.user_id AND u.state = ?
-       WHERE i.manager_id = ?`,
+       WHERE ${manager} = ?`,
       SHOWN_REQUESTER_STATE,
       managerId,
     )
     .toArray()
     .map((r) => ({ ...r, grants: JSON.parse(r.grants) as Grant[] }));
 
-/** Up to `limit` queued managers' shares, each with the version it was read at. Run in a transaction. */
-export const inboxDeliveries = (sql: SqlStorage, limit: number): InboxDelivery[] =>
-  sql
-    .exec<{ manager_id: number; version: number }>('SELECT manager_id, version FROM inbox_outbox ORDER BY manager_id LIMIT ?', limit)
-    .toArray()
-    .map((r) => ({ managerId: r.manager_id, version: r.version, rows: shareOf(sql, r.manager_id) }));
+/** The whole share: what a manager's inbox shows of this partition now. */
+const wholeShare = (sql: SqlStorage, managerId: number, version: number): InboxUpdate => ({ version, since: null, rows: shareRows(sql, 'inbox i', 'i.manager_id', managerId), gone: [] });
 
-/** A manager's `User` took their share at `version`: dequeued, unless a newer change queued it again. */
-export const inboxDelivered = (sql: SqlStorage, managerId: number, version: number): void => {
-  sql.exec('DELETE FROM inbox_outbox WHERE manager_id = ? AND version <= ?', managerId, version);
+/**
+ * The delta after `since`: each of the manager's rows changed since, as the inbox shows it now, or
+ * gone. Its size is the rows changed, whatever the share's.
+ */
+const delta = (sql: SqlStorage, managerId: number, since: number, version: number): InboxUpdate => {
+  const rows = shareRows(
+    sql,
+    'inbox_changes c JOIN inbox i ON i.manager_id = c.manager_id AND i.namespace_id = c.namespace_id AND i.user_id = c.user_id',
+    'c.manager_id',
+    managerId,
+  );
+  const shown = new Set(rows.map((r) => `${r.namespace_id}:${r.user_id}`));
+  const gone = sql
+    .exec<{ namespace_id: number; user_id: number }>('SELECT namespace_id, user_id FROM inbox_changes WHERE manager_id = ?', managerId)
+    .toArray()
+    .filter((k) => !shown.has(`${k.namespace_id}:${k.user_id}`))
+    .map((k): RequestKey => [k.namespace_id, k.user_id]);
+  return { version, since, rows, gone };
 };
 
-/** Whether some manager's share still waits to be sent. */
+/**
+ * Up to `limit` queued managers' updates, each read at the version queued: the rows changed since
+ * the version their `User` last took, or the whole share when it asked for it. Run in a transaction.
+ */
+export const inboxDeliveries = (sql: SqlStorage, limit: number): InboxDelivery[] =>
+  sql
+    .exec<{ manager_id: number; version: number; resync: number; sent: number }>(
+      `SELECT o.manager_id, o.version, o.resync, v.sent FROM inbox_outbox o JOIN inbox_versions v ON v.user_id = o.manager_id
+       ORDER BY o.manager_id LIMIT ?`,
+      limit,
+    )
+    .toArray()
+    .map((r) => ({ managerId: r.manager_id, update: r.resync ? wholeShare(sql, r.manager_id, r.version) : delta(sql, r.manager_id, r.sent, r.version) }));
+
+/**
+ * A manager's `User` holds this partition's share at `version` (it took the update, or held it
+ * already): the rows changed up to it are forgotten, and the manager dequeued unless a newer
+ * change queued them again (the next delta starts from `version`).
+ */
+export const inboxDelivered = (sql: SqlStorage, managerId: number, version: number): void => {
+  sql.exec('UPDATE inbox_versions SET sent = MAX(sent, ?) WHERE user_id = ?', version, managerId);
+  sql.exec('DELETE FROM inbox_changes WHERE manager_id = ? AND version <= ?', managerId, version);
+  sql.exec('DELETE FROM inbox_outbox WHERE manager_id = ? AND version <= ?', managerId, version);
+  sql.exec('UPDATE inbox_outbox SET resync = 0 WHERE manager_id = ?', managerId);
+};
+
+/** A manager's `User` does not hold the version a delta starts from: their whole share goes next. */
+export const inboxResync = (sql: SqlStorage, managerId: number): void => {
+  sql.exec('UPDATE inbox_outbox SET resync = 1 WHERE manager_id = ?', managerId);
+};
+
+/** Whether some manager's update still waits to be sent. */
 export const inboxOutboxWaiting = (sql: SqlStorage): boolean => sql.exec('SELECT 1 FROM inbox_outbox LIMIT 1').toArray().length > 0;
 
 // ---- the administrators' inbox: every pending request ----

@@ -5,7 +5,7 @@ import { OWNER } from '../../../shared/access-levels';
 import type { IndexReply, UserRow, UserSnapshot } from '../directory/types';
 import { userObject } from '../user/user';
 import type { InboxFilter, InboxPage, KnownVersion } from '../user/inbox';
-import { everyRequest, inboxDeliveries, inboxDelivered, inboxOutboxWaiting, requesterChanged, sourcesRenamed, requestsDeletedWith, type OwnRequestRow } from './inbox-index';
+import { everyRequest, inboxDeliveries, inboxDelivered, inboxOutboxWaiting, inboxResync, requesterChanged, sourcesRenamed, requestsDeletedWith, type OwnRequestRow } from './inbox-index';
 import { groupMembershipsOf, twoFactorRequiredBy, type GroupMemberships } from './group-memberships';
 import { claimChecksWaiting, levelsBefore, queueAllMembers, queueLowered, sendClaimChecks } from './claim-checks';
 import { INDEX_PARTITION_SCHEMA } from './schema';
@@ -40,9 +40,9 @@ import { partitionCount, partitionName, partitionOfId, partitionOfName } from '.
  * forward-only by the version of the row it copies.
  */
 
-/** How soon the alarm sends again the managers' inbox shares that could not be sent (ms). */
+/** How soon the alarm sends again the managers' inbox updates that could not be sent (ms). */
 const INBOX_RETRY_MS = 10_000;
-/** How many managers' shares are sent at once. */
+/** How many managers' updates are sent at once. */
 const INBOX_BATCH = 50;
 
 /** A group or project as its object pushes it: the registry row's copy, and its ancestors. */
@@ -127,7 +127,7 @@ export class IndexPartition extends DurableObject<Env> {
   private readonly sql: SqlStorage;
   /** The round of inbox deliveries under way, shared by every caller waiting for it. */
   private delivering: Promise<boolean> | null = null;
-  /** Whether this instance has set the alarm for inbox shares waiting to be sent. */
+  /** Whether this instance has set the alarm for inbox updates waiting to be sent. */
   private armed = false;
 
   constructor(ctx: DurableObjectState, env: Env) {
@@ -309,9 +309,9 @@ export class IndexPartition extends DurableObject<Env> {
   // ---- the managers' inboxes: a durable outbox to their `User` objects ----
 
   /**
-   * Runs one write transaction (never inside another), and sets the alarm for the managers' shares
+   * Runs one write transaction (never inside another), and sets the alarm for the managers' updates
    * it queued in the inbox outbox (inbox-index.ts `bump`) with no await between: Durable Object
-   * writes without an await between them are committed together, so a crash before the shares are
+   * writes without an await between them are committed together, so a crash before the updates are
    * sent leaves the alarm to send them.
    */
   private commit<T>(change: () => T): T {
@@ -320,7 +320,7 @@ export class IndexPartition extends DurableObject<Env> {
     return result;
   }
 
-  /** Sets the alarm while managers' shares wait to be sent. */
+  /** Sets the alarm while managers' updates wait to be sent. */
   private arm(): void {
     if (this.armed || !(inboxOutboxWaiting(this.sql) || claimChecksWaiting(this.sql))) return;
     void this.ctx.storage.setAlarm(clock.now() + INBOX_RETRY_MS);
@@ -328,10 +328,11 @@ export class IndexPartition extends DurableObject<Env> {
   }
 
   /**
-   * Sends each queued manager's share of this partition to their `User` (idempotent: a share is
-   * taken only when newer than the one held), before the change that queued it answers; what
-   * cannot be sent stays queued for the alarm. One round at a time, shared by every caller; a
-   * caller whose change came after the round read the queue waits for the next.
+   * Sends each queued manager's update of this partition to their `User` (inbox-index.ts: the rows
+   * changed since the version it took, or the whole share when it asked for it), before the change
+   * that queued it answers; what cannot be sent stays queued for the alarm. One round at a time,
+   * shared by every caller, so a manager's updates from here go one after another; a caller whose
+   * change came after the round read the queue waits for the next.
    */
   private async deliverInbox(): Promise<void> {
     while (inboxOutboxWaiting(this.sql)) {
@@ -350,18 +351,23 @@ export class IndexPartition extends DurableObject<Env> {
     }
   }
 
-  /** One round: up to INBOX_BATCH shares, sent at once; true when all arrived. */
+  /**
+   * One round: up to INBOX_BATCH updates, sent at once; true when every `User` answered (one that
+   * asked for its whole share stays queued for the next round, which sends it).
+   */
   private async deliverRound(): Promise<boolean> {
     const partition = this.partition();
-    const shares = this.ctx.storage.transactionSync(() => inboxDeliveries(this.sql, INBOX_BATCH));
-    const sent = await Promise.allSettled(shares.map((s) => userObject(this.env, s.managerId).takeInbox(partition, s.version, s.rows)));
+    const updates = this.ctx.storage.transactionSync(() => inboxDeliveries(this.sql, INBOX_BATCH));
+    const sent = await Promise.allSettled(updates.map((u) => userObject(this.env, u.managerId).takeInbox(partition, u.update)));
     this.ctx.storage.transactionSync(() => {
       sent.forEach((r, i) => {
-        if (r.status === 'fulfilled') inboxDelivered(this.sql, shares[i].managerId, shares[i].version);
+        if (r.status === 'rejected') return;
+        if (r.value === 'resync') inboxResync(this.sql, updates[i].managerId);
+        else inboxDelivered(this.sql, updates[i].managerId, updates[i].update.version);
       });
     });
     const failed = sent.filter((r) => r.status === 'rejected');
-    if (failed.length > 0) console.warn("managers' inbox shares could not be sent; the alarm will retry", this.ctx.id.name, failed.length);
+    if (failed.length > 0) console.warn("managers' inbox updates could not be sent; the alarm will retry", this.ctx.id.name, failed.length);
     return failed.length === 0;
   }
 

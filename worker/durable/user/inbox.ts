@@ -8,12 +8,16 @@ import type { UserState } from '../user-lifecycle';
  * object call. Plain functions over the object's SQLite (no Durable Object runtime needed).
  *
  * The index partitions stay the authority: each judges, in the transaction that changes its
- * indexes, which managers a change concerns, and queues the manager in its inbox outbox; it then
- * sends the manager's whole share of that partition (`takeSnapshot`), retried by its alarm. A
- * snapshot per partition rather than deltas: a manager has tens of rows in a partition, so the
- * whole share costs little to send, and a snapshot is idempotent and forward-only by its version
- * alone (a late or repeated one is ignored), needs no ordering of deliveries, and a burst of
- * changes for one manager travels as one.
+ * indexes, which managers a change concerns, and queues the manager in its inbox outbox with the
+ * rows that changed; it then sends an update (`takeUpdate`), retried by its alarm. An update is
+ * a delta (the rows changed after the version `since`, upserted or gone) so that a change costs
+ * the rows it changes, not the manager's whole share (an owner may have 100,000 pending requests
+ * in one partition). Each row is sent as it is now, not as the change that touched it, so a delta
+ * is right on top of any version from `since` on: it is taken when the share held here is at
+ * least `since` and older than its version; a late or repeated one (this share already as new)
+ * is ignored; one starting after what is held (a gap: this object lost track of that partition's
+ * share) is refused with `resync`, and the partition sends the whole share next (`since` null),
+ * which replaces what is held.
  *
  * Expiry (a membership ends at 00:00 UTC of its `expires_at`): each row carries the memberships
  * its standing rests on (`grants`: the highest level first, each with its end date), so from the
@@ -22,14 +26,14 @@ import type { UserState } from '../user-lifecycle';
  * removes the member is late.
  *
  * The version (the inbox's ETag) is this object's own: it rises exactly when what the inbox shows
- * changes, whether by a snapshot that shows something new or by an expiry.
+ * changes, whether by an update that shows something new or by an expiry.
  */
 
 /** One membership a manager's standing over a request rests on: its level, and its last day's end (null: none). */
 export type Grant = [level: number, until: string | null];
 
 /** One pending request in a manager's share of a partition, as the partition sends it. */
-export type InboxSnapshotRow = {
+export type InboxShareRow = {
   namespace_id: number;
   user_id: number;
   requested_at: string;
@@ -43,6 +47,24 @@ export type InboxSnapshotRow = {
   /** What was asked and the approvals so far (JSON, as the partition's requester index has it). */
   details: string | null;
 };
+
+/** A request in a manager's share: its source's id and its requester's. */
+export type RequestKey = [namespaceId: number, userId: number];
+
+/**
+ * What a partition sends a manager's `User`: their share of it at `version`, whole (`since` null:
+ * `rows` is all of it) or as the rows changed after `since` (`rows` as they are now, `gone` no
+ * longer there).
+ */
+export interface InboxUpdate {
+  version: number;
+  since: number | null;
+  rows: InboxShareRow[];
+  gone: RequestKey[];
+}
+
+/** How a `User` answered an update: taken; already held (as new or newer); or asking for the whole share (it does not hold `since`). */
+export type InboxAnswer = 'taken' | 'held' | 'resync';
 
 export interface InboxFilter {
   kind?: NamespaceKind;
@@ -224,43 +246,75 @@ const settle = (sql: SqlStorage, today: string): void => {
   if (changed) raiseVersion(sql);
 };
 
-/**
- * A partition's snapshot of this manager's share of it: taken when newer than the one held
- * (idempotent, forward-only), replacing that share whole. Grants already ended are left out. The
- * version rises when what the inbox shows changed. Returns whether it was taken. Run in a transaction.
- */
-export const takeSnapshot = (sql: SqlStorage, partition: number, version: number, rows: InboxSnapshotRow[], today: string): boolean => {
-  const held = sql.exec<{ version: number }>('SELECT version FROM inbox_snapshots WHERE partition = ?', partition).toArray()[0]?.version ?? 0;
-  if (version <= held) return false;
-  settle(sql, today);
-  const before = shownOf(sql, partition);
-  sql.exec('INSERT INTO inbox_snapshots (partition, version) VALUES (?, ?) ON CONFLICT (partition) DO UPDATE SET version = excluded.version', partition, version);
-  sql.exec('DELETE FROM inbox WHERE partition = ?', partition);
-  for (const r of rows) {
-    const grants = running(r.grants, today);
-    if (grants.length === 0) continue;
-    sql.exec(
-      `INSERT INTO inbox (namespace_id, user_id, partition, requested_at, kind, source_name, source_full_path, username, name, grants, access_level, until, details)
-       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-       ON CONFLICT (namespace_id, user_id) DO NOTHING`,
-      r.namespace_id,
-      r.user_id,
-      partition,
-      r.requested_at,
-      r.kind,
-      r.source_name,
-      r.source_full_path,
-      r.username,
-      r.name,
-      JSON.stringify(grants),
-      grants[0][0],
-      grants[0][1],
-      r.details ?? null,
-    );
+/** What the inbox shows of some requests (those there), by request. */
+const shownOfKeys = (sql: SqlStorage, keys: RequestKey[]): Map<string, string> => {
+  const shownNow = new Map<string, string>();
+  for (const [namespaceId, userId] of keys) {
+    const row = sql.exec<Parameters<typeof shown>[0]>(`SELECT ${SHOWN_COLUMNS} FROM inbox WHERE namespace_id = ? AND user_id = ?`, namespaceId, userId).toArray()[0];
+    if (row) shownNow.set(`${namespaceId}:${userId}`, shown(row));
   }
-  const after = shownOf(sql, partition);
-  if (before.length !== after.length || before.some((line, i) => line !== after[i])) raiseVersion(sql);
-  return true;
+  return shownNow;
+};
+
+/** A row as the partition sent it, with the grants still running (none: not stored). */
+const putRow = (sql: SqlStorage, partition: number, r: InboxShareRow, today: string): void => {
+  const grants = running(r.grants, today);
+  if (grants.length === 0) {
+    sql.exec('DELETE FROM inbox WHERE namespace_id = ? AND user_id = ? AND partition = ?', r.namespace_id, r.user_id, partition);
+    return;
+  }
+  sql.exec(
+    `INSERT INTO inbox (namespace_id, user_id, partition, requested_at, kind, source_name, source_full_path, username, name, grants, access_level, until, details)
+     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+     ON CONFLICT (namespace_id, user_id) DO UPDATE SET partition = excluded.partition, requested_at = excluded.requested_at, kind = excluded.kind,
+       source_name = excluded.source_name, source_full_path = excluded.source_full_path, username = excluded.username, name = excluded.name,
+       grants = excluded.grants, access_level = excluded.access_level, until = excluded.until, details = excluded.details`,
+    r.namespace_id,
+    r.user_id,
+    partition,
+    r.requested_at,
+    r.kind,
+    r.source_name,
+    r.source_full_path,
+    r.username,
+    r.name,
+    JSON.stringify(grants),
+    grants[0][0],
+    grants[0][1],
+    r.details ?? null,
+  );
+};
+
+/** Whether two readings of what the inbox shows differ. */
+const differ = (before: string[], after: string[]) => before.length !== after.length || before.some((line, i) => line !== after[i]);
+
+/**
+ * A partition's update of this manager's share of it (see above): a whole share replaces what is
+ * held; a delta replaces or removes the rows it names. Grants already ended are left out. The
+ * version rises when what the inbox shows changed. Run in a transaction.
+ */
+export const takeUpdate = (sql: SqlStorage, partition: number, update: InboxUpdate, today: string): InboxAnswer => {
+  const held = sql.exec<{ version: number }>('SELECT version FROM inbox_shares WHERE partition = ?', partition).toArray()[0]?.version ?? 0;
+  if (update.version <= held) return 'held';
+  if (update.since !== null && update.since > held) return 'resync';
+  settle(sql, today);
+  sql.exec('INSERT INTO inbox_shares (partition, version) VALUES (?, ?) ON CONFLICT (partition) DO UPDATE SET version = excluded.version', partition, update.version);
+  let changed: boolean;
+  if (update.since === null) {
+    const before = shownOf(sql, partition);
+    sql.exec('DELETE FROM inbox WHERE partition = ?', partition);
+    for (const r of update.rows) putRow(sql, partition, r, today);
+    changed = differ(before, shownOf(sql, partition));
+  } else {
+    const keys: RequestKey[] = [...update.rows.map((r): RequestKey => [r.namespace_id, r.user_id]), ...update.gone];
+    const before = shownOfKeys(sql, keys);
+    for (const [namespaceId, userId] of update.gone) sql.exec('DELETE FROM inbox WHERE namespace_id = ? AND user_id = ? AND partition = ?', namespaceId, userId, partition);
+    for (const r of update.rows) putRow(sql, partition, r, today);
+    const after = shownOfKeys(sql, keys);
+    changed = before.size !== after.size || [...after].some(([key, line]) => before.get(key) !== line);
+  }
+  if (changed) raiseVersion(sql);
+  return 'taken';
 };
 
 /** The inbox version (the ETag), after judging rows whose grants ended by `today`. Run in a transaction. */

@@ -99,11 +99,11 @@ export const USER_SCHEMA = [
    );
    CREATE INDEX token_pairs_grant ON token_pairs (grant_id);
    CREATE INDEX token_pairs_expiry ON token_pairs (refresh_expires_at);
-   -- The user's owners' inbox (inbox.ts): each index partition's latest snapshot of the pending
-   -- requests there the user may act on (inbox_snapshots: its version), one row per request with
+   -- The user's owners' inbox (inbox.ts): each index partition's share of the pending requests
+   -- there the user may act on (inbox_shares: the partition's version last taken), one row per request with
    -- the names shown and the memberships the user's standing rests on (grants, JSON; access_level
    -- and until are its first: the level shown and when it next changes); inbox_version: the ETag.
-   CREATE TABLE inbox_snapshots (
+   CREATE TABLE inbox_shares (
      partition INTEGER PRIMARY KEY,
      version INTEGER NOT NULL
    );

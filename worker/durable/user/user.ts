@@ -21,7 +21,7 @@ import type { UserRow, UserSnapshot } from '../directory/types';
 import { claimsLost, groupClaimsOf } from './group-claims';
 import { handOverLogouts, LOGOUT_HANDOVER_RETRY_MS, logoutsWaiting, markClaimsLost, pairsWithGroupClaims, queueLogouts, type LogoutReason, type LogoutSelection } from './logouts';
 import { syncTokenRecords } from './token-sync';
-import { inboxCount, inboxVersion, readInbox, takeSnapshot, type InboxFilter, type InboxPage, type InboxSnapshotRow, type KnownVersion } from './inbox';
+import { inboxCount, inboxVersion, readInbox, takeUpdate, type InboxAnswer, type InboxFilter, type InboxPage, type InboxUpdate, type KnownVersion } from './inbox';
 import { USER_SCHEMA } from './schema';
 import { hasSecondFactor, TwoFactor } from './two-factor';
 import { liveSession, startSession } from './sessions';
@@ -93,9 +93,9 @@ export class User extends DurableObject<Env> {
 
   // ---- the owners' inbox (inbox.ts) ----
 
-  /** An index partition's snapshot of the requests there this user may act on (forward-only by its version). */
-  takeInbox(partition: number, version: number, rows: InboxSnapshotRow[]): void {
-    this.ctx.storage.transactionSync(() => takeSnapshot(this.sql, partition, version, rows, todayUtc()));
+  /** An index partition's update of the requests there this user may act on: a delta, or the whole share (inbox.ts). */
+  takeInbox(partition: number, update: InboxUpdate): InboxAnswer {
+    return this.ctx.storage.transactionSync(() => takeUpdate(this.sql, partition, update, todayUtc()));
   }
 
   /** The inbox's version (its ETag). */
