@@ -75,6 +75,8 @@ export const INDEX_PARTITION_SCHEMA = [
      user_id INTEGER PRIMARY KEY,
      registered INTEGER NOT NULL
    );
+   -- Every push asks for the users still to register: those few, without a scan of all.
+   CREATE INDEX known_users_waiting ON known_users (user_id) WHERE registered = 0;
    CREATE TABLE deleted_namespaces (
      id INTEGER PRIMARY KEY
    );
