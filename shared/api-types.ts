@@ -13,6 +13,7 @@ export type AccessRequest = z.infer<typeof S.AccessRequestSchema>;
 export type Member = z.infer<typeof S.MemberSchema>;
 export type InboxAccessRequest = z.infer<typeof S.InboxAccessRequestSchema>;
 export type OwnAccessRequest = z.infer<typeof S.OwnAccessRequestSchema>;
+export type AccessAlert = z.infer<typeof S.AccessAlertSchema>;
 export type SourceType = z.infer<typeof S.SourceTypeSchema>;
 export type ApprovedAccessRequest = z.infer<typeof S.ApprovedAccessRequestSchema>;
 export type RuleApprovedAccessRequest = z.infer<typeof S.RuleApprovedAccessRequestSchema>;

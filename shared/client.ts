@@ -3,7 +3,7 @@
 
 import { apiErrorFrom } from './api-error';
 import type { NamespaceKind } from './access-levels';
-import type { AccessRequest, ApprovedAccessRequest, Group, InboxAccessRequest, OwnAccessRequest, Project, RuleApprovedAccessRequest, User } from './api-types';
+import type { AccessAlert, AccessRequest, ApprovedAccessRequest, Group, InboxAccessRequest, OwnAccessRequest, Project, RuleApprovedAccessRequest, User } from './api-types';
 
 export type Fetch = (url: string, init?: RequestInit) => Promise<Response>;
 
@@ -89,6 +89,8 @@ export function createKnockClient({ serverUrl, fetch }: KnockClientOptions) {
     },
     /** The caller's own requests: pending, and how the others ended (Knock's `GET /user/access_requests`). */
     ownRequests: () => all<OwnAccessRequest>('/user/access_requests'),
+    /** Break-glass grants where the caller is an Owner, others' access ending soon where they manage (Knock's `GET /user/access_alerts`). */
+    accessAlerts: () => json<AccessAlert[]>('GET', '/user/access_alerts'),
     /** Without a level, the server grants what was asked (and the end asked). More approvals needed: the request (202). */
     approve: (kind: NamespaceKind, id: number | string, userId: number, accessLevel?: number) =>
       json<ApprovedAccessRequest | AccessRequest>('PUT', `${target(kind, id)}/access_requests/${userId}/approve`, accessLevel === undefined ? {} : { access_level: accessLevel }),

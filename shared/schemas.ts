@@ -126,6 +126,26 @@ export const OwnAccessRequestSchema = z
   })
   .openapi('OwnAccessRequest');
 
+/**
+ * Knock's alerts for a manager (`GET /user/access_alerts`): a break-glass grant in a group or
+ * project they own, or another member's access there that ends soon (the `expiring` event).
+ */
+export const AccessAlertSchema = z
+  .object({
+    ...SourceFields,
+    action: z.enum(['break_glass', 'expiring']),
+    /** Who was granted access, or whose access ends. */
+    user: z.object({ id: z.number().int(), username: z.string().nullable(), name: z.string().nullable() }),
+    access_level: z.number().int(),
+    /** When the access ends: a date `YYYY-MM-DD`, or a date-time to the minute. */
+    expires_at: z.string().nullable(),
+    /** When the grant was made, or when the warning began. */
+    at: z.string(),
+    /** The break-glass reason. */
+    reason: z.string().nullable(),
+  })
+  .openapi('AccessAlert');
+
 export const CreatedBySchema = UserBasicSchema.pick({ id: true, username: true, name: true }).openapi('CreatedBy');
 
 /** GitLab's `Member`: `created_by` is who added them, when someone did. */

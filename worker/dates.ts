@@ -80,3 +80,11 @@ export const endMs = (end: string): number => (isInstantEnd(end) ? Date.parse(en
 /** An end `hours` after `epochMs`, to the minute (rounded down). */
 export const endAfterHours = (epochMs: number, hours: number): string =>
   `${new Date(Math.floor((epochMs + hours * 3_600_000) / MINUTE_MS) * MINUTE_MS).toISOString().slice(0, 16)}:00.000Z`;
+
+/**
+ * SQL for when a member is warned that their access ends (the `expiring` event), from the end in
+ * `column`: 24 hours before an end given as a date, 1 hour before one given as a date-time
+ * (SQLite's time functions read both), as an instant that compares as text with `isoNow()`.
+ */
+export const warnAtSql = (column: string): string =>
+  `CASE WHEN length(${column}) = 10 THEN strftime('%Y-%m-%dT%H:%M:%fZ', ${column}, '-1 day') ELSE strftime('%Y-%m-%dT%H:%M:%fZ', ${column}, '-1 hour') END`;

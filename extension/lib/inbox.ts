@@ -8,12 +8,12 @@
 
 import type { NamespaceKind } from '../../shared/access-levels';
 import { ApiError } from '../../shared/api-error';
-import type { AccessRequest, OwnAccessRequest } from '../../shared/api-types';
+import type { AccessAlert, AccessRequest, OwnAccessRequest } from '../../shared/api-types';
 import { createKnockClient, type KnockClient } from '../../shared/client';
 import { showInboxes } from './badge';
 import { canReach } from './host-access';
 import type { RequestTarget } from './messaging';
-import { notifyNewRequests, notifyOutcomes } from './notifier';
+import { notifyAlerts, notifyNewRequests, notifyOutcomes } from './notifier';
 import { ownKind } from './own-requests';
 import { fetchPerSource, requestKey, sortSources, sourcesFromInbox, withoutRequest, type PendingSource } from './pending-requests';
 import { serverName } from './server-url';
@@ -46,6 +46,15 @@ export const REPROBE_MS = 24 * 3600_000;
  * So a poll of an owner with nothing pending of their own is one request.
  */
 export const OWN_RECHECK_MS = 3600_000;
+
+/**
+ * The manager's alerts (break-glass grants, access ending soon) are asked for after sign-in and
+ * then every 10 minutes: an hour's warning is heard in time, and most polls stay one request.
+ */
+export const ALERTS_RECHECK_MS = 10 * 60_000;
+
+const alertsDue = (stored: ServerInbox, account: Account, now: number) =>
+  stored.alertsCheckedAt === undefined || stored.alertsCheckedAt < account.signedInAt || now - stored.alertsCheckedAt >= ALERTS_RECHECK_MS;
 
 const ownDue = (stored: ServerInbox, account: Account, now: number) =>
   stored.ownCheckedAt === null ||
@@ -230,6 +239,7 @@ export async function refreshInbox(): Promise<void> {
     const [inboxes, { notificationsEnabled }] = await Promise.all([inboxItem.getValue(), settingsItem.getValue()]);
     await notifyNewRequests(inboxes, notificationsEnabled);
     await notifyOutcomes(inboxes, await accountsItem.getValue(), notificationsEnabled);
+    await notifyAlerts(inboxes, notificationsEnabled);
   });
   notified = notifying.catch(() => undefined);
   await notifying;
@@ -244,6 +254,8 @@ interface Fetched {
   api: ServerApi;
   own: OwnAccessRequest[] | null;
   ownCheckedAt: number | null;
+  alerts?: AccessAlert[];
+  alertsCheckedAt?: number;
 }
 
 /** A server without Knock's inbox is asked for it again a day later, and after each sign-in. */
@@ -263,17 +275,26 @@ async function poll(client: KnockClient, stored: ServerInbox, account: Account, 
   if (stored.api?.kind === 'per-source' && !probeDue(stored.api, account, now)) return perSource(stored.api);
   const etag = stored.api?.kind === 'inbox' ? stored.api.etag : null;
   const askOwn = ownDue(stored, account, now);
-  const [inbox, own] = await Promise.allSettled([client.inbox(etag), askOwn ? client.ownRequests() : Promise.resolve(stored.own)]);
+  const askAlerts = alertsDue(stored, account, now);
+  const [inbox, own, alerts] = await Promise.allSettled([
+    client.inbox(etag),
+    askOwn ? client.ownRequests() : Promise.resolve(stored.own),
+    askAlerts ? client.accessAlerts() : Promise.resolve(stored.alerts),
+  ]);
   if (inbox.status === 'rejected') {
     if (isNotFound(inbox.reason)) return perSource({ kind: 'per-source', probedAt: now });
     throw inbox.reason;
   }
   if (own.status === 'rejected' && !isNotFound(own.reason)) throw own.reason;
+  if (alerts.status === 'rejected' && !isNotFound(alerts.reason)) throw alerts.reason;
   return {
     sources: inbox.value && sourcesFromInbox(inbox.value.items),
     api: { kind: 'inbox', etag: inbox.value ? inbox.value.etag : etag },
     own: own.status === 'fulfilled' ? own.value : null,
     ownCheckedAt: askOwn ? now : stored.ownCheckedAt,
+    // An older Knock without alerts (404) is asked again at the next recheck.
+    alerts: alerts.status === 'fulfilled' ? alerts.value : undefined,
+    alertsCheckedAt: askAlerts ? now : stored.alertsCheckedAt,
   };
 }
 
@@ -307,6 +328,8 @@ async function fetchServer(serverUrl: ServerUrl, confirmed: RequestTarget[]): Pr
     api: fetched.api,
     own: fetched.own,
     ownCheckedAt: fetched.ownCheckedAt,
+    alerts: fetched.alerts,
+    alertsCheckedAt: fetched.alertsCheckedAt,
   }));
   return (await inboxItem.getValue())[serverUrl];
 }

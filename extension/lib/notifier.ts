@@ -1,12 +1,14 @@
-// One desktop notification per new access request, and one per approval or denial of the user's
-// own requests; never two for the same one, across restarts.
+// One desktop notification per new access request, one per approval or denial of the user's own
+// requests, and one per manager's alert (break-glass, access ending soon); never two for the same
+// one, across restarts.
 
 import { browser } from 'wxt/browser';
-import type { OwnAccessRequest } from '../../shared/api-types';
+import type { AccessAlert, OwnAccessRequest } from '../../shared/api-types';
+import { accessLevelName } from '../../shared/access-levels';
 import { endText, outcomeText, ownKind, ownRequestKey } from './own-requests';
 import { requestKey } from './pending-requests';
 import { serverName } from './server-url';
-import { notifiedOutcomesItem, notifiedRequestsItem, type Account, type ServerInbox } from './stored-values';
+import { notifiedAlertsItem, notifiedOutcomesItem, notifiedRequestsItem, type Account, type ServerInbox } from './stored-values';
 
 /** The server's origin a stored key starts with. */
 const serverOf = (key: string) => key.slice(0, key.indexOf(' '));
@@ -78,6 +80,38 @@ export async function notifyOutcomes(inboxes: Record<string, ServerInbox>, accou
     }
   }
   await notifiedOutcomesItem.setValue(kept);
+}
+
+/** One alert, once: its server, what happened, where, to whom, and the end (or the time of a grant). */
+const alertKey = (serverUrl: string, a: AccessAlert) =>
+  `${serverUrl} alert:${a.action}:${a.source_type}:${a.source_id}:${a.user.id}:${a.action === 'break_glass' ? a.at : a.expires_at}`;
+
+/**
+ * Notifies a manager once of each alert (a break-glass grant where they are an Owner, someone's
+ * access ending soon where they manage): not again after a restart or another poll (the keys are
+ * stored while the server lists the alert), and not when notifications are off (it still counts as
+ * told). A server that did not say keeps its keys.
+ */
+export async function notifyAlerts(inboxes: Record<string, ServerInbox>, enabled: boolean): Promise<void> {
+  const told = new Set(await notifiedAlertsItem.getValue());
+  const kept = [...told].filter((key) => !inboxes[serverOf(key)]?.alerts);
+  for (const [serverUrl, inbox] of Object.entries(inboxes)) {
+    for (const alert of inbox.alerts ?? []) {
+      const key = alertKey(serverUrl, alert);
+      kept.push(key);
+      if (!enabled || told.has(key)) continue;
+      const who = alert.user.username ? `@${alert.user.username}` : `User ${alert.user.id}`;
+      const until = alert.expires_at ? ` until ${endText(alert.expires_at)}` : '';
+      await browser.notifications.create(key, {
+        type: 'basic',
+        iconUrl: browser.runtime.getURL('/icon/128.png'),
+        ...(alert.action === 'break_glass'
+          ? { title: `Break-glass access to ${alert.source_full_path}`, message: `${who} took ${accessLevelName(alert.access_level)}${until}: ${alert.reason ?? 'no reason given'} (${serverName(serverUrl)})` }
+          : { title: `${who}'s access to ${alert.source_full_path} ends soon`, message: `${accessLevelName(alert.access_level)}${until} (${serverName(serverUrl)})` }),
+      });
+    }
+  }
+  await notifiedAlertsItem.setValue(kept);
 }
 
 /**

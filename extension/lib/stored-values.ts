@@ -7,7 +7,7 @@
 // one server is still signed in to it after the update (migrations.ts says how).
 
 import type { AuthorizationServer } from 'oauth4webapi';
-import type { OwnAccessRequest } from '../../shared/api-types';
+import type { AccessAlert, OwnAccessRequest } from '../../shared/api-types';
 import { storage } from 'wxt/utils/storage';
 import {
   accessTokensFromV1,
@@ -123,6 +123,10 @@ export interface ServerInbox {
   own: OwnAccessRequest[] | null;
   /** When `own` was last asked for (ms since epoch); null: at the next poll. */
   ownCheckedAt: number | null;
+  /** The manager's alerts (`GET /user/access_alerts`), as last asked; absent where the server does not say. */
+  alerts?: AccessAlert[];
+  /** When `alerts` was last asked for (ms since epoch). */
+  alertsCheckedAt?: number;
 }
 
 /**
@@ -148,3 +152,6 @@ export const notifiedRequestsItem = storage.defineItem<string[]>('local:notified
  * restart does not announce them again.
  */
 export const notifiedOutcomesItem = storage.defineItem<string[]>('local:notifiedOutcomes', { fallback: [] });
+
+/** Manager's alerts a notification was already shown for (`alertKey`), while the server still lists them. */
+export const notifiedAlertsItem = storage.defineItem<string[]>('local:notifiedAlerts', { fallback: [] });

@@ -2,7 +2,8 @@
 // file that seeds `npm start`'s demo data there. Alice approves Bob with an expiry from her dashboard, finds him among
 // acme/website's members and in its audit log, and removes him; she adds a webhook to a local
 // receiver, sees a delivery in its log and resends it; an administrator creates a user, who asks
-// for access to acme and withdraws; alice answers six requests for one group in one bulk action. axe finds no serious or critical violation on any page on
+// for access to acme and withdraws; alice answers six requests for one group in one bulk action; a project
+// whose group requires two approvals waits for a second manager's. axe finds no serious or critical violation on any page on
 // the way.
 
 import { join } from 'node:path';
@@ -222,5 +223,39 @@ describe('the web console, against a real Knock with the demo data', () => {
     const members = await callApi<{ username: string; access_level: number }[]>(world.server, world.server.adminToken, 'GET', '/groups/crowd/members?query=crowd', 200);
     expect(members.map((m) => [m.username, m.access_level]).sort()).toEqual(askers.map((p) => [p.username, 20]));
     await page.context().close();
+  });
+
+  it('a project whose group requires two approvals waits for the second manager', async () => {
+    const alice = world.demo.alice;
+    const mia = { username: 'mia', password: 'mia-password-1', name: 'Mia Manager' };
+    const rita = { username: 'rita', password: 'rita-password-1', name: 'Rita Requester' };
+    const [miaMade, ritaMade] = [await createUser(world.server, mia), await createUser(world.server, rita)];
+    const group = await callApi<{ id: number }>(world.server, alice.token, 'POST', '/groups', 201, { name: 'Twice', path: 'twice', visibility: 'public' });
+    await callApi(world.server, alice.token, 'PUT', `/groups/${group.id}/access_request_rules`, 200, { approvals_required: 2 });
+    await callApi(world.server, alice.token, 'POST', `/groups/${group.id}/members`, 201, { user_id: miaMade.id, access_level: 50 });
+    await callApi(world.server, alice.token, 'POST', '/projects', 201, { name: 'App', path: 'app', namespace_id: group.id, visibility: 'public' });
+    await callApi(world.server, ritaMade.token, 'POST', '/projects/twice%2Fapp/access_requests', 201, { reason: 'to ship it', access_level: 30 });
+
+    const approveOnTab = async (who: { username: string; password: string }) => {
+      const page = await signIn(who);
+      await page.goto(`${world.server.url}/twice/app`);
+      await page.getByRole('navigation', { name: 'Pages of twice/app' }).getByRole('link', { name: /^Access requests/ }).click();
+      const row = page.getByRole('listitem', { name: 'Rita Requester (@rita)' });
+      await row.getByText('to ship it').waitFor();
+      await row.getByRole('button', { name: 'Approve @rita' }).click();
+      return page;
+    };
+    const first = await approveOnTab(alice);
+    await first.getByRole('status').getByText('Your approval of @rita is counted (1 of 2); it waits for more.').waitFor();
+    await first.getByRole('listitem', { name: 'Rita Requester (@rita)' }).getByText('1 of 2 approvals (@alice)').waitFor();
+    await expectAccessible(first);
+    await first.context().close();
+    await callApi(world.server, world.server.adminToken, 'GET', `/projects/twice%2Fapp/members/${ritaMade.id}`, 404);
+
+    const second = await approveOnTab(mia);
+    await second.getByRole('status').getByText('Approved @rita as Developer on twice/app.').waitFor();
+    await second.context().close();
+    const member = await callApi<{ access_level: number }>(world.server, world.server.adminToken, 'GET', `/projects/twice%2Fapp/members/${ritaMade.id}`, 200);
+    expect(member.access_level).toBe(30);
   });
 });

@@ -129,10 +129,12 @@ export function extensionJourney(browser: string, launch: () => Promise<Extensio
 
     await waitForText(options, `Signed in as ${DEMO_NAMES.alice} (@alice).`, `[aria-label="${host(first)}"]`);
     await vi.waitFor(async () => expect(await badgeText()).toBe('4'), { timeout: 15_000, interval: 100 });
-    // Who signed in, then the first poll: one request for the inbox, one for her own requests.
+    // Who signed in, then the first poll: one request for the inbox, one for her own requests, one
+    // for her alerts (break-glass grants, access ending soon).
     expect(apiRequestsSince(mark).sort()).toEqual([
       'GET /api/v4/access_requests 200',
       'GET /api/v4/user 200',
+      'GET /api/v4/user/access_alerts 200',
       'GET /api/v4/user/access_requests 200',
     ]);
     await options.close();

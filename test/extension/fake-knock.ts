@@ -2,10 +2,10 @@
 // responses (shared/schemas.ts), enough for the extension's unit tests: authorization server
 // metadata (RFC 8414), the token endpoint (code exchange and refresh with rotation, RFC 6749
 // §4.1.3 and §6), revocation (RFC 7009), the listing routes, approve, deny, request, and 429s;
-// and Knock's inbox (`GET /access_requests` with its ETag, `GET /user/access_requests`), unless it
+// and Knock's inbox (`GET /access_requests` with its ETag, `GET /user/access_requests`, `GET /user/access_alerts`), unless it
 // plays a plain GitLab, which has neither.
 
-import type { AccessRequest, Group, InboxAccessRequest, OwnAccessRequest, Project, User } from '../../shared/api-types';
+import type { AccessAlert, AccessRequest, Group, InboxAccessRequest, OwnAccessRequest, Project, User } from '../../shared/api-types';
 
 export const SERVER = 'https://knock.test';
 const CREATED_AT = '2026-11-01T09:00:00.000Z';
@@ -59,6 +59,8 @@ export function createFakeKnock(origin: string = SERVER) {
     inboxPageSize: 100,
     /** The signed-in user's own requests, as `GET /user/access_requests` lists them. */
     ownRequests: [] as OwnAccessRequest[],
+    /** The manager's alerts, as `GET /user/access_alerts` lists them. */
+    alerts: [] as AccessAlert[],
     /** The `If-None-Match` of each inbox request (null when none was sent). */
     inboxConditions: [] as (string | null)[],
     validAccessTokens: new Set<string>(),
@@ -255,6 +257,7 @@ export function createFakeKnock(origin: string = SERVER) {
       return paged(items, url, { ETag: etag });
     }
     if (method === 'GET' && path === '/user/access_requests' && !server.plainGitLab) return paged(server.ownRequests, url);
+    if (method === 'GET' && path === '/user/access_alerts' && !server.plainGitLab) return Response.json(server.alerts);
     if (method === 'GET' && (path === '/groups' || path === '/projects')) {
       const kind = path === '/groups' ? 'group' : 'project';
       const records = server.sources.filter((s) => s.kind === kind && s.level >= minLevel).map((s) => s.record);

@@ -4,10 +4,10 @@
 
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { fakeBrowser } from 'wxt/testing/fake-browser';
-import { OWN_RECHECK_MS, recheckOwnRequests, REPROBE_MS, refreshInbox } from '../../extension/lib/inbox';
+import { ALERTS_RECHECK_MS, OWN_RECHECK_MS, recheckOwnRequests, REPROBE_MS, refreshInbox } from '../../extension/lib/inbox';
 import { accountsItem, inboxItem, settingsItem } from '../../extension/lib/stored-values';
 import { setEntry } from '../../extension/lib/stored-updates';
-import type { OwnAccessRequest } from '../../shared/api-types';
+import type { AccessAlert, OwnAccessRequest } from '../../shared/api-types';
 import { accessRequest, SERVER, type FakeKnock } from './fake-knock';
 import { aliceWithTwoPendingRequests, HOURS_AGO } from './signed-in';
 
@@ -21,6 +21,8 @@ async function callsOf(server: FakeKnock, refresh: () => Promise<void> = refresh
 }
 /** A poll that also asks for the user's own requests (after sign-in, while one is pending, hourly). */
 const INBOX_POLL = ['GET /api/v4/access_requests', 'GET /api/v4/user/access_requests'];
+/** A poll that also asks for the manager's alerts (after sign-in, then every ALERTS_RECHECK_MS). */
+const WITH_ALERTS = [...INBOX_POLL, 'GET /api/v4/user/access_alerts'];
 /** A poll of an owner with nothing pending of their own: one request. */
 const INBOX_ONLY = ['GET /api/v4/access_requests'];
 
@@ -32,7 +34,7 @@ describe("polling Knock's inbox", () => {
   it('asks once per poll, sends the ETag back, and a 304 changes nothing', async () => {
     const server = await aliceWithTwoPendingRequests();
 
-    expect(await callsOf(server)).toEqual(INBOX_POLL);
+    expect(await callsOf(server)).toEqual(WITH_ALERTS);
     const first = await storedInbox();
     expect(first?.sources.map((s) => [s.kind, s.fullPath, s.title, s.approverLevel, s.requests.map((r) => r.username)])).toEqual([
       ['group', 'acme', 'acme', 50, ['bob']],
@@ -80,13 +82,14 @@ describe("polling Knock's inbox", () => {
   it("asks for the user's own requests after sign-in, at every poll while one is pending, after asking here, and hourly", async () => {
     const server = await aliceWithTwoPendingRequests();
     vi.useFakeTimers({ now: Date.now(), toFake: ['Date'] });
-    expect(await callsOf(server)).toEqual(INBOX_POLL);
+    expect(await callsOf(server)).toEqual(WITH_ALERTS);
     expect(await callsOf(server)).toEqual(INBOX_ONLY);
 
     // Asked for elsewhere (the console, curl): seen within the hour, then at every poll while pending.
     server.ownRequests = [ownRequest({ status: 'pending', decided_at: null })];
     vi.advanceTimersByTime(OWN_RECHECK_MS - 60_000);
-    expect(await callsOf(server)).toEqual(INBOX_ONLY);
+    // (The alerts are due every ALERTS_RECHECK_MS.)
+    expect(await callsOf(server)).toEqual([...INBOX_ONLY, 'GET /api/v4/user/access_alerts']);
     vi.advanceTimersByTime(60_000);
     expect(await callsOf(server)).toEqual(INBOX_POLL);
     expect((await storedInbox())?.own).toEqual(server.ownRequests);
@@ -149,7 +152,7 @@ describe('a server without the inbox (a plain GitLab, an older Knock)', () => {
     const account = (await accountsItem.getValue())[SERVER]!;
     await setEntry(accountsItem, SERVER, { ...account, signedInAt: Date.now() }); // signed in again
     server.plainGitLab = false; // ...to a server updated meanwhile
-    expect(await callsOf(server)).toEqual(INBOX_POLL);
+    expect(await callsOf(server)).toEqual(WITH_ALERTS);
     expect((await storedInbox())?.api).toMatchObject({ kind: 'inbox' });
   });
 
@@ -291,5 +294,47 @@ describe("a requester's notifications", () => {
     await Promise.all([refreshInbox(), refreshInbox()]);
 
     expect(created).toHaveBeenCalledTimes(1);
+  });
+});
+
+describe("a manager's alerts", () => {
+  const alert = (fields: Partial<AccessAlert> = {}): AccessAlert => ({
+    source_type: 'Project',
+    source_id: 30,
+    source_full_path: 'beta/api',
+    source_name: 'API',
+    action: 'break_glass',
+    user: { id: 7, username: 'bob', name: 'Bob' },
+    access_level: 40,
+    expires_at: '2026-11-26T13:00:00.000Z',
+    at: '2026-11-26T12:00:03.000Z',
+    reason: 'outage',
+    ...fields,
+  });
+
+  it('come once each (a break-glass grant, access ending soon): not again at the next check, nor after a restart', async () => {
+    const server = await aliceWithTwoPendingRequests();
+    await settingsItem.setValue({ pollMinutes: 5, notificationsEnabled: true });
+    server.sources.forEach((s) => (s.requests = []));
+    vi.useFakeTimers({ now: Date.now(), toFake: ['Date'] });
+    const created = vi.spyOn(fakeBrowser.notifications, 'create');
+    await refreshInbox();
+    expect(created).not.toHaveBeenCalled();
+
+    server.alerts = [alert(), alert({ action: 'expiring', source_type: 'Namespace', source_id: 40, source_full_path: 'gamma', user: { id: 8, username: 'carol', name: 'Carol' }, access_level: 20, expires_at: '2026-11-27', reason: null })];
+    // Heard at the next check of the alerts, not at every poll.
+    await refreshInbox();
+    expect(created).not.toHaveBeenCalled();
+    vi.advanceTimersByTime(ALERTS_RECHECK_MS);
+    await refreshInbox();
+    expect(created.mock.calls.map((call) => (call as unknown[])[1] as { title: string; message: string }).map((o) => [o.title, o.message])).toEqual([
+      ['Break-glass access to beta/api', '@bob took Maintainer until 2026-11-26 13:00 UTC: outage (knock.test)'],
+      ["@carol's access to gamma ends soon", 'Reporter until 2026-11-27 (knock.test)'],
+    ]);
+    vi.advanceTimersByTime(ALERTS_RECHECK_MS);
+    await refreshInbox();
+    await inboxItem.setValue({}); // as after a restart that lost the list, but not what was told
+    await refreshInbox();
+    expect(created).toHaveBeenCalledTimes(2);
   });
 });

@@ -173,7 +173,7 @@ describe("the update to Knock's inbox (version 2 to 3)", () => {
 
     server.calls.length = 0;
     await refreshInbox();
-    expect(server.calls.filter((call) => call.startsWith('GET /api/'))).toEqual(['GET /api/v4/access_requests', 'GET /api/v4/user/access_requests']);
+    expect(server.calls.filter((call) => call.startsWith('GET /api/'))).toEqual(['GET /api/v4/access_requests', 'GET /api/v4/user/access_requests', 'GET /api/v4/user/access_alerts']);
     expect((await inboxItem.getValue())[SERVER]).toMatchObject({ sources: [SOURCE], api: { kind: 'inbox' }, own: server.ownRequests });
     expect(Object.keys((await fakeBrowser.notifications.getAll()) as object)).toEqual([]); // decided before the update
 

@@ -312,3 +312,44 @@ describe('access that ends by itself', () => {
     expect((await call(`/api/v4/groups/${group.id}/access_request_rules`, { headers: ADMIN })).status).toBe(200);
   });
 });
+
+describe("a manager's alerts (GET /user/access_alerts)", () => {
+  type Alert = { action: string; source_id: number; source_type: string; user: { id: number; username: string }; access_level: number; expires_at: string | null; reason: string | null };
+  const alertsOf = async (who: Person) => {
+    const res = await as(who).get('/user/access_alerts');
+    expect(res.status).toBe(200);
+    return (await res.json()) as Alert[];
+  };
+
+  it('tells every Owner of a break-glass grant below their group, not a Maintainer nor the one who broke the glass', async () => {
+    const [owner, coOwner, maintainer, bob] = await Promise.all([person('own'), person('cown'), person('mnt'), person('bob')]);
+    const group = await createGroup(owner);
+    const project = await createProject(owner, { namespace_id: group.id });
+    await as(owner).post(`/groups/${group.id}/members`, { user_id: coOwner.id, access_level: 50 });
+    await as(owner).post(`/projects/${project.id}/members`, { user_id: maintainer.id, access_level: 40 });
+    await as(owner).put(`/groups/${group.id}/access_request_rules`, { break_glass: { access_level: 40, max_duration_hours: 1 } });
+    expect((await as(bob).post(`/projects/${project.id}/access_requests`, { break_glass: true, reason: 'outage' })).status).toBe(201);
+
+    const breakGlass = expect.objectContaining({ action: 'break_glass', source_id: project.id, source_type: 'Project', user: expect.objectContaining({ id: bob.id, username: bob.username }), access_level: 40, reason: 'outage' });
+    // An hour's access is also about to end: its managers hear that too (the Maintainer as well).
+    const expiring = expect.objectContaining({ action: 'expiring', source_id: project.id, user: expect.objectContaining({ id: bob.id }) });
+    for (const who of [owner, coOwner]) expect(await alertsOf(who)).toEqual(expect.arrayContaining([breakGlass, expiring]));
+    expect(await alertsOf(maintainer)).toEqual([expiring]);
+    expect(await alertsOf(bob)).toEqual([]);
+    // A day later it is no longer news (and the grant ended long before).
+    advance(25 * 3600);
+    expect(await alertsOf(owner)).toEqual([]);
+  });
+
+  it("tells the managers of a member's access that ends within the hour, not before, and not the member", async () => {
+    const [owner, bob] = await Promise.all([person('own'), person('bob')]);
+    const group = await createGroup(owner);
+    const end = endIn(3);
+    await as(bob).post(`/groups/${group.id}/access_requests`, { access_level: 20, expires_at: end });
+    expect((await as(owner).put(`/groups/${group.id}/access_requests/${bob.id}/approve`)).status).toBe(201);
+    expect(await alertsOf(owner)).toEqual([]);
+    advance((Date.parse(end) - Date.now()) / 1000 - 30 * 60);
+    expect(await alertsOf(owner)).toEqual([expect.objectContaining({ action: 'expiring', source_id: group.id, source_type: 'Namespace', user: expect.objectContaining({ id: bob.id }), access_level: 20, expires_at: end })]);
+    expect(await alertsOf(bob)).toEqual([]);
+  });
+});

@@ -13,7 +13,7 @@ const ROUTES: [string, string[]][] = [
   ...['block', 'unblock', 'deactivate', 'activate'].map((action): [string, string[]] => [`/api/v4/users/{victim}/${action}`, ['POST']]), ['/api/v4/applications', ['GET', 'POST']], ['/api/v4/applications/{id}', ['DELETE']],
   ['/api/v4/openapi.json', ['GET']], ['/api/v4/user/personal_access_tokens', ['POST']], ['/api/v4/users/{uid}/personal_access_tokens', ['POST']],
   ['/api/v4/personal_access_tokens', ['GET']], ['/api/v4/personal_access_tokens/self', ['GET', 'DELETE']], ['/api/v4/personal_access_tokens/{id}', ['GET', 'DELETE']],
-  ['/api/v4/access_requests', ['GET']], ['/api/v4/user/access_requests', ['GET']], ['/api/v4/audit_events', ['GET']], ['/api/v4/audit_events/{id}', ['GET']],
+  ['/api/v4/access_requests', ['GET']], ['/api/v4/user/access_requests', ['GET']], ['/api/v4/user/access_alerts', ['GET']], ['/api/v4/audit_events', ['GET']], ['/api/v4/audit_events/{id}', ['GET']],
   ...['groups', 'projects'].flatMap((kind): [string, string[]][] => [
     [`/api/v4/${kind}`, ['GET', 'POST']], [`/api/v4/${kind}/{ns}`, ['GET', 'PUT', 'DELETE']], [`/api/v4/${kind}/{ns}/access_requests`, ['GET', 'POST']],
     [`/api/v4/${kind}/{ns}/access_requests/{uid}`, ['DELETE']], [`/api/v4/${kind}/{ns}/access_requests/{uid}/approve`, ['PUT']],

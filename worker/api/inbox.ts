@@ -10,7 +10,7 @@ import * as service from '../services/inbox';
 import { hashSecret } from '../store/tokens';
 import { pageOf, paginationHeaders, paginationQuery, windowOf, type Page } from './pagination';
 import { instantParam } from './params';
-import { InboxAccessRequestSchema, KIND_OF_SOURCE_TYPE, OwnAccessRequestSchema, presentInboxItem, presentOwnRequest } from './presenters/inbox';
+import { AccessAlertSchema, InboxAccessRequestSchema, KIND_OF_SOURCE_TYPE, OwnAccessRequestSchema, presentAccessAlert, presentInboxItem, presentOwnRequest } from './presenters/inbox';
 import { createApiRouter } from './router';
 
 /**
@@ -148,6 +148,18 @@ const own = createRoute({
   responses: { 200: { description: 'Your requests', content: { 'application/json': { schema: z.array(OwnAccessRequestSchema) } } } },
 });
 
+const alerts = createRoute({
+  method: 'get',
+  path: '/user/access_alerts',
+  tags,
+  summary: "Knock extension: the caller's alerts: break-glass grants and access that ends soon, where they manage",
+  description:
+    'break_glass: access a break-glass rule granted in the last 24 hours in a group or project the caller owns (directly or through an ancestor group). ' +
+    "expiring: another member's access that ends soon (within a day of an end given as a date, an hour of a date-time), where the caller may answer access requests. " +
+    'Newest first. The caller\'s own access is in /user/access_requests.',
+  responses: { 200: { description: 'Your alerts', content: { 'application/json': { schema: z.array(AccessAlertSchema) } } } },
+});
+
 export const inboxRoutes = createApiRouter()
   .openapi(inbox, async (c) => {
     const q = c.req.valid('query');
@@ -175,4 +187,5 @@ export const inboxRoutes = createApiRouter()
       200,
       { ...paginationHeaders(c, page, total), 'Cache-Control': 'private, no-store' },
     );
-  });
+  })
+  .openapi(alerts, async (c) => c.json((await service.accessAlerts(c.env, c.var.caller)).map(presentAccessAlert), 200, { 'Cache-Control': 'private, no-store' }));

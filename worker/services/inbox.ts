@@ -1,5 +1,6 @@
 import { allIndexPartitions, userIndexPartitions, type IndexPartitionStub } from '../durable/index-partition/index-partition';
 import type { OwnRequestRow } from '../durable/index-partition/inbox-index';
+import type { AccessAlertRow } from '../durable/index-partition/alerts';
 import { compareBy, type InboxFilter, type InboxPage, type KnownVersion } from '../durable/user/inbox';
 import { userObject } from '../durable/user/user';
 import type { Caller, Env } from '../env';
@@ -71,4 +72,13 @@ export const ownRequests = async (
   const parts = await Promise.all((await (callerPartitions ?? userIndexPartitions(env, caller.id))).map((p) => p.ownRequests(caller.id, caller.admin)));
   const all = parts.flat().sort((a, b) => a.requested_at.localeCompare(b.requested_at) || a.namespace_id - b.namespace_id);
   return { total: all.length, items: all.slice(page.offset, page.offset + page.limit) };
+};
+
+/**
+ * The caller's alerts (break-glass grants where they are an Owner, others' access ending soon
+ * where they manage requests), from the partitions of the trees they are a member in, newest first.
+ */
+export const accessAlerts = async (env: Env, caller: Caller): Promise<AccessAlertRow[]> => {
+  const parts = await Promise.all((await userIndexPartitions(env, caller.id)).map((p) => p.accessAlerts(caller.id)));
+  return parts.flat().sort((a, b) => b.at.localeCompare(a.at) || a.namespace_id - b.namespace_id || a.user_id - b.user_id);
 };

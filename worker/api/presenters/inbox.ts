@@ -1,10 +1,11 @@
 import { levelsAllowedToApprove, type NamespaceKind } from '../../../shared/access-levels';
-import type { InboxAccessRequest, OwnAccessRequest, SourceType } from '../../../shared/api-types';
+import type { AccessAlert, InboxAccessRequest, OwnAccessRequest, SourceType } from '../../../shared/api-types';
+import type { AccessAlertRow } from '../../durable/index-partition/alerts';
 import type { OwnRequestRow } from '../../durable/index-partition/inbox-index';
 import type { InboxItem } from '../../durable/user/inbox';
 import { askOfDetails, presentAccessRequest } from './member';
 
-export { InboxAccessRequestSchema, OwnAccessRequestSchema } from '../../../shared/schemas';
+export { AccessAlertSchema, InboxAccessRequestSchema, OwnAccessRequestSchema } from '../../../shared/schemas';
 
 /** GitLab's `source_type`: a group is a `Namespace`. */
 const SOURCE_TYPE: Record<NamespaceKind, SourceType> = { group: 'Namespace', project: 'Project' };
@@ -49,3 +50,14 @@ export const presentOwnRequest = (r: OwnRequestRow, now: string): OwnAccessReque
     requested_expires_at: ask.expires_at,
   };
 };
+
+/** A manager's alert: its group or project, whom it is about, the level and end, and why (break-glass). */
+export const presentAccessAlert = (r: AccessAlertRow): AccessAlert => ({
+  ...sourceOf(r.kind, r.namespace_id, r.source_full_path, r.source_name),
+  action: r.action,
+  user: { id: r.user_id, username: r.username, name: r.name },
+  access_level: r.access_level,
+  expires_at: r.expires_at,
+  at: r.at,
+  reason: r.reason,
+});

@@ -1,5 +1,5 @@
 import { DurableObject } from 'cloudflare:workers';
-import { clock, todayUtc } from '../../clock';
+import { clock, isoNow, todayUtc } from '../../clock';
 import type { Env } from '../../env';
 import { OWNER } from '../../../shared/access-levels';
 import type { IndexReply, UserRow, UserSnapshot } from '../directory/types';
@@ -9,6 +9,7 @@ import { everyRequest, inboxDeliveries, inboxDelivered, inboxOutboxWaiting, inbo
 import { groupMembershipsOf, twoFactorRequiredBy, type GroupMemberships } from './group-memberships';
 import { claimChecksWaiting, levelsBefore, queueAllMembers, queueLowered, sendClaimChecks } from './claim-checks';
 import { INDEX_PARTITION_SCHEMA } from './schema';
+import { alertsOf, type AccessAlertRow } from './alerts';
 import { migrate } from '../migrations';
 import {
   applyMembershipChanges,
@@ -423,6 +424,11 @@ export class IndexPartition extends DurableObject<Env> {
   /** The administrators' inbox here: every pending request (inbox-index.ts); only the version while it is `known`. */
   everyRequest(filter: InboxFilter, offset: number, limit: number, known: KnownVersion): { version: number; page: InboxPage | null } {
     return this.ctx.storage.transactionSync(() => everyRequest(this.sql, filter, offset, limit, known));
+  }
+
+  /** A manager's alerts here: break-glass grants where they are an Owner, others' access that ends soon (alerts.ts). */
+  accessAlerts(userId: number): AccessAlertRow[] {
+    return alertsOf(this.sql, userId, isoNow());
   }
 
   /** A requester's own requests here that they may see, oldest first. */

@@ -164,7 +164,7 @@ export abstract class NamespaceAccess extends NamespaceChecks {
    */
   private grantByRule(userId: number, requester: Requester, ask: AccessAsk, grant: { accessLevel: number; expiresAt: string | null }, by: RuleApproval): RequestOutcomeRow {
     const request = this.insertRequest(userId, requester, { ...ask, expiresAt: grant.expiresAt }, null);
-    this.closeRequest(userId, { outcome: 'approved', by: null, level: grant.accessLevel, expiresAt: grant.expiresAt });
+    this.closeRequest(userId, { outcome: 'approved', by: null, level: grant.accessLevel, expiresAt: grant.expiresAt, rule: by });
     const member = this.upsertMember(userId, grant.accessLevel, request.requested_at, null, grant.expiresAt);
     this.record({
       action: by === 'auto_approve' ? 'auto_approved' : 'break_glass',

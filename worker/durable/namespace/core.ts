@@ -10,7 +10,7 @@ import { EventLog, type UserLookup } from '../event-log';
 import { migrate } from '../migrations';
 import type { NamespaceSnapshot } from '../namespace-registry';
 import { NAMESPACE_SCHEMA } from './schema';
-import type { AccessRequestRow, Actor, MemberRow, Stale } from './types';
+import type { AccessRequestRow, Actor, MemberRow, RuleApproval, Stale } from './types';
 import { Webhooks } from './webhooks';
 
 /**
@@ -42,7 +42,7 @@ export interface Settings {
 
 /** How a pending request ends, written on its row just before it is deleted (see schema.ts). */
 type Closing =
-  | { outcome: 'approved'; by: number | null; level: number; expiresAt: string | null }
+  | { outcome: 'approved'; by: number | null; level: number; expiresAt: string | null; rule?: RuleApproval }
   | { outcome: 'denied'; by: number; reason: string | null }
   | { outcome: 'withdrawn'; by: number }
   | { outcome: 'removed' | 'lapsed' };
@@ -183,13 +183,14 @@ export abstract class NamespaceCore extends DurableObject<Env> {
   protected closeRequest(userId: number, closing: Closing): boolean {
     const granted = closing.outcome === 'approved' ? closing : null;
     this.sql.exec(
-      'UPDATE access_requests SET outcome = ?, granted_level = ?, granted_expires_at = ?, decided_by = ?, decided_at = ?, decided_reason = ? WHERE user_id = ?',
+      'UPDATE access_requests SET outcome = ?, granted_level = ?, granted_expires_at = ?, decided_by = ?, decided_at = ?, decided_reason = ?, approved_by_rule = ? WHERE user_id = ?',
       closing.outcome,
       granted?.level ?? null,
       granted?.expiresAt ?? null,
       'by' in closing ? closing.by : null,
       isoNow(),
       closing.outcome === 'denied' ? closing.reason : null,
+      granted?.rule ?? null,
       userId,
     );
     return this.sql.exec('DELETE FROM access_requests WHERE user_id = ? RETURNING user_id', userId).toArray().length > 0;

@@ -1,5 +1,5 @@
 import { clock, isoNow } from '../../clock';
-import { endMs } from '../../dates';
+import { endMs, warnAtSql } from '../../dates';
 import { auditLog } from '../audit-log/audit-log';
 import { directory } from '../directory/directory';
 import type { IndexReply } from '../directory/types';
@@ -36,12 +36,7 @@ type OutboxRow = {
   details: string | null;
 };
 
-/**
- * When a member is warned that their access ends (the `expiring` event): 24 hours before an end
- * given as a date, 1 hour before one given as a date-time (SQLite's time functions read both).
- */
-const WARN_AT = `CASE WHEN length(m.expires_at) = 10 THEN strftime('%Y-%m-%dT%H:%M:%fZ', m.expires_at, '-1 day')
-  ELSE strftime('%Y-%m-%dT%H:%M:%fZ', m.expires_at, '-1 hour') END`;
+const WARN_AT = warnAtSql('m.expires_at');
 const UNWARNED = `members m LEFT JOIN expiry_warnings w ON w.user_id = m.user_id AND w.expires_at = m.expires_at
   WHERE m.expires_at IS NOT NULL AND w.user_id IS NULL`;
 

@@ -21,7 +21,7 @@ import { EVENTS_TABLE } from '../event-log-schema';
  * - `access_requests` also keep what the requester asked (`reason`, `access_level`, `expires_at`)
  *   and what the rules in force when they asked decide for it (`approvals_required`,
  *   `max_duration_hours`, `pending_until`: when it expires undecided); a denial's reason is
- *   `decided_reason`. `approvals` holds the approvals counted so far (deleted with the request).
+ *   `decided_reason`, and which rule granted it (`approved_by_rule`: auto_approve, break_glass). `approvals` holds the approvals counted so far (deleted with the request).
  * - `meta.rules`: this group's or project's own access request rules (JSON), null when it
  *   inherits them.
  * - Members end at `expires_at`: 00:00 UTC of a date, or the minute of a date-time
@@ -87,7 +87,8 @@ export const NAMESPACE_SCHEMA = [
      approvals_required INTEGER NOT NULL DEFAULT 1,
      max_duration_hours INTEGER,
      pending_until TEXT,
-     decided_reason TEXT
+     decided_reason TEXT,
+     approved_by_rule TEXT
    );
    CREATE INDEX access_requests_pending_until ON access_requests (pending_until) WHERE pending_until IS NOT NULL;
    CREATE TABLE approvals (
@@ -153,7 +154,8 @@ export const NAMESPACE_SCHEMA = [
        SELECT version, 'request', OLD.user_id, 0, OLD.requested_at, OLD.decided_by, OLD.granted_expires_at,
               COALESCE(OLD.outcome, 'removed'), OLD.granted_level, OLD.decided_at,
               json_object('reason', OLD.reason, 'access_level', OLD.access_level, 'expires_at', OLD.expires_at,
-                          'approvals_required', OLD.approvals_required, 'decided_reason', OLD.decided_reason) FROM meta;
+                          'approvals_required', OLD.approvals_required, 'decided_reason', OLD.decided_reason,
+                          'approved_by_rule', OLD.approved_by_rule) FROM meta;
      DELETE FROM approvals WHERE user_id = OLD.user_id;
    END;
    CREATE TRIGGER members_gone_warnings AFTER DELETE ON members BEGIN
