@@ -1,4 +1,4 @@
-import { MINIMAL_ACCESS } from '../../../shared/access-levels';
+import { MINIMAL_ACCESS, OWNER } from '../../../shared/access-levels';
 
 /** A user's groups in one index partition, as OpenID Connect's group claims name them (by full path). */
 export interface GroupMemberships {
@@ -64,3 +64,16 @@ export const twoFactorRequiredBy = (sql: SqlStorage, userId: number, today: stri
       today,
     )
     .toArray()[0]?.full_path ?? null;
+
+/** Groups here of which the user is the only direct Owner (GitLab's `solo_owned_groups`). */
+export const soleOwnedGroupsOf = (sql: SqlStorage, userId: number): number[] =>
+  sql
+    .exec<{ id: number }>(
+      `SELECT m.namespace_id AS id FROM memberships m JOIN namespaces n ON n.id = m.namespace_id AND n.kind = 'group'
+       WHERE m.user_id = ? AND m.access_level = ${OWNER} AND NOT EXISTS (
+         SELECT 1 FROM memberships o WHERE o.namespace_id = m.namespace_id AND o.user_id != m.user_id AND o.access_level = ${OWNER}
+           AND NOT EXISTS (SELECT 1 FROM users u WHERE u.id = o.user_id AND u.state = 'deleted'))`,
+      userId,
+    )
+    .toArray()
+    .map((r) => r.id);

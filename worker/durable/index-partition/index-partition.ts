@@ -6,7 +6,7 @@ import type { IndexReply, UserRow, UserSnapshot } from '../directory/types';
 import { userObject } from '../user/user';
 import type { InboxFilter, InboxPage, KnownVersion } from '../user/inbox';
 import { everyRequest, inboxDeliveries, inboxDelivered, inboxOutboxWaiting, inboxResync, requesterChanged, sourcesRenamed, requestsDeletedWith, type OwnRequestRow } from './inbox-index';
-import { groupMembershipsOf, twoFactorRequiredBy, type GroupMemberships } from './group-memberships';
+import { groupMembershipsOf, soleOwnedGroupsOf, twoFactorRequiredBy, type GroupMemberships } from './group-memberships';
 import { claimChecksWaiting, levelsBefore, queueAllMembers, queueLowered, sendClaimChecks } from './claim-checks';
 import { INDEX_PARTITION_SCHEMA } from './schema';
 import { alertsOf, type AccessAlertRow } from './alerts';
@@ -532,16 +532,7 @@ export class IndexPartition extends DurableObject<Env> {
 
   /** Groups here of which the user is the only direct Owner (GitLab's `solo_owned_groups`). */
   soleOwnedGroups(userId: number): number[] {
-    return this.sql
-      .exec<{ id: number }>(
-        `SELECT m.namespace_id AS id FROM memberships m JOIN namespaces n ON n.id = m.namespace_id AND n.kind = 'group'
-         WHERE m.user_id = ? AND m.access_level = ${OWNER} AND NOT EXISTS (
-           SELECT 1 FROM memberships o WHERE o.namespace_id = m.namespace_id AND o.user_id != m.user_id AND o.access_level = ${OWNER}
-             AND NOT EXISTS (SELECT 1 FROM users u WHERE u.id = o.user_id AND u.state = 'deleted'))`,
-        userId,
-      )
-      .toArray()
-      .map((r) => r.id);
+    return soleOwnedGroupsOf(this.sql, userId);
   }
 
   /** The index's view of one user in one group or project (tests of convergence). */
