@@ -1,7 +1,6 @@
 import { DurableObject } from 'cloudflare:workers';
 import { clock, isoNow, todayUtc } from '../../clock';
 import type { Env } from '../../env';
-import { OWNER } from '../../../shared/access-levels';
 import type { IndexReply, UserRow, UserSnapshot } from '../directory/types';
 import { userObject } from '../user/user';
 import type { InboxFilter, InboxPage, KnownVersion } from '../user/inbox';
