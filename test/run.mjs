@@ -1,0 +1,79 @@
+// `npm test`: the type check and the test projects, at the same time. Vitest runs its projects
+// one after another, and each mostly waits: the worker project on workerd (one core), the system
+// project on its servers and browsers. So this runs the type check, the worker project, and the
+// other three projects as three processes side by side, each line prefixed with its part, and
+// fails when any of them fails. Arguments go to both Vitest runs (`npm test -- test/worker/x.test.ts`).
+// Each Vitest run writes its JSON report under .tmp/, and the two are merged into
+// .tmp/vitest-results.json (docs/testing.md).
+import { spawn } from 'node:child_process';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+
+const ROOT = join(import.meta.dirname, '..');
+const TMP = join(ROOT, '.tmp');
+const args = process.argv.slice(2);
+const bin = (name) => join(ROOT, 'node_modules', '.bin', name);
+
+/** Runs `command`, prefixing each line of its output with `label`; resolves to its exit code. */
+const run = (label, command, commandArgs) =>
+  new Promise((resolve) => {
+    const child = spawn(command, commandArgs, { cwd: ROOT, env: { ...process.env, FORCE_COLOR: process.env.FORCE_COLOR ?? '0' } });
+    for (const [from, to] of [
+      [child.stdout, process.stdout],
+      [child.stderr, process.stderr],
+    ]) {
+      let rest = '';
+      from.on('data', (chunk) => {
+        const lines = (rest + chunk).split('\n');
+        rest = lines.pop();
+        for (const line of lines) to.write(`[${label}] ${line}\n`);
+      });
+      from.on('end', () => rest && to.write(`[${label}] ${rest}\n`));
+    }
+    child.on('close', (code, signal) => resolve(code ?? (signal ? 1 : 0)));
+  });
+
+const vitest = (label, projects) => {
+  const report = join(TMP, `vitest-${label}.json`);
+  const projectArgs = projects.flatMap((p) => ['--project', p]);
+  return {
+    report,
+    done: run(label, bin('vitest'), ['run', ...projectArgs, '--passWithNoTests', '--reporter=default', '--reporter=json', `--outputFile=${report}`, ...args]),
+  };
+};
+
+mkdirSync(TMP, { recursive: true });
+// The extension's generated tsconfig, which both the type check and the extension project read.
+if ((await run('prepare', bin('wxt'), ['prepare', 'extension'])) !== 0) process.exit(1);
+
+const typecheck = run('typecheck', 'npm', ['run', '--silent', 'typecheck:tsc']);
+const worker = vitest('worker', ['worker']);
+const others = vitest('others', ['system', 'unit', 'extension']);
+const codes = await Promise.all([typecheck, worker.done, others.done]);
+
+// One report of both runs, as one Vitest run would have written it.
+const reports = [worker.report, others.report].map((file) => {
+  try {
+    return JSON.parse(readFileSync(file, 'utf8'));
+  } catch {
+    return null;
+  }
+});
+const sum = (key) => reports.reduce((n, r) => n + (r?.[key] ?? 0), 0);
+const merged = {
+  numTotalTests: sum('numTotalTests'),
+  numPassedTests: sum('numPassedTests'),
+  numFailedTests: sum('numFailedTests'),
+  numPendingTests: sum('numPendingTests'),
+  numTotalTestSuites: sum('numTotalTestSuites'),
+  numFailedTestSuites: sum('numFailedTestSuites'),
+  startTime: Math.min(...reports.map((r) => r?.startTime ?? Infinity)),
+  success: reports.every((r) => r?.success) && codes.every((c) => c === 0),
+  testResults: reports.flatMap((r) => r?.testResults ?? []),
+};
+writeFileSync(join(TMP, 'vitest-results.json'), JSON.stringify(merged));
+
+const parts = ['type check', 'worker project', 'system, unit and extension projects'];
+const failed = parts.filter((_, i) => codes[i] !== 0);
+console.log(`\n${merged.numPassedTests} passed, ${merged.numFailedTests} failed${failed.length ? `; failed: ${failed.join(', ')}` : ''}`);
+process.exit(failed.length ? 1 : 0);
