@@ -2,7 +2,7 @@
 // one after another, and each mostly waits: the worker project on workerd (one core), the system
 // project on its servers and browsers. So this runs the type check, the worker project, and the
 // other three projects as three processes side by side, each line prefixed with its part, and
-// fails when any of them fails. Arguments go to both Vitest runs (`npm test -- test/worker/x.test.ts`).
+// fails when any of them fails. Arguments go to both Vitest runs (`npm test -- users.test.ts` runs the files whose path has it).
 // Each Vitest run writes its JSON report under .tmp/, and the two are merged into
 // .tmp/vitest-results.json (docs/testing.md).
 import { spawn } from 'node:child_process';
