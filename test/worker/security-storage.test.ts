@@ -6,6 +6,7 @@ import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { dumpKv, dumpTables, directoryStub, grantsStub, namespaceStub } from './support/storage';
 import { ADMIN, Browser, call, jsonBody, unique } from './support/http';
 import { authorizeCode, exchange, pkcePair, refresh, registerApp, tokenCall, type Tokens } from './support/oauth';
+import { INSTANCE_SETTINGS_KEY } from '../../worker/store/instance-settings';
 import { ROOT_CALLER_KEY } from '../../worker/store/tokens';
 import { config } from '../../worker/config';
 
@@ -143,8 +144,10 @@ describe('secrets at rest and in logs', () => {
     expect(kv.length).toBeGreaterThan(3);
     const text = JSON.stringify(kv);
     for (const [name, secret] of secrets) for (const needle of needles(secret)) expect(text.includes(needle), `${name} stored in KV`).toBe(false);
-    // Every key is a keyed hash, but the fixed key of root's caller record (a profile, no secret).
-    for (const { key } of kv) if (key !== ROOT_CALLER_KEY) expect(key).toMatch(/^[a-z]+:[A-Za-z0-9_-]{20,}$/);
+    // Every key is a keyed hash, but the fixed keys of root's caller record (a profile, no secret)
+    // and of the instance's settings (written once another test file has set one).
+    const fixed = new Set([ROOT_CALLER_KEY, INSTANCE_SETTINGS_KEY]);
+    for (const { key } of kv) if (!fixed.has(key)) expect(key).toMatch(/^[a-z]+:[A-Za-z0-9_-]{20,}$/);
   });
 
   it('stores passwords only as salted PBKDF2 hashes, at the configured iteration count', async () => {

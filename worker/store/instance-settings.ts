@@ -13,14 +13,14 @@ export interface InstanceSettings {
   require_two_factor_authentication: boolean;
 }
 
-const KEY = 'settings:instance';
+export const INSTANCE_SETTINGS_KEY = 'settings:instance';
 const DEFAULTS: InstanceSettings = { require_two_factor_authentication: false };
 
-export const instanceSettings = async (env: Env): Promise<InstanceSettings> => ({ ...DEFAULTS, ...(await env.TOKENS.get<Partial<InstanceSettings>>(KEY, 'json')) });
+export const instanceSettings = async (env: Env): Promise<InstanceSettings> => ({ ...DEFAULTS, ...(await env.TOKENS.get<Partial<InstanceSettings>>(INSTANCE_SETTINGS_KEY, 'json')) });
 
 /** Applies `changes` and answers the settings as they now are. */
 export const updateInstanceSettings = async (env: Env, changes: Partial<InstanceSettings>): Promise<InstanceSettings> => {
   const next = { ...(await instanceSettings(env)), ...Object.fromEntries(Object.entries(changes).filter(([, v]) => v !== undefined)) };
-  await env.TOKENS.put(KEY, JSON.stringify(next));
+  await env.TOKENS.put(INSTANCE_SETTINGS_KEY, JSON.stringify(next));
   return next;
 };
