@@ -1,7 +1,7 @@
 // `npm test`: the type check and the test projects, at the same time. Vitest runs its projects
 // one after another, and each mostly waits: the worker project on workerd (one core), the system
 // project on its servers and browsers. So this runs the type check, the worker project, and the
-// other three projects side by side (the worker project in two shards), each line prefixed with its part, and
+// other three projects as three processes side by side, each line prefixed with its part, and
 // fails when any of them fails. Arguments go to both Vitest runs (`npm test -- users.test.ts` runs the files whose path has it).
 // Each Vitest run writes its JSON report under .tmp/, and the two are merged into
 // .tmp/vitest-results.json (docs/testing.md).
@@ -33,12 +33,12 @@ const run = (label, command, commandArgs) =>
     child.on('close', (code, signal) => resolve(code ?? (signal ? 1 : 0)));
   });
 
-const vitest = (label, projects, extra = []) => {
+const vitest = (label, projects) => {
   const report = join(TMP, `vitest-${label}.json`);
   const projectArgs = projects.flatMap((p) => ['--project', p]);
   return {
     report,
-    done: run(label, bin('vitest'), ['run', ...projectArgs, ...extra, '--passWithNoTests', '--reporter=default', '--reporter=json', `--outputFile=${report}`, ...args]),
+    done: run(label, bin('vitest'), ['run', ...projectArgs, '--passWithNoTests', '--reporter=default', '--reporter=json', `--outputFile=${report}`, ...args]),
   };
 };
 
@@ -47,13 +47,12 @@ mkdirSync(TMP, { recursive: true });
 if ((await run('prepare', bin('wxt'), ['prepare', 'extension'])) !== 0) process.exit(1);
 
 const typecheck = run('typecheck', 'npm', ['run', '--silent', 'typecheck:tsc']);
-// The worker project in two shards (a workerd runtime each): it is the longest part.
-const workers = [1, 2].map((n) => vitest(`worker-${n}`, ['worker'], [`--shard=${n}/2`]));
+const worker = vitest('worker', ['worker']);
 const others = vitest('others', ['system', 'unit', 'extension']);
-const codes = await Promise.all([typecheck, Promise.all(workers.map((w) => w.done)).then((c) => Math.max(...c)), others.done]);
+const codes = await Promise.all([typecheck, worker.done, others.done]);
 
-// One report of the runs, as one Vitest run would have written it.
-const reports = [...workers, others].map(({ report: file }) => {
+// One report of both runs, as one Vitest run would have written it.
+const reports = [worker.report, others.report].map((file) => {
   try {
     return JSON.parse(readFileSync(file, 'utf8'));
   } catch {
