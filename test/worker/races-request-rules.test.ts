@@ -2,7 +2,7 @@ import { env } from 'cloudflare:workers';
 import { runDurableObjectAlarm, runInDurableObject } from 'cloudflare:test';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { clock } from '../../worker/clock';
-import { ADMIN, call, jsonBody, unique, type TestUser } from './support/http';
+import { ADMIN, api, unique, type TestUser } from './support/http';
 import { quickUser } from './support/world';
 
 vi.setConfig({ testTimeout: 60_000 });
@@ -17,15 +17,6 @@ const TRIALS = 50;
 let trials = 0;
 afterAll(() => console.log(`rule races: ${trials} trials`));
 
-const api = (who: TestUser | Record<string, string>) => {
-  const headers = 'headers' in who ? (who.headers as Record<string, string>) : (who as Record<string, string>);
-  return {
-    get: (path: string) => call(`/api/v4${path}`, { headers }),
-    post: (path: string, body?: unknown) => call(`/api/v4${path}`, body === undefined ? { method: 'POST', headers } : jsonBody(body, headers)),
-    put: (path: string, body?: unknown) => call(`/api/v4${path}`, body === undefined ? { method: 'PUT', headers } : jsonBody(body, headers, 'PUT')),
-    delete: (path: string) => call(`/api/v4${path}`, { method: 'DELETE', headers }),
-  };
-};
 const root = api(ADMIN);
 
 const create = async (owner: TestUser, kind: 'groups' | 'projects', body: Record<string, unknown> = {}) => {

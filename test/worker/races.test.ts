@@ -2,7 +2,7 @@ import { env } from 'cloudflare:workers';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { errorShapeProblem, expectError } from './support/contract';
 import { indexedMembership, indexedPendingRequests } from './support/indexes';
-import { ADMIN, Browser, call, jsonBody, unique, type TestUser } from './support/http';
+import { ADMIN, api, Browser, call, jsonBody, unique, type TestUser } from './support/http';
 import { authorizeCode, exchange, pkcePair, refresh, registerApp, tokenCall, whoAmI, type Tokens } from './support/oauth';
 import { quickUser } from './support/world';
 
@@ -16,15 +16,6 @@ afterAll(() => console.log(`races: ${trials} trials`));
 type Kind = 'groups' | 'projects';
 const KINDS: Kind[] = ['groups', 'projects'];
 
-const api = (who: TestUser | Record<string, string>) => {
-  const headers = 'headers' in who ? (who.headers as Record<string, string>) : (who as Record<string, string>);
-  return {
-    get: (path: string) => call(`/api/v4${path}`, { headers }),
-    post: (path: string, body?: unknown) => call(`/api/v4${path}`, body === undefined ? { method: 'POST', headers } : jsonBody(body, headers)),
-    put: (path: string, body?: unknown) => call(`/api/v4${path}`, body === undefined ? { method: 'PUT', headers } : jsonBody(body, headers, 'PUT')),
-    delete: (path: string) => call(`/api/v4${path}`, { method: 'DELETE', headers }),
-  };
-};
 const root = api(ADMIN);
 
 const expectContractError = async (res: Response) => {

@@ -24,6 +24,17 @@ export interface TestUser {
   headers: Record<string, string>;
 }
 
+/** The API as `who` (a test user, or headers such as ADMIN): get, post, put and delete under /api/v4. */
+export const api = (who: TestUser | Record<string, string>) => {
+  const headers = 'headers' in who ? (who.headers as Record<string, string>) : (who as Record<string, string>);
+  return {
+    get: (path: string) => call(`/api/v4${path}`, { headers }),
+    post: (path: string, body?: unknown) => call(`/api/v4${path}`, body === undefined ? { method: 'POST', headers } : jsonBody(body, headers)),
+    put: (path: string, body?: unknown) => call(`/api/v4${path}`, body === undefined ? { method: 'PUT', headers } : jsonBody(body, headers, 'PUT')),
+    delete: (path: string) => call(`/api/v4${path}`, { method: 'DELETE', headers }),
+  };
+};
+
 /** Creates a user through the admin API and gives it an `api` access token. */
 export const createUser = async (prefix = 'user', opts: { admin?: boolean; scopes?: string[] } = {}): Promise<TestUser> => {
   const username = unique(prefix);
