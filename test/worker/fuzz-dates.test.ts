@@ -11,6 +11,8 @@ import { admin, as, createGroup, createProject, person, startWorker, type Person
  * the answer is never a 5xx (worker/dates.ts parses them all, and never throws). The API's are
  * read from /api/v4/openapi.json (every parameter and body field of format `date` or
  * `date-time`), so a new one is fuzzed without a change here; the console's forms are listed.
+ * GitLab answers a parameter it cannot read with 400; a 5xx is GitLab's "something went wrong on
+ * the server" ("Status codes", https://docs.gitlab.com/api/rest/troubleshooting/).
  */
 
 type Schema = { $ref?: string; format?: string; anyOf?: Schema[]; oneOf?: Schema[]; properties?: Record<string, Schema> };
@@ -170,6 +172,24 @@ describe('every date-taking parameter, fed text of date shape', () => {
       await res.body?.cancel();
       expect([401, 403, 405, 415], input.label).not.toContain(res.status);
     }
+  });
+
+  // A date that looks right but does not exist is a parameter GitLab cannot read: 400 `<name> is
+  // invalid`, never a 500 ("Status codes", https://docs.gitlab.com/api/rest/troubleshooting/;
+  // `expires_at` is "a date string in the format YEAR-MONTH-DAY", https://docs.gitlab.com/api/members/).
+  it('answers 400 `<name> is invalid` to 2027-13-45 on every date parameter of the API, as JSON and as a form', async () => {
+    const answers: Record<string, unknown> = {};
+    const expected: Record<string, unknown> = {};
+    for (const input of inputs.filter((i) => !i.label.startsWith('console'))) {
+      for (const form of input.label.includes(' body ') ? [false, true] : [false]) {
+        const label = `${input.label}${form ? ' (form)' : ''}`;
+        const res = await input.send('2027-13-45', form);
+        answers[label] = { status: res.status, body: await res.json() };
+        expected[label] = { status: 400, body: { error: `${input.label.split(/[ ?]/).pop()} is invalid` } };
+      }
+    }
+    expect(Object.keys(answers).length).toBeGreaterThanOrEqual(13);
+    expect(answers).toEqual(expected);
   });
 
   const runs = fuzzParameters(400).numRuns;
