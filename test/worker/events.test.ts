@@ -128,9 +128,9 @@ describe.each(KIND_ROUTES)('audit events of %s', (kind) => {
     await expectError(await as(owner).get(`${base}/audit_events?created_after=yesterday`), 400, { error: 'created_after is invalid' });
   });
 
-  // GitLab's audit events API docs: a group's Owners read every user's events, its Developers and
-  // Maintainers only those of their own actions; a project's Maintainers and Owners every user's,
-  // its Developers their own. Below Developer: 403.
+  // GitLab's audit events API docs (https://docs.gitlab.com/api/audit_events/): a group's Owners
+  // read every user's events, its Developers and Maintainers only those of their own actions; a
+  // project's Maintainers and Owners every user's, its Developers their own. Below Developer: 403.
   it(`gives ${kind === 'groups' ? 'Owners' : 'Maintainers and Owners'} and administrators every event, a Developer${kind === 'groups' ? ' or Maintainer' : ''} their own`, async () => {
     const [owner, reader, dev, maintainer, reporter, stranger] = await Promise.all(['own', 'rdr', 'dev', 'mnt', 'rep', 'str'].map((p) => person(p)));
     const source = await createSource(kind, owner, { visibility: 'private' });
@@ -291,7 +291,8 @@ describe('logs above a group or project', () => {
     await expectError(await admin.get('/audit_events/999999999'), 404, { message: '404 Not found' });
   });
 
-  // GitLab's audit events have one id (its audit_events table's), whichever API lists them.
+  // GitLab's audit events API (https://docs.gitlab.com/api/audit_events/) lists the rows of one
+  // audit_events table, so an event has one id whichever route lists it.
   it('gives an event one id in every log that has it, and finds it by that id in each', async () => {
     const [owner, bob] = await Promise.all([person('own'), person('bob')]);
     const top = await createGroup(owner);
