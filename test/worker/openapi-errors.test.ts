@@ -4,7 +4,8 @@ import { ADMIN, call, createUser } from './support/http';
 
 /**
  * The OpenAPI document declares the error answers Knock really gives, with GitLab's error body
- * (worker/api/error-answers.ts). Every operation of /api/v4/openapi.json is called without a
+ * (worker/api/error-answers.ts; GitLab's status codes and error bodies:
+ * https://docs.gitlab.com/api/rest/troubleshooting/). Every operation of /api/v4/openapi.json is called without a
  * token, with a `read_api` and a `read_user` token, as the administrator with ids that do not
  * exist and ids that are not ids, with every query parameter invalid, and, when it takes a body,
  * with an empty, a malformed, a plain-text and a 1.1 MB one. Every error status it answers must

@@ -12,7 +12,11 @@ import { missingScopes } from '../oauth/scopes';
  * `raises`.
  */
 
-/** GitLab's error body: `{"message": "…"}` or a message per field, or OAuth 2.0's `{"error", "error_description"}` (RFC 6750 §3). */
+/**
+ * GitLab's error body: `{"message": "…"}` or a message per field, or `{"error": "…"}` for a
+ * parameter (https://docs.gitlab.com/api/rest/troubleshooting/), or OAuth 2.0's
+ * `{"error", "error_description"}` (RFC 6750 §3).
+ */
 export const ErrorSchema = z
   .union([
     z.object({ message: z.union([z.string(), z.record(z.string(), z.array(z.string()))]) }),
