@@ -77,6 +77,14 @@ export const isInstantEnd = (end: string): boolean => end.length > 10;
 /** Epoch ms at which an end `parseEnd` accepted takes effect. */
 export const endMs = (end: string): number => (isInstantEnd(end) ? Date.parse(end) : startOfDay(end));
 
+/**
+ * Whether an end `parseEnd` accepted has passed at `now` (epoch ms), so no request, approval or
+ * membership may take it: a date before today (GitLab's FutureDateValidator,
+ * app/validators/future_date_validator.rb, takes today: GitLab issue 12702), or a date-time not
+ * after now.
+ */
+export const endHasPassed = (end: string, now: number): boolean => (isInstantEnd(end) ? endMs(end) <= now : end < dateOf(now));
+
 /** An end `hours` after `epochMs`, to the minute (rounded down). */
 export const endAfterHours = (epochMs: number, hours: number): string =>
   `${new Date(Math.floor((epochMs + hours * 3_600_000) / MINUTE_MS) * MINUTE_MS).toISOString().slice(0, 16)}:00.000Z`;

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { dateOf, endAfterHours, endMs, parseDate, parseEnd, parseInstant, startOfDay } from '../../worker/dates';
+import { dateOf, endAfterHours, endHasPassed, endMs, parseDate, parseEnd, parseInstant, startOfDay } from '../../worker/dates';
 
 // ISO 8601 calendar dates (proleptic Gregorian) and RFC 3339 §5.6 date-times.
 describe('parseDate', () => {
@@ -74,5 +74,20 @@ describe('parseEnd (when access ends)', () => {
     expect([...ends].sort()).toEqual([...ends].sort((a, b) => endMs(a) - endMs(b)));
     expect(endMs('2026-11-27')).toBe(Date.parse('2026-11-27T00:00:00Z'));
     expect(endAfterHours(Date.parse('2026-11-27T10:00:30.5Z'), 8)).toBe('2026-11-27T18:00:00.000Z');
+  });
+});
+
+// GitLab's FutureDateValidator (app/validators/future_date_validator.rb) takes today (GitLab issue 12702).
+describe('endHasPassed', () => {
+  const now = Date.parse('2026-11-27T10:00:30Z');
+
+  it.each([
+    ['2026-11-26', true],
+    ['2026-11-27', false],
+    ['2026-11-28', false],
+    ['2026-11-27T10:00:00.000Z', true],
+    ['2026-11-27T10:01:00.000Z', false],
+  ])('judges %j at 10:00:30 UTC: passed %j', (end, passed) => {
+    expect(endHasPassed(end, now)).toBe(passed);
   });
 });

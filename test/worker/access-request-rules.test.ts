@@ -102,6 +102,20 @@ describe('what a request carries', () => {
     expect((await post({ reason: 'x'.repeat(1000) })).status).toBe(201);
   });
 
+  // One rule for every end a request, an approval or a membership takes: GitLab's
+  // FutureDateValidator (app/validators/future_date_validator.rb) refuses a date before today and
+  // takes today (GitLab issue 12702); a date-time must be after now.
+  it('takes an end of today, as a membership takes it, and refuses the day before and a date-time already past', async () => {
+    const [gina, hal, ivy] = await Promise.all([person('gin'), person('hal'), person('ivy')]);
+    const ask = (who: Person, expires_at: string) => as(who).post(`/projects/${project.id}/access_requests`, { expires_at });
+    const made = await ask(gina, dateIn(0));
+    expect(made.status).toBe(201);
+    expect(await made.json()).toMatchObject({ id: gina.id, expires_at: dateIn(0) });
+    const past = { message: { expires_at: ['cannot be a date in the past'] } };
+    expect(await (await ask(hal, dateIn(-1))).json()).toEqual(past);
+    expect(await (await ask(ivy, endIn(-1).slice(0, 16) + 'Z')).json()).toEqual(past);
+  });
+
   it('a denial carries a reason the requester sees, with who and when', async () => {
     const frank = await person('fra');
     await as(frank).post(`/projects/${project.id}/access_requests?reason=please`);

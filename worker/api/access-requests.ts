@@ -15,8 +15,8 @@ import {
   RuleApprovedAccessRequestSchema,
 } from './presenters/member';
 import { createApiRouter } from './router';
-import { clock, todayUtc } from '../clock';
-import { endMs, isInstantEnd } from '../dates';
+import { clock } from '../clock';
+import { endHasPassed } from '../dates';
 import { problems, raise } from '../errors';
 
 /**
@@ -47,10 +47,7 @@ export const accessLevelParam = (kind: Kind) =>
  * project's object removes it at once, as GitLab's expiry job (RemoveExpiredMembersWorker) does
  * that day, and records its expiry.
  */
-export const membershipExpiry = (date: string | null): string | null => (date !== null && hasPassed(date) ? raise(problems.pastDate()) : date);
-
-/** An end (`parseEnd`) that has passed: a date before today, or a date-time not after now. */
-const hasPassed = (end: string): boolean => (isInstantEnd(end) ? endMs(end) <= clock.now() : end < todayUtc());
+export const membershipExpiry = (date: string | null): string | null => (date !== null && endHasPassed(date, clock.now()) ? raise(problems.pastDate()) : date);
 
 /** A request's or a denial's reason: text of at most 1,000 characters (blank is none). */
 const reasonParam = () =>

@@ -12,8 +12,8 @@ import {
   type Kind,
   type Standing,
 } from '../../auth/policy';
-import { clock, isoNow, todayUtc } from '../../clock';
-import { endMs, isInstantEnd } from '../../dates';
+import { clock, isoNow } from '../../clock';
+import { endHasPassed } from '../../dates';
 import { problems, type Problem } from '../../errors';
 import { fail, ok, type Result } from '../result';
 import { filterConditions, orderBy, type InboxFilter } from '../user/inbox';
@@ -220,7 +220,7 @@ export abstract class NamespaceAccess extends NamespaceChecks {
       if (below) return fail(below);
       const expiresAt = choice.expiresAt !== undefined ? choice.expiresAt : request.expires_at;
       const now = clock.now();
-      if (expiresAt !== null && (isInstantEnd(expiresAt) ? endMs(expiresAt) <= now : expiresAt < todayUtc())) return fail(problems.pastDate());
+      if (expiresAt !== null && endHasPassed(expiresAt, now)) return fail(problems.pastDate());
       const bound = judgeApprovalEnd(request.max_duration_hours, expiresAt, now);
       if (bound) return fail(bound);
       const approvals = JSON.parse(request.approvals) as Approval[];

@@ -1,6 +1,6 @@
 import { DEFAULT_APPROVAL_LEVEL, MINIMAL_ACCESS, type NamespaceKind } from '../../../shared/access-levels';
 import type { AccessRequestRules } from '../../../shared/api-types';
-import { endAfterHours, endMs } from '../../dates';
+import { endAfterHours, endHasPassed, endMs } from '../../dates';
 import { problems, type Problem } from '../../errors';
 import { fail, ok, type Result } from '../result';
 import type { AccessAsk } from './types';
@@ -51,7 +51,7 @@ export interface JudgedAsk {
  */
 export const judgeAsk = (rules: StoredRules, ask: AccessAsk, now: number): Result<JudgedAsk> => {
   if (rules.reason_required && !ask.reason) return fail(problems.badRequest({ reason: ["can't be blank"] }));
-  if (ask.expiresAt !== null && endMs(ask.expiresAt) <= now) return fail(problems.pastDate());
+  if (ask.expiresAt !== null && endHasPassed(ask.expiresAt, now)) return fail(problems.pastDate());
   const max = rules.max_duration_hours;
   const expiresAt = ask.expiresAt ?? (max === null ? null : endAfterHours(now, max));
   if (max !== null && expiresAt !== null && !within(expiresAt, now, max)) return fail(withinMessage(max));
@@ -68,7 +68,7 @@ export const judgeBreakGlass = (rules: StoredRules, ask: AccessAsk, now: number)
   const rule = rules.break_glass;
   if (!rule) return fail(problems.forbidden('No break-glass rule applies here'));
   if (!ask.reason) return fail(problems.badRequest({ reason: ["can't be blank"] }));
-  if (ask.expiresAt !== null && endMs(ask.expiresAt) <= now) return fail(problems.pastDate());
+  if (ask.expiresAt !== null && endHasPassed(ask.expiresAt, now)) return fail(problems.pastDate());
   const expiresAt = ask.expiresAt ?? endAfterHours(now, rule.max_duration_hours);
   if (!within(expiresAt, now, rule.max_duration_hours)) return fail(withinMessage(rule.max_duration_hours));
   return ok({ accessLevel: rule.access_level, expiresAt });
