@@ -504,8 +504,9 @@ describe('hooks of groups above', () => {
     expect(at('/project')).toEqual([`user_access_request_to_project requested ${bob.id}`, `user_add_to_team approved ${bob.id}`]);
     expect(at('/members')).toEqual([`user_add_to_team approved ${bob.id}`, `user_add_to_group added ${dave.id}`]);
     // Each flag governs exactly the events docs/webhooks.md lists under it: an approval adds a
-    // member, and GitLab's member events fire when a user is added ("Member events" in GitLab's
-    // webhook events docs), so a hook with member_events off does not get it.
+    // member, and GitLab's member events fire when a user is added ("Group member events",
+    // https://docs.gitlab.com/user/project/integrations/webhook_events/), so a hook with
+    // member_events off does not get it.
     expect(at('/requests')).toEqual([
       `user_access_request_to_project requested ${bob.id}`,
       `user_access_request_to_group requested ${carol.id}`,
