@@ -283,16 +283,11 @@ class World {
       const { route, owner, parent } = LAYOUT[name];
       const kind = route === 'groups' ? 'group' : 'project';
       const parentId = parent ? this.sources[parent].id : name === 'solo' ? this.personalNamespace(owner) : null;
-      const created = createNamespace(this.directory.sql, {
-        kind,
-        name,
-        path: name,
-        parentId,
-        visibility: 'public',
-        requestAccessEnabled: true,
-        description: '',
-        creatorId: this.people[owner].id,
-      });
+      const created = createNamespace(
+        this.directory.sql,
+        { kind, name, path: name, parentId, visibility: 'public', requestAccessEnabled: true, description: '', creatorId: this.people[owner].id },
+        PARTITIONS,
+      );
       if (!created.ok) throw new Error(`${name}: ${JSON.stringify(created.problem)}`);
       await this.publishRegistry();
       const source = (this.sources[name] = new SourceObject(this, name, created.value.id, kind));

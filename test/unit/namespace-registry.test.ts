@@ -41,7 +41,7 @@ const value = <T>(r: Result<T>): T => {
 const problem = <T>(r: Result<T>) => (r.ok ? null : r.problem);
 
 const create = (kind: 'group' | 'project', path: string, parentId: number | null = null, extra: Partial<NewNamespace> = {}) =>
-  createNamespace(sql, { kind, name: path.toUpperCase(), path, parentId, visibility: 'public', requestAccessEnabled: true, description: '', creatorId: 1, ...extra });
+  createNamespace(sql, { kind, name: path.toUpperCase(), path, parentId, visibility: 'public', requestAccessEnabled: true, description: '', creatorId: 1, ...extra }, 64);
 
 describe('the path registry', () => {
   beforeEach(() => {

@@ -49,6 +49,33 @@ describe('finding groups and projects in the index partitions', () => {
     }
   });
 
+  it("gives every row of a tree an id in its root's partition, and finds each by id in one call to that partition", async () => {
+    const owner = await person('fi');
+    const group = await createGroup(owner);
+    const sub = await createGroup(owner, { parent_id: group.id });
+    const subSub = await createGroup(owner, { parent_id: sub.id });
+    const project = await createProject(owner, { namespace_id: subSub.id });
+    const personal = await createProject(owner);
+    const { namespace: personalRoot } = (await (await as(owner).get(`/projects/${personal.id}`)).json()) as { namespace: { id: number; kind: string } };
+    expect(personalRoot.kind).toBe('user');
+    const rows = [
+      ['groups', group, group.id],
+      ['groups', sub, group.id],
+      ['groups', subSub, group.id],
+      ['projects', project, group.id],
+      ['projects', personal, personalRoot.id],
+    ] as const;
+    for (const [route, target, root] of rows) {
+      const partition = partitionOfId(root, partitionCount(env));
+      expect(partitionOfId(target.id, partitionCount(env)), target.full_path).toBe(partition);
+      forget(group, sub, subSub, project, personal);
+      const { response, calls } = await recordedFetch(`/api/v4/${route}/${target.id}/access_requests`, { headers: owner.headers });
+      expect(response.status, target.full_path).toBe(200);
+      const asked = calls.filter((c) => c.cls !== 'Namespace').map((c) => `${c.cls} ${c.key} ${c.method}`);
+      expect(asked, target.full_path).toEqual([`IndexPartition index:${partition} locate`]);
+    }
+  });
+
   it("finds a personal project by its owner's path", async () => {
     const owner = await person('fp');
     const project = await createProject(owner);

@@ -3,6 +3,7 @@ import { VISIBILITIES } from '../../shared/schemas';
 import { isoNow, todayUtc } from '../clock';
 import { membershipChanged, OUTCOME_DAYS, requestChanged, requestsOf, type OwnRequestRow } from './index-partition/inbox-index';
 import { problems } from '../errors';
+import { idInTreeOf } from './partitions';
 import { fail, ok, type Result } from './result';
 import type { UserState } from './user-lifecycle';
 
@@ -193,7 +194,8 @@ const getById = (sql: SqlStorage, id: number): NamespaceRow | null => {
   return row ? toNamespace(row) : null;
 };
 
-export const createNamespace = (sql: SqlStorage, input: NewNamespace): Result<NamespaceRow> => {
+/** A new group or project; below a top-level row its id is in its tree's partition of `partitions` (partitions.ts `idInTreeOf`). */
+export const createNamespace = (sql: SqlStorage, input: NewNamespace, partitions: number): Result<NamespaceRow> => {
   const parent = input.parentId === null ? null : getById(sql, input.parentId);
   if (input.parentId !== null) {
     const parentKinds = input.kind === 'group' ? ['group'] : ['group', 'user'];
@@ -206,11 +208,13 @@ export const createNamespace = (sql: SqlStorage, input: NewNamespace): Result<Na
     if (user) return fail(pathTaken());
   }
   const now = isoNow();
+  const last = () => sql.exec<{ seq: number }>("SELECT seq FROM sqlite_sequence WHERE name = 'namespaces'").toArray()[0]?.seq ?? 0;
   try {
     const { id } = sql
       .exec<{ id: number }>(
-        `INSERT INTO namespaces (kind, name, path, full_path, full_name, parent_id, visibility, request_access_enabled, require_two_factor_authentication,
-           description, creator_id, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id`,
+        `INSERT INTO namespaces (id, kind, name, path, full_path, full_name, parent_id, visibility, request_access_enabled, require_two_factor_authentication,
+           description, creator_id, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id`,
+        parent ? idInTreeOf(ancestorIdsOf(sql, parent.id).at(-1) ?? parent.id, last(), partitions) : null,
         input.kind,
         input.name,
         input.path,

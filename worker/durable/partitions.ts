@@ -48,6 +48,20 @@ export const fnv1a = (text: string): number => {
 export const partitionOfId = (id: number, count: number): number => ((id % count) + count) % count;
 
 /**
+ * The id of a new group or project below a top-level row (a subgroup, a group's project, a
+ * personal project): the smallest above `last`, the highest id ever used (AUTOINCREMENT's
+ * `sqlite_sequence`, so a deleted id is never taken again), that falls in the partition of its
+ * tree's root. Every row of a tree then has its root's partition, so the partition of an id is
+ * the one index partition that holds the row: finding a group or project by id is one call
+ * (index-partition/index-partition.ts `locateNamespace`). Ids stay positive integers, as
+ * GitLab's are; sparse (at most `count - 1` skipped per row).
+ */
+export const idInTreeOf = (rootId: number, last: number, count: number): number => {
+  const next = last + 1;
+  return next + partitionOfId(partitionOfId(rootId, count) - partitionOfId(next, count), count);
+};
+
+/**
  * The partition of a name. Names are compared case-insensitively everywhere (usernames and paths
  * are unique regardless of case, as in GitLab), so the hash is of the lower-cased name.
  */

@@ -14,7 +14,7 @@ import {
   type RequestOutcomeRow,
 } from '../durable/namespace/types';
 import { listsOnlyReached, snapshotOf, type EffectiveMember, type ListFilter, type NamespaceChanges, type NamespaceRow, type NewNamespace } from '../durable/namespace-registry';
-import { treeIndex, userIndexPartitions, type EffectiveMembership, type IndexPartitionStub, type UserNames } from '../durable/index-partition/index-partition';
+import { locateNamespace, treeIndex, userIndexPartitions, type EffectiveMembership, type IndexPartitionStub, type UserNames } from '../durable/index-partition/index-partition';
 import { unwrap } from '../durable/result';
 import type { InboxFilter } from '../durable/user/inbox';
 import type { Caller, Env } from '../env';
@@ -63,8 +63,8 @@ export const assertVisible = async (env: Env, target: Target): Promise<void> => 
  */
 export const describe = async (env: Env, kind: Kind, target: Target): Promise<NamespaceRow> => {
   if (target.row) return target.row;
-  const copy = await treeIndex(env, target.id, target.ancestorIds).locate(kind.name, target.id, target.ancestorIds.at(-1) ?? target.id);
-  if (copy && 'namespace' in copy && copy.namespace.version >= target.ref.snapshot.version) return copy.namespace;
+  const copy = await locateNamespace(env, kind.name, target.id);
+  if (copy && copy.namespace.version >= target.ref.snapshot.version) return copy.namespace;
   return (await directory(env).getNamespace(kind.name, target.id)) ?? raise(kind.notFound());
 };
 

@@ -1,6 +1,7 @@
 import { DurableObject } from 'cloudflare:workers';
 import type { Env } from '../../env';
 import { migrate } from '../migrations';
+import { partitionCount } from '../partitions';
 import { DIRECTORY_SCHEMA } from './schema';
 
 /**
@@ -34,6 +35,16 @@ export abstract class DirectoryCore extends DurableObject<Env> {
       if (this.queues.get(userId) === tail) this.queues.delete(userId);
     });
     return run;
+  }
+
+  /**
+   * The partition count this deployment's data is in: the one it recorded first, or the
+   * configured one, recorded now (worker/middleware/partition-count.ts). The partition each
+   * registry row is copied to and the id a new one takes follow it.
+   */
+  protected partitions(): number {
+    const recorded = this.sql.exec<{ value: string }>("SELECT value FROM settings WHERE name = 'partition_count'").toArray()[0];
+    return recorded ? Number(recorded.value) : this.recordPartitionCount(partitionCount(this.env));
   }
 
   /** The partition count this deployment recorded first (recording `count` if none was). */

@@ -2,7 +2,7 @@ import { clock } from '../../clock';
 import type { Env } from '../../env';
 import type { EventDraft, UserRef } from '../../events/event';
 import { settingsEvents } from '../../events/settings-events';
-import { indexPartition, type RegistryLocators } from '../index-partition/index-partition';
+import { indexPartition, type TopLocator } from '../index-partition/index-partition';
 import {
   createNamespace,
   deleteNamespace,
@@ -17,7 +17,7 @@ import {
   type NewNamespace,
   type RegistryCopy,
 } from '../namespace-registry';
-import { partitionCount, partitionOfId, partitionOfName } from '../partitions';
+import { partitionOfId, partitionOfName } from '../partitions';
 import { ok } from '../result';
 import { DirectoryCore } from './core';
 
@@ -81,22 +81,21 @@ export abstract class DirectoryRegistry extends DirectoryCore {
     const queued = this.sql.exec<{ seq: number; namespace_id: number }>('SELECT seq, namespace_id FROM registry_outbox ORDER BY seq LIMIT ?', REGISTRY_PUSH_BATCH).toArray();
     if (queued.length === 0) return true;
     // A row deleted since it was queued has nothing to copy: its object tells its partition.
-    // Each row goes to its tree's partition; where to find its tree, to the partition of its id
-    // and (a top-level one) of its path.
-    const count = partitionCount(this.env);
-    const byPartition = new Map<number, { rows: RegistryCopy[]; locators: RegistryLocators }>();
+    // Each row goes to its tree's partition, which is also its id's (partitions.ts `idInTreeOf`);
+    // a top-level row's path, to the partition of the path's name, where the finder asks for it.
+    const count = this.partitions();
+    const byPartition = new Map<number, { rows: RegistryCopy[]; tops: TopLocator[] }>();
     const to = (p: number) => {
       let entry = byPartition.get(p);
-      if (!entry) byPartition.set(p, (entry = { rows: [], locators: { ids: [], tops: [] } }));
+      if (!entry) byPartition.set(p, (entry = { rows: [], tops: [] }));
       return entry;
     };
     for (const row of registryCopies(this.sql, [...new Set(queued.map((q) => q.namespace_id))])) {
       to(partitionOfId(row.root_id, count)).rows.push(row);
-      to(partitionOfId(row.id, count)).locators.ids.push([row.id, row.root_id]);
-      if (row.parent_id === null) to(partitionOfName(row.path, count)).locators.tops.push([row.path, row.id]);
+      if (row.parent_id === null) to(partitionOfName(row.path, count)).tops.push([row.path, row.id]);
     }
     try {
-      await Promise.all([...byPartition].map(([p, { rows, locators }]) => indexPartition(this.env, p).applyRegistryRows(rows, locators)));
+      await Promise.all([...byPartition].map(([p, { rows, tops }]) => indexPartition(this.env, p).applyRegistryRows(rows, tops)));
     } catch (e) {
       console.warn('registry rows could not be copied to their index partitions; the alarm will retry', e);
       return false;
@@ -106,7 +105,7 @@ export abstract class DirectoryRegistry extends DirectoryCore {
   }
 
   async createNamespace(input: NewNamespace) {
-    const created = this.ctx.storage.transactionSync(() => createNamespace(this.sql, input));
+    const created = this.ctx.storage.transactionSync(() => createNamespace(this.sql, input, this.partitions()));
     await this.publishRegistry();
     return created;
   }

@@ -70,18 +70,17 @@ export type RequesterCopy = {
 };
 
 /**
- * Where the finder learns a group's or project's tree: `ids` (`[id, root id]`) for the partition
- * of each id, `tops` (`[top-level path, root id]`) for the partition of each top-level path's name.
+ * Where the finder learns the tree of a full path: `[top-level path, root id]`, kept by the
+ * partition of the path's name (a top-level path's partition is not its tree's, and a rename
+ * changes it).
  */
-export interface RegistryLocators {
-  ids: [number, number][];
-  tops: [string, number][];
-}
+export type TopLocator = [path: string, rootId: number];
 
 /**
- * A group or project by id or full path from the index partitions' copies (see `locate`): the
- * partition of the id or of the top-level path, then, when the tree is elsewhere, the tree's.
- * Null when they do not know it.
+ * A group or project by id or full path from the index partitions' copies (see `locate`). By id,
+ * one call: an id's partition is its tree's (partitions.ts `idInTreeOf`). By full path, the
+ * partition of the top-level path, then, when the tree is elsewhere, the tree's. Null when they
+ * do not know it.
  */
 export const locateNamespace = async (env: Env, kind: 'group' | 'project', ref: number | string): Promise<ResolvedNamespace | null> => {
   const count = partitionCount(env);
@@ -199,12 +198,11 @@ export class IndexPartition extends DurableObject<Env> {
    * pushed by a group's own object carries fewer columns at the same version); a deleted group or
    * project stays deleted. A rename reaches the owners' inbox, as a push's does.
    */
-  async applyRegistryRows(rows: RegistryCopy[], locators: RegistryLocators = { ids: [], tops: [] }): Promise<void> {
+  async applyRegistryRows(rows: RegistryCopy[], tops: TopLocator[] = []): Promise<void> {
     this.commit(() => {
-      for (const [id, root] of locators.ids) this.sql.exec('INSERT INTO registry_ids (id, root_id) VALUES (?, ?) ON CONFLICT (id) DO UPDATE SET root_id = excluded.root_id', id, root);
       // A path renamed away keeps its entry: the tree then has no row by it, and the finder asks
       // the Directory. A path taken again points at its new tree.
-      for (const [path, root] of locators.tops) {
+      for (const [path, root] of tops) {
         this.sql.exec('INSERT INTO registry_tops (path, root_id) VALUES (?, ?) ON CONFLICT (path) DO UPDATE SET root_id = excluded.root_id', path, root);
       }
       for (const r of rows) {
@@ -399,25 +397,25 @@ export class IndexPartition extends DurableObject<Env> {
 
   /**
    * A group or project by id or full path (case-insensitive), from the copies: the finder's first
-   * try after its isolate's cache, before the Directory. Asked first of the partition of the id
-   * or of the top-level path, which knows the tree (`{ rootId }`: ask the tree's partition, with
-   * it), or answers itself when the tree is its own. Null when it does not know: the finder then
-   * asks the Directory, so a copy that is missing or behind never makes a group or project
-   * unfindable. Only rows the registry pushed whole (not a group's own push alone) are answered.
+   * try after its isolate's cache, before the Directory. By id, asked of the id's partition, which
+   * is its tree's. By full path, asked first of the partition of the top-level path, which knows
+   * the tree (`{ rootId }`: ask the tree's partition, with it), or answers itself when the tree is
+   * its own. Null when it does not know: the finder then asks the Directory, so a copy that is
+   * missing or behind never makes a group or project unfindable. Only rows the registry pushed
+   * whole (not a group's own push alone) are answered.
    */
   locate(kind: 'group' | 'project', ref: number | string, rootId: number | null): ResolvedNamespace | { rootId: number } | null {
-    const root =
-      rootId ??
-      (typeof ref === 'number'
-        ? this.sql.exec<{ root_id: number }>('SELECT root_id FROM registry_ids WHERE id = ?', ref).toArray()[0]?.root_id
-        : this.sql.exec<{ root_id: number }>('SELECT root_id FROM registry_tops WHERE path = ?', ref.split('/')[0]).toArray()[0]?.root_id);
+    const root = typeof ref === 'number' ? null : (rootId ?? this.sql.exec<{ root_id: number }>('SELECT root_id FROM registry_tops WHERE path = ?', ref.split('/')[0]).toArray()[0]?.root_id);
     if (root === undefined) return null;
-    if (partitionOfId(root, partitionCount(this.env)) !== this.partition()) return rootId === null ? { rootId: root } : null;
+    if (root !== null && partitionOfId(root, partitionCount(this.env)) !== this.partition()) return rootId === null ? { rootId: root } : null;
     const found = resolveNamespace(this.sql, kind, ref);
     if (!found || found.namespace.version === 0 || found.namespace.created_at === '') return null;
-    // The chain of parents must reach the tree's root: a copy missing a link answers nothing.
-    if ((found.ancestorIds.at(-1) ?? found.namespace.id) !== root) return null;
-    return found;
+    // The chain of parents must reach a top-level row of this partition (the path's tree, when
+    // found by path): a copy missing a link answers nothing.
+    const top = found.ancestorIds.at(-1) ?? found.namespace.id;
+    if (root !== null && top !== root) return null;
+    const topLevel = this.sql.exec('SELECT 1 FROM namespaces WHERE id = ? AND parent_id IS NULL', top).toArray().length > 0;
+    return topLevel && partitionOfId(top, partitionCount(this.env)) === this.partition() ? found : null;
   }
 
   /** The administrators' inbox here: every pending request (inbox-index.ts); only the version while it is `known`. */

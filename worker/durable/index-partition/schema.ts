@@ -14,9 +14,10 @@ import { INBOX_TABLES } from './inbox-schema';
  * column the API shows); an ancestor known only by id is a placeholder (version 0) until its own
  * copy comes. `deleted_namespaces` remembers groups and projects deleted so that a late push cannot
  * bring their rows back. `known_users`: users with rows here, and whether their `User` object has
- * recorded this partition (`registered`). Finding a group or project by id or full path:
- * `registry_ids` names the tree of each id whose partition by id this is, `registry_tops` the tree
- * of each top-level path whose partition by name this is; the tree's partition then finds the row.
+ * recorded this partition (`registered`). Finding a group or project by id needs no table: an id
+ * is in its tree's partition (partitions.ts `idInTreeOf`). By full path: `registry_tops` names the
+ * tree of each top-level path whose partition by name this is; the tree's partition then finds the
+ * row.
  */
 export const INDEX_PARTITION_SCHEMA = [
   `CREATE TABLE namespaces (
@@ -79,10 +80,6 @@ export const INDEX_PARTITION_SCHEMA = [
    CREATE INDEX known_users_waiting ON known_users (user_id) WHERE registered = 0;
    CREATE TABLE deleted_namespaces (
      id INTEGER PRIMARY KEY
-   );
-   CREATE TABLE registry_ids (
-     id INTEGER PRIMARY KEY,
-     root_id INTEGER NOT NULL
    );
    CREATE TABLE registry_tops (
      path TEXT PRIMARY KEY COLLATE NOCASE,
