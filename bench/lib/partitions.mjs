@@ -79,17 +79,16 @@ export const SEEDS = [
           u.id, `synthetic-${u.n}`, at,
         ],
       ];
-      const group = (n) => u.nsBase + 3 * n + 1;
       if (owner === u.n) {
         const path = `synthetic-group-${u.n}`;
         rows.push(
           [
             `INSERT INTO namespaces (id, kind, name, path, full_path, full_name, parent_id, visibility, request_access_enabled, description, creator_id, created_at) VALUES (?, 'group', ?, ?, ?, ?, NULL, 'private', 1, '', ?, ?)`,
-            group(u.n), path, path, path, path, u.id, at,
+            u.groupId, path, path, path, path, u.id, at,
           ],
           [
             `INSERT INTO namespaces (id, kind, name, path, full_path, full_name, parent_id, visibility, request_access_enabled, description, creator_id, created_at) VALUES (?, 'project', 'app', 'app', ?, ?, ?, 'private', 1, '', ?, ?)`,
-            group(u.n) + 1, `${path}/app`, `${path} / app`, group(u.n), u.id, at,
+            u.projectId, `${path}/app`, `${path} / app`, u.groupId, u.id, at,
           ],
         );
       }
@@ -122,7 +121,7 @@ export const SEEDS = [
       const at = '2026-01-01T00:00:00.000Z';
       const owner = u.n - (u.n % 10);
       if (owner === 0) return [];
-      const group = u.nsBase + 3 * owner + 1;
+      const group = u.groupId;
       const rows = [
         [`INSERT INTO users (id, username, name, state, version) VALUES (?, ?, ?, 'active', 1)`, u.id, u.username, `Synthetic User ${u.n}`],
         [`INSERT INTO known_users (user_id, registered) VALUES (?, 1)`, u.id],
@@ -136,7 +135,7 @@ export const SEEDS = [
           ],
           [
             `INSERT INTO namespaces (id, kind, name, path, full_path, full_name, parent_id, visibility, request_access_enabled, description, creator_id, created_at, version) VALUES (?, 'project', 'app', 'app', ?, ?, ?, 'private', 1, '', ?, ?, 1)`,
-            group + 1, `${path}/app`, `${path} / app`, group, u.id, at,
+            u.projectId, `${path}/app`, `${path} / app`, group, u.id, at,
           ],
           [`INSERT INTO memberships (user_id, namespace_id, access_level, created_at, created_by, version) VALUES (?, ?, 50, ?, ?, 1)`, u.id, group, at, u.id],
         );
@@ -165,19 +164,29 @@ export const SEEDS = [
   },
 ];
 
-/** The index partition of the tree a synthetic user's group roots (its group's id modulo the count). */
-const treePartition = (u) => (u.nsBase + 3 * (u.n - (u.n % 10)) + 1) % PARTITIONS;
+/** The index partition of the tree of a synthetic user's group (its group's id modulo the count). */
+const treePartition = (u) => u.groupId % PARTITIONS;
 
-/** Synthetic user n: ids after `base` (users) and `nsBase` (namespaces: 3 per user, personal, group, project). */
-const syntheticUser = (n, base, nsBase, partitionsOfNames) => ({
-  n,
-  id: base + n,
-  username: `${SYNTHETIC}${n}`,
-  namespaceId: nsBase + 3 * n,
-  nsBase,
-  namePartition: partitionsOfNames[n - 1],
-  idPartition: (base + n) % PARTITIONS,
-});
+/**
+ * Synthetic user n of `count`: ids after `base` (users) and `nsBase` (namespaces). Each user has
+ * three: `3n` their personal namespace, `3n + 1` the group they own (one in ten), `3n + 2` none
+ * (the layout of the recorded runs, whose groups fall in every other partition). A group's project
+ * takes an id above all of those in its group's partition, as Knock gives a project its tree's
+ * partition (worker/durable/partitions.ts `idInTreeOf`).
+ */
+const syntheticUser = (n, count, base, nsBase, partitionsOfNames) => {
+  const groupId = nsBase + 3 * (n - (n % 10)) + 1;
+  return {
+    n,
+    id: base + n,
+    username: `${SYNTHETIC}${n}`,
+    namespaceId: nsBase + 3 * n,
+    groupId,
+    projectId: groupId + PARTITIONS * Math.ceil((3 * count + 3) / PARTITIONS),
+    namePartition: partitionsOfNames[n - 1],
+    idPartition: (base + n) % PARTITIONS,
+  };
+};
 
 const files = (dir) => readdirSync(dir, { withFileTypes: true }).flatMap((e) => (e.isDirectory() ? files(join(dir, e.name)) : [join(dir, e.name)]));
 
@@ -208,7 +217,7 @@ const writeSynthetic = (objects, count, base, nsBase, partitionsOfNames) => {
   };
   for (let n = 1; n <= count; n++) {
     const username = `${SYNTHETIC}${n}`;
-    const u = syntheticUser(n, base, nsBase, partitionsOfNames);
+    const u = syntheticUser(n, count, base, nsBase, partitionsOfNames);
     for (const seed of SEEDS) {
       const target = db(seed.binding, seed.object(u));
       for (const [sql, ...params] of seed.rows(u)) {
@@ -252,7 +261,7 @@ async function stateWithUsers(bundles, users, log) {
     // The objects the seeds name, found by sampling the users (every partition shows up).
     const names = new Set();
     for (let n = 1; n <= users; n += Math.max(1, Math.floor(users / 4096))) {
-      const u = syntheticUser(n, 0, 0, partitionsOfNames);
+      const u = syntheticUser(n, users, 0, 0, partitionsOfNames);
       for (const seed of SEEDS) names.add(`${seed.binding} ${seed.object(u)}`);
     }
     for (const seed of SEEDS) for (const name of seed.every?.() ?? []) names.add(`${seed.binding} ${name}`);
@@ -266,7 +275,8 @@ async function stateWithUsers(bundles, users, log) {
     const t0 = Date.now();
     const db = new DatabaseSync(objects.get('DIRECTORY directory'));
     const base = Number(db.prepare('SELECT COALESCE(MAX(id), 0) AS id FROM users').get().id);
-    const nsBase = Number(db.prepare('SELECT COALESCE(MAX(id), 0) AS id FROM namespaces').get().id);
+    // Above every id used, also a deleted one (AUTOINCREMENT's sqlite_sequence, as Knock reads it).
+    const nsBase = Number(db.prepare("SELECT COALESCE((SELECT seq FROM sqlite_sequence WHERE name = 'namespaces'), 0) AS id").get().id);
     db.close();
     writeSynthetic(objects, users, base, nsBase, partitionsOfNames);
     log(`  ${users.toLocaleString('en-US')} users written into ${objects.size} object(s) in ${((Date.now() - t0) / 1000).toFixed(1)} s`);
