@@ -62,8 +62,8 @@ export const recordOf = (row: NamespaceRow, ancestorIds: number[]): RegistryReco
  * The finder of groups and projects (GitLab's `find_group!` / `find_project!`): resolves `:id`
  * from this isolate's registry cache or, on a miss, the copies in the index partitions
  * (`locateNamespace`: by id the id's partition, which is its tree's; by path the top-level path's
- * partition, then the tree's), and when they
- * do not know it (or when `fresh`, after an object said a copy was old) the Directory. Whether the caller may see it is decided by the
+ * partition, then the tree's), and when they do not know it (or when `fresh`, after an object
+ * said a copy was old) the Directory. Whether the caller may see it is decided by the
  * namespace's own object (it reads their direct membership itself, and asks about ancestor
  * groups only when that does not settle the rule), so missing and invisible look the same:
  * `404 Group Not Found`. Only ids the registry knows reach a Durable Object, so guessing ids
