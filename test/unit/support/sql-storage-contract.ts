@@ -87,6 +87,17 @@ export const SQL_STORAGE_CONTRACT: Record<string, (storage: TestStorage) => void
     expect(sql.exec('SELECT x FROM contract_tx ORDER BY x').toArray()).toEqual([{ x: 1 }, { x: 3 }]);
   },
 
+  "lets AUTOINCREMENT's sqlite_sequence be read: the highest id ever used, after an explicit id and a delete": ({ sql }) => {
+    sql.exec('CREATE TABLE contract_seq (id INTEGER PRIMARY KEY AUTOINCREMENT, x TEXT)');
+    const last = () => sql.exec<{ seq: number }>("SELECT seq FROM sqlite_sequence WHERE name = 'contract_seq'").toArray()[0]?.seq ?? 0;
+    expect(last()).toBe(0);
+    sql.exec("INSERT INTO contract_seq (x) VALUES ('a')");
+    sql.exec("INSERT INTO contract_seq (id, x) VALUES (9, 'b')");
+    sql.exec('DELETE FROM contract_seq WHERE id = 9');
+    expect(last()).toBe(9);
+    expect(sql.exec<{ id: number }>("INSERT INTO contract_seq (x) VALUES ('c') RETURNING id").one().id).toBe(10);
+  },
+
   'refuses transaction statements in SQL, and a failed statement changes nothing': ({ sql }) => {
     sql.exec('CREATE TABLE contract_u (x INTEGER UNIQUE)');
     expect(() => sql.exec('BEGIN TRANSACTION')).toThrow();
