@@ -10,8 +10,8 @@ import { admin, as, createGroup, createProject, person, startWorker, type Person
 
 /**
  * An isolate that does not know a group or project (its registry cache missed) finds it in the
- * index partitions' copies of the registry rows (by id: the id's partition names the tree; by
- * full path: the top-level path's partition does), not in the Directory. The copies are a hint,
+ * index partitions' copies of the registry rows (by id: the id's partition is the tree's; by
+ * full path: the top-level path's partition names the tree), not in the Directory. The copies are a hint,
  * as the isolate's cache is: when they do not know a row, or know an older one, the Directory
  * answers, so a copy behind never hides a group or project nor finds one by a path it left.
  */
