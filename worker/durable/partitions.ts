@@ -44,7 +44,7 @@ export const fnv1a = (text: string): number => {
   return hash >>> 0;
 };
 
-/** The partition of a number (a user id, a top-level namespace id). */
+/** The partition of a number (a user id; a group's or project's id, which is its tree's: `idInTreeOf`). */
 export const partitionOfId = (id: number, count: number): number => ((id % count) + count) % count;
 
 /**
