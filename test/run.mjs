@@ -33,12 +33,12 @@ const run = (label, command, commandArgs) =>
     child.on('close', (code, signal) => resolve(code ?? (signal ? 1 : 0)));
   });
 
-const vitest = (label, projects) => {
+const vitest = (label, projects, options = []) => {
   const report = join(TMP, `vitest-${label}.json`);
   const projectArgs = projects.flatMap((p) => ['--project', p]);
   return {
     report,
-    done: run(label, bin('vitest'), ['run', ...projectArgs, '--passWithNoTests', '--reporter=default', '--reporter=json', `--outputFile=${report}`, ...args]),
+    done: run(label, bin('vitest'), ['run', ...projectArgs, ...options, '--passWithNoTests', '--reporter=default', '--reporter=json', `--outputFile=${report}`, ...args]),
   };
 };
 
@@ -48,7 +48,10 @@ if ((await run('prepare', bin('wxt'), ['prepare', 'extension'])) !== 0) process.
 
 const typecheck = run('typecheck', 'npm', ['run', '--silent', 'typecheck:tsc']);
 const worker = vitest('worker', ['worker']);
-const others = vitest('others', ['system', 'unit', 'extension']);
+// Two files at a time (Vitest's default on two cores is one): the unit and extension projects'
+// files run beside the system project's, which mostly waits on its servers and browsers; the system
+// project itself still runs one file at a time (`fileParallelism: false`).
+const others = vitest('others', ['system', 'unit', 'extension'], ['--maxWorkers=2']);
 const codes = await Promise.all([typecheck, worker.done, others.done]);
 
 // One report of both runs, as one Vitest run would have written it.
