@@ -1,6 +1,7 @@
-// `npm test`: the type check and the test projects, at the same time. Vitest runs its projects
-// one after another, and each mostly waits: the worker project on workerd (one core), the system
-// project on its servers and browsers. So this runs the type check, the worker project, and the
+// `npm test`: the type check and the test projects, at the same time. On two cores Vitest runs one
+// file at a time by default (its maxWorkers is the cores less one), so its projects go one after
+// another, and each mostly waits: the worker project on workerd (one core), the system project on
+// its servers and browsers. So this runs the type check, the worker project, and the
 // other three projects as three processes side by side, each line prefixed with its part, and
 // fails when any of them fails. Arguments go to both Vitest runs (`npm test -- users.test.ts` runs the files whose path has it).
 // Each Vitest run writes its JSON report under .tmp/, and the two are merged into
