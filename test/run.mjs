@@ -1,6 +1,7 @@
-// `npm test`: the type check and the test projects, at the same time. Vitest runs its projects
-// one after another, and each mostly waits: the worker project on workerd (one core), the system
-// project on its servers and browsers. So this runs the type check, the worker project, and the
+// `npm test`: the type check and the test projects, at the same time. On two cores Vitest runs one
+// file at a time by default (its maxWorkers is the cores less one), so its projects go one after
+// another, and each mostly waits: the worker project on workerd (one core), the system project on
+// its servers and browsers. So this runs the type check, the worker project, and the
 // other three projects as three processes side by side, each line prefixed with its part, and
 // fails when any of them fails. Arguments go to both Vitest runs (`npm test -- users.test.ts` runs the files whose path has it).
 // Each Vitest run writes its JSON report under .tmp/, and the two are merged into
@@ -33,12 +34,12 @@ const run = (label, command, commandArgs) =>
     child.on('close', (code, signal) => resolve(code ?? (signal ? 1 : 0)));
   });
 
-const vitest = (label, projects) => {
+const vitest = (label, projects, options = []) => {
   const report = join(TMP, `vitest-${label}.json`);
   const projectArgs = projects.flatMap((p) => ['--project', p]);
   return {
     report,
-    done: run(label, bin('vitest'), ['run', ...projectArgs, '--passWithNoTests', '--reporter=default', '--reporter=json', `--outputFile=${report}`, ...args]),
+    done: run(label, bin('vitest'), ['run', ...projectArgs, ...options, '--passWithNoTests', '--reporter=default', '--reporter=json', `--outputFile=${report}`, ...args]),
   };
 };
 
@@ -48,7 +49,10 @@ if ((await run('prepare', bin('wxt'), ['prepare', 'extension'])) !== 0) process.
 
 const typecheck = run('typecheck', 'npm', ['run', '--silent', 'typecheck:tsc']);
 const worker = vitest('worker', ['worker']);
-const others = vitest('others', ['system', 'unit', 'extension']);
+// Two files at a time (Vitest's default on two cores is one): the unit and extension projects'
+// files run beside the system project's, which mostly waits on its servers and browsers; the system
+// project itself still runs one file at a time (`fileParallelism: false`).
+const others = vitest('others', ['system', 'unit', 'extension'], ['--maxWorkers=2']);
 const codes = await Promise.all([typecheck, worker.done, others.done]);
 
 // One report of both runs, as one Vitest run would have written it.

@@ -25,7 +25,8 @@ describe('the web console, against a real Knock with the demo data', () => {
   const world = useConsoleWorld(admin, { demo: true });
 
   const expectAccessible = (page: Page) => world.visits.expectAccessible(page);
-  const signIn = (who: { username: string; password: string }) => world.visits.signIn(who);
+  /** A new tab of `who`'s browser on their dashboard, signed in once for the whole file. */
+  const openAs = (who: { username: string; password: string }) => world.visits.open(who);
   let receiver: WebhookReceiver | null = null;
   afterAll(() => receiver?.stop());
 
@@ -34,7 +35,7 @@ describe('the web console, against a real Knock with the demo data', () => {
   const bobsExpiry = inDays(30);
 
   it('alice approves bob with an expiry from her dashboard', async () => {
-    const page = await signIn(world.demo.alice);
+    const page = await openAs(world.demo.alice);
     await page.getByRole('heading', { name: 'Needs you (4)' }).waitFor();
     await expectAccessible(page);
     if (SCREENSHOTS) await page.screenshot({ path: join(ROOT, 'docs', 'console-dashboard.png'), fullPage: true });
@@ -50,11 +51,11 @@ describe('the web console, against a real Knock with the demo data', () => {
     const [bob] = await callApi<{ id: number }[]>(world.server, world.server.adminToken, 'GET', '/users?username=bob', 200);
     const member = await callApi<{ access_level: number; expires_at: string }>(world.server, world.server.adminToken, 'GET', `/projects/acme%2Fwebsite/members/all/${bob?.id}`, 200);
     expect(member).toMatchObject({ access_level: 40, expires_at: expiry });
-    await page.context().close();
+    await page.close();
   });
 
   it("alice sees bob among acme/website's members, and removes him after a confirmation", async () => {
-    const page = await signIn(world.demo.alice);
+    const page = await openAs(world.demo.alice);
     await page.getByRole('link', { name: 'Acme / Website' }).click();
     await page.waitForURL(`${world.server.url}/acme/website`);
     await expectAccessible(page);
@@ -102,14 +103,14 @@ describe('the web console, against a real Knock with the demo data', () => {
     await page.getByRole('link', { name: 'Explore' }).click();
     await page.getByRole('heading', { name: 'Explore' }).waitFor();
     await expectAccessible(page);
-    await page.context().close();
+    await page.close();
   });
 
   it('alice adds a webhook to a local receiver, sees a delivery in its log, and resends it', async () => {
     const rx = new WebhookReceiver(await freePort());
     receiver = rx;
     await rx.start();
-    const page = await signIn(world.demo.alice);
+    const page = await openAs(world.demo.alice);
     await page.goto(`${world.server.url}/acme/website/-/hooks`);
     const add = page.getByRole('form', { name: 'Add a webhook' });
     await add.getByLabel('URL').fill(rx.url);
@@ -149,11 +150,11 @@ describe('the web console, against a real Knock with the demo data', () => {
     await page.getByRole('link', { name: 'Cancel' }).click();
     await page.getByRole('region', { name: 'Webhooks (1)' }).getByText(rx.url).waitFor();
     await expectAccessible(page);
-    await page.context().close();
+    await page.close();
   });
 
   it('an administrator creates a user', async () => {
-    const page = await signIn(admin);
+    const page = await openAs(admin);
     await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Administration' }).click();
     await page.getByRole('heading', { name: 'Users', exact: true }).waitFor();
     await expectAccessible(page);
@@ -175,11 +176,11 @@ describe('the web console, against a real Knock with the demo data', () => {
     await page.getByRole('navigation', { name: 'Administration' }).getByRole('link', { name: 'Applications' }).click();
     await page.getByRole('heading', { name: 'OAuth applications' }).waitFor();
     await expectAccessible(page);
-    await page.context().close();
+    await page.close();
   });
 
   it('the new user asks for access to acme, and withdraws', async () => {
-    const page = await signIn(dave);
+    const page = await openAs(dave);
     await expectAccessible(page);
     await page.goto(`${world.server.url}/groups/acme`);
     await page.getByRole('button', { name: 'Request access' }).click();
@@ -194,7 +195,7 @@ describe('the web console, against a real Knock with the demo data', () => {
     expect(pending.map((r) => r.username)).not.toContain('dave');
     await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Dashboard' }).click();
     await page.getByRole('listitem', { name: 'Your request for acme' }).getByText('withdrawn by you').waitFor();
-    await page.context().close();
+    await page.close();
   });
 
   it('alice answers six requests in one bulk action, filtered to one group', async () => {
@@ -203,7 +204,7 @@ describe('the web console, against a real Knock with the demo data', () => {
     const askers = Array.from({ length: 6 }, (_, i) => ({ username: `crowd${i + 1}`, password: `crowd-password-${i + 1}`, name: `Crowd Member ${i + 1}` }));
     for (const person of askers) await callApi(world.server, (await createUser(world.server, person)).token, 'POST', '/groups/crowd/access_requests', 201);
 
-    const page = await signIn(alice);
+    const page = await openAs(alice);
     await page.getByRole('link', { name: /^\d+ waiting for you to answer$/ }).waitFor();
     const inbox = page.getByRole('region', { name: /^Needs you/ });
     await inbox.getByLabel('Group or project').fill('crowd');
@@ -222,7 +223,7 @@ describe('the web console, against a real Knock with the demo data', () => {
     await expectAccessible(page);
     const members = await callApi<{ username: string; access_level: number }[]>(world.server, world.server.adminToken, 'GET', '/groups/crowd/members?query=crowd', 200);
     expect(members.map((m) => [m.username, m.access_level]).sort()).toEqual(askers.map((p) => [p.username, 20]));
-    await page.context().close();
+    await page.close();
   });
 
   it('a project whose group requires two approvals waits for the second manager', async () => {
@@ -237,7 +238,7 @@ describe('the web console, against a real Knock with the demo data', () => {
     await callApi(world.server, ritaMade.token, 'POST', '/projects/twice%2Fapp/access_requests', 201, { reason: 'to ship it', access_level: 30 });
 
     const approveOnTab = async (who: { username: string; password: string }) => {
-      const page = await signIn(who);
+      const page = await openAs(who);
       await page.goto(`${world.server.url}/twice/app`);
       await page.getByRole('navigation', { name: 'Pages of twice/app' }).getByRole('link', { name: /^Access requests/ }).click();
       const row = page.getByRole('listitem', { name: 'Rita Requester (@rita)' });
@@ -249,12 +250,12 @@ describe('the web console, against a real Knock with the demo data', () => {
     await first.getByRole('status').getByText('Your approval of @rita is counted (1 of 2); it waits for more.').waitFor();
     await first.getByRole('listitem', { name: 'Rita Requester (@rita)' }).getByText('1 of 2 approvals (@alice)').waitFor();
     await expectAccessible(first);
-    await first.context().close();
+    await first.close();
     await callApi(world.server, world.server.adminToken, 'GET', `/projects/twice%2Fapp/members/${ritaMade.id}`, 404);
 
     const second = await approveOnTab(mia);
     await second.getByRole('status').getByText('Approved @rita as Developer on twice/app.').waitFor();
-    await second.context().close();
+    await second.close();
     const member = await callApi<{ access_level: number }>(world.server, world.server.adminToken, 'GET', `/projects/twice%2Fapp/members/${ritaMade.id}`, 200);
     expect(member.access_level).toBe(30);
   });

@@ -74,16 +74,20 @@ export function extensionJourney(browser: string, launch: () => Promise<Extensio
   let acme: { id: number };
 
   beforeAll(async () => {
-    [first, second] = await Promise.all([startRecordedKnock(join(tmp, 'first')), sharedKnockBehindProxy()]);
-    demo = await seedDemo(first);
-    const daveOnSecond = (await createUser(second, dave)).token;
-    [aliceOnFirst, aliceOnSecond] = [demo.alice.token, (await createUser(second, alice)).token];
-    acme = await callApi(first, aliceOnFirst, 'GET', '/groups/acme', 200);
-    website = await callApi(first, aliceOnFirst, 'GET', '/projects/acme%2Fwebsite', 200);
-    await callApi(second, aliceOnSecond, 'POST', '/groups', 201, { name: 'Beta', path: beta, visibility: 'public' });
-    await callApi(second, daveOnSecond, 'POST', `/groups/${beta}/access_requests`, 201);
-
-    extension = await launch();
+    // The extension's build and the browser start while the first server starts and is filled.
+    const launching = launch();
+    try {
+      [first, second] = await Promise.all([startRecordedKnock(join(tmp, 'first')), sharedKnockBehindProxy()]);
+      demo = await seedDemo(first);
+      const daveOnSecond = (await createUser(second, dave)).token;
+      [aliceOnFirst, aliceOnSecond] = [demo.alice.token, (await createUser(second, alice)).token];
+      acme = await callApi(first, aliceOnFirst, 'GET', '/groups/acme', 200);
+      website = await callApi(first, aliceOnFirst, 'GET', '/projects/acme%2Fwebsite', 200);
+      await callApi(second, aliceOnSecond, 'POST', '/groups', 201, { name: 'Beta', path: beta, visibility: 'public' });
+      await callApi(second, daveOnSecond, 'POST', `/groups/${beta}/access_requests`, 201);
+    } finally {
+      extension = await launching;
+    }
   });
 
   afterAll(async () => {

@@ -32,13 +32,18 @@ describe('an access request with a reason, a level and an end, in the extension'
   let project: { id: number; path_with_namespace: string };
 
   beforeAll(async () => {
-    const [a, b] = await Promise.all([createUser(server, alice), createUser(server, bob)]);
-    tokens = { alice: a.token, bob: b.token };
-    bobId = b.id;
-    await callApi(server, tokens.alice, 'POST', '/groups', 201, { name: 'Release', path: 'release-reason', visibility: 'public' });
-    const group = await callApi<{ id: number }>(server, tokens.alice, 'GET', '/groups/release-reason', 200);
-    project = await callApi(server, tokens.alice, 'POST', '/projects', 201, { name: 'App', path: 'app', namespace_id: group.id, visibility: 'public' });
-    extension = await launchChromium();
+    // The extension's build and the browser start while the people and the project are made.
+    const launching = launchChromium();
+    try {
+      const [a, b] = await Promise.all([createUser(server, alice), createUser(server, bob)]);
+      tokens = { alice: a.token, bob: b.token };
+      bobId = b.id;
+      await callApi(server, tokens.alice, 'POST', '/groups', 201, { name: 'Release', path: 'release-reason', visibility: 'public' });
+      const group = await callApi<{ id: number }>(server, tokens.alice, 'GET', '/groups/release-reason', 200);
+      project = await callApi(server, tokens.alice, 'POST', '/projects', 201, { name: 'App', path: 'app', namespace_id: group.id, visibility: 'public' });
+    } finally {
+      extension = await launching;
+    }
   });
 
   afterAll(async () => {

@@ -1,20 +1,33 @@
-// The soak, bounded, on every change: the mixed workload of `npm run soak` (support/soak-workload.mjs)
-// for about a minute against the system run's shared server. Tens of users sign in through the
-// pages and OAuth, refresh their tokens, ask for access, withdraw and poll, while owners poll their
-// inbox and approve or deny. Load held: no answer outside the flow, no 5xx, no network error.
-// Nothing lost: every acknowledged request, approval, denial and withdrawal is there afterwards,
-// in the lists, the owners' inboxes, the users' own requests and their memberships.
-import { describe, expect, it } from 'vitest';
-import { sharedKnock } from '../e2e/support/knock-server';
+// The soak, bounded, on every change (`npm run test:soak`, a step of CI's after `npm test`): the
+// mixed workload of `npm run soak` (support/soak-workload.mjs) for about a minute against a server of
+// its own, `npm start`'s wrangler dev with wrangler.toml's bindings on fresh state. Tens of users
+// sign in through the pages and OAuth, refresh their tokens, ask for access, withdraw and poll,
+// while owners poll their inbox and approve or deny. Load held: no answer outside the flow, no 5xx,
+// no network error. Nothing lost: every acknowledged request, approval, denial and withdrawal is
+// there afterwards, in the lists, the owners' inboxes, the users' own requests and their memberships.
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startKnock, type RunningServer } from '../e2e/support/knock-server';
 import { createSoak } from './support/soak-workload.mjs';
 
 const USERS = Number(process.env.SOAK_USERS) || 30;
 const SECONDS = Number(process.env.SOAK_SECONDS) || 45;
 
 describe('the soak, bounded', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'knock-soak-bounded-'));
+  let server: RunningServer | undefined;
+  beforeAll(async () => {
+    server = await startKnock(join(dir, 'state'));
+  });
+  afterAll(async () => {
+    await server?.stop();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
   it(`holds ${USERS} users' mixed workload for ${SECONDS} s, and loses nothing it acknowledged`, async () => {
-    const { url, adminToken } = sharedKnock();
-    // Names of their own: the server is shared with the run's other files.
+    const { url, adminToken } = server!;
     const soak = createSoak({ base: url, adminToken, users: USERS, prefix: 'bounded', staggerMs: 5_000 });
     await soak.setUp();
     await soak.run(Date.now() + SECONDS * 1000);

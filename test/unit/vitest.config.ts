@@ -14,6 +14,10 @@ export default defineConfig({
     root: import.meta.dirname,
     include: ['**/*.test.ts'],
     environment: 'node',
+    // One module graph per Vitest worker for all files, as the extension project does: the files
+    // keep no state in modules between them (each object gets its own database), and a fresh graph
+    // per file was half of the project's time (measured: 29 s against 13 s wall, 13 against 8 s CPU).
+    isolate: false,
     // workerd's crypto.subtle.timingSafeEqual, for the Worker's constant-time compares.
     setupFiles: ['support/workerd-crypto.ts'],
     // Fuzzing knobs, as in the worker project (docs/testing.md): FUZZ_RUNS and FUZZ_SEED.

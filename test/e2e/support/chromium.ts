@@ -1,5 +1,5 @@
 // Debian's Chromium without any extension, driven through playwright-core (the web console's
-// journeys; @axe-core/playwright checks its pages).
+// journeys; support/axe.ts checks their pages).
 
 import { chromium, type Browser } from 'playwright-core';
 

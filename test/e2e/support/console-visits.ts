@@ -1,10 +1,10 @@
 // The web console's journeys in Chromium: the system run's shared Knock with the journey's own
 // people (and, for one journey, `npm start`'s demo data), signing in as someone, and axe's check
-// of each page on the way (no serious or critical violation), remembering which pages it checked.
+// of each page on the way (axe.ts: no serious or critical violation), remembering which pages it checked.
 
-import AxeBuilder from '@axe-core/playwright';
 import type { Browser, Page } from 'playwright-core';
-import { afterAll, beforeAll, expect } from 'vitest';
+import { afterAll, beforeAll } from 'vitest';
+import { expectNoSeriousViolations } from './axe';
 import { launchPlain } from './chromium';
 import { seedDemo, type DemoUser } from './demo';
 import { createUser, sharedKnock, type KnockAddress, type Person } from './knock-server';
@@ -25,14 +25,11 @@ export class ConsoleVisits {
   async expectAccessible(page: Page): Promise<void> {
     const size = page.viewportSize();
     try {
-      for (const width of [1280, 390]) {
-        await page.setViewportSize({ width, height: 900 });
-        const results = await new AxeBuilder({ page }).analyze();
-        const bad = results.violations.filter((v) => v.impact === 'serious' || v.impact === 'critical');
-        expect(bad.map((v) => `${width} px: ${v.id} (${v.impact}): ${v.help} — ${v.nodes.map((n) => n.target.join(' ')).join('; ')}`)).toEqual([]);
-        const scrollWidth = await page.evaluate(() => document.documentElement.scrollWidth);
-        expect(scrollWidth, `${page.url()} at ${width} px scrolls sideways`).toBeLessThanOrEqual(width);
-      }
+      await expectNoSeriousViolations({
+        evaluate: (expression) => page.evaluate(expression),
+        setWidth: (width) => page.setViewportSize({ width, height: 900 }),
+        url: () => page.url(),
+      });
     } finally {
       if (size) await page.setViewportSize(size);
     }
@@ -49,6 +46,26 @@ export class ConsoleVisits {
     await page.getByLabel('Username').fill(who.username);
     await page.getByLabel('Password').fill(who.password);
     await page.getByRole('button', { name: 'Sign in' }).click();
+    await page.waitForURL(`${this.url}/`);
+    return page;
+  }
+
+  /** Each person's browser signed in once (`signIn`), by username. */
+  private readonly sessions = new Map<string, Promise<Page>>();
+
+  /**
+   * A new tab on the dashboard of `who`'s browser: signed in the first time, and the same session
+   * (its cookies) after that, as one person's browser keeps it. Close the tab, not its context.
+   */
+  async open(who: { username: string; password: string }): Promise<Page> {
+    const first = this.sessions.get(who.username);
+    if (!first) {
+      const signedIn = this.signIn(who);
+      this.sessions.set(who.username, signedIn);
+      return signedIn;
+    }
+    const page = await (await first).context().newPage();
+    await page.goto(this.url);
     await page.waitForURL(`${this.url}/`);
     return page;
   }

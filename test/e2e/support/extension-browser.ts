@@ -2,8 +2,9 @@
 // DevTools protocol, Debian's Firefox ESR over WebDriver BiDi. One small driver per browser; the
 // journey (test/e2e/extension-journey.ts) is written once against it.
 
-import { execFileSync } from 'node:child_process';
+import { execFile } from 'node:child_process';
 import { join } from 'node:path';
+import { promisify } from 'node:util';
 import puppeteer, { type Browser, type Page } from 'puppeteer-core';
 import { expect, vi } from 'vitest';
 import { CHROMIUM } from './chromium';
@@ -33,14 +34,14 @@ export interface ExtensionBrowser {
   close(): Promise<void>;
 }
 
-/** `wxt build` for one browser; returns the unpacked build's folder. */
-export function buildExtension(target: 'chrome' | 'firefox'): string {
-  execFileSync(join(ROOT, 'node_modules', '.bin', 'wxt'), ['build', 'extension', '-b', target], { cwd: ROOT, stdio: 'pipe' });
+/** `wxt build` for one browser (a child process: the test's servers start meanwhile); answers the unpacked build's folder. */
+export async function buildExtension(target: 'chrome' | 'firefox'): Promise<string> {
+  await promisify(execFile)(join(ROOT, 'node_modules', '.bin', 'wxt'), ['build', 'extension', '-b', target], { cwd: ROOT });
   return join(ROOT, 'extension', '.output', `${target}-mv3`);
 }
 
 export async function launchChromium(): Promise<ExtensionBrowser> {
-  const dir = buildExtension('chrome');
+  const dir = await buildExtension('chrome');
   const browser = await puppeteer.launch({
     browser: 'chrome',
     executablePath: CHROMIUM,
@@ -55,7 +56,7 @@ export async function launchChromium(): Promise<ExtensionBrowser> {
 }
 
 export async function launchFirefox(): Promise<ExtensionBrowser> {
-  const dir = buildExtension('firefox');
+  const dir = await buildExtension('firefox');
   const browser = await puppeteer.launch({
     browser: 'firefox',
     executablePath: FIREFOX,

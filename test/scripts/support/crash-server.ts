@@ -38,3 +38,15 @@ export const apiClient =
     const text = await res.text();
     return { status: res.status, body: text ? JSON.parse(text) : null };
   };
+
+/** Calls `fn` on each item, `width` at a time (a server on a shared machine, not a queue of hundreds). */
+export async function inParallel<T>(items: readonly T[], width: number, fn: (item: T, index: number) => Promise<void>): Promise<void> {
+  let next = 0;
+  const worker = async () => {
+    while (next < items.length) {
+      const i = next++;
+      await fn(items[i]!, i);
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(width, items.length) }, worker));
+}

@@ -281,8 +281,11 @@ export function createSoak({ base, adminToken, users: userCount, owners: ownerCo
           if (res?.status === 204) ended(space, user, 'denied');
         } else {
           const level = LEVELS[Math.floor(next() * LEVELS.length)];
-          const res = await api('approve', owner.token, 'PUT', `${path}/approve?access_level=${level}`, null, [201, 404]);
+          // A 400 when the requester was approved on a group above at a higher level meanwhile:
+          // GitLab refuses a direct membership below an inherited one; the request stays pending.
+          const res = await api('approve', owner.token, 'PUT', `${path}/approve?access_level=${level}`, null, [201, 400, 404]);
           if (res?.status === 201) ended(space, user, 'approved', level);
+          if (res?.status === 400 && !/inherited membership/.test(res.text)) error('approve', `400 ${res.text.slice(0, 200)}`);
         }
       }
     }
