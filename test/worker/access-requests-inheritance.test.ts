@@ -32,10 +32,10 @@ describe('inherited membership', () => {
   };
 
   it("a group Owner manages the requests of the group's projects and subgroups", async () => {
+    // O is a direct member of each (creator); take a second owner who is only a group member.
+    const heir = await person('heir');
+    await addMember('groups', acme.id, heir, 50);
     for (const [kind, target] of [['groups', sub], ['projects', site], ['projects', deep]] as const) {
-      // O is a direct member of each (creator); take a second owner who is only a group member.
-      const heir = await person('heir');
-      await addMember('groups', acme.id, heir, 50);
       const requester = await pendingOn(kind, target.id);
       expect((await as(heir).get(`/${kind}/${target.id}/access_requests`)).status).toBe(200);
       expect((await as(heir).put(`/${kind}/${target.id}/access_requests/${requester.id}/approve?access_level=50`)).status).toBe(201);
