@@ -83,7 +83,10 @@ try {
     { id: 'do', target: { url: `${urls.baseline}/do` } },
     { id: 'peer_refresh', target: refreshChains(`${urls.peer}/token`, peerApp, peerGrants.map((g) => g.refresh_token)) },
   ];
-  for (const scenario of ['user', 'list', '304', 'refresh']) for (const s of ['before', 'after']) members.push({ id: `${scenario}:${s}`, target: sides[s].targets[scenario] });
+  // Each scenario's second member shares the machine with the first one's background work (KV
+  // and SQLite writes after a refresh): AB_ORDER=after-first swaps them; run both orders.
+  const order = process.env.AB_ORDER === 'after-first' ? ['after', 'before'] : ['before', 'after'];
+  for (const scenario of ['user', 'list', '304', 'refresh']) for (const s of order) members.push({ id: `${scenario}:${s}`, target: sides[s].targets[scenario] });
   log(`measuring ${members.length} members interleaved`);
   const m = await measureGroup(members, {
     onMember: (id, r) => log(`  ${id}: ${r.rps.toFixed(0)} req/s, p50 ${r.p50.toFixed(2)} ms${r.failed ? `, ${r.failed} failed` : ''}`),
