@@ -1,4 +1,4 @@
-// `node bench/profile.mjs [user|list|version|discovery|jwks|refresh|exchange|exchange-openid]`: where Knock's isolate spends its time under load.
+// `node bench/profile.mjs [user|list|not-modified|version|discovery|jwks|refresh|exchange|exchange-openid]`: where Knock's isolate spends its time under load.
 // Starts the same runtime as the bench with the V8 inspector on, drives one scenario for a few
 // seconds with autocannon, samples the CPU profile of Knock's isolate (its Durable Objects run in
 // it too) and prints the functions with the most samples, with their line of the bundle.
@@ -56,7 +56,14 @@ try {
     await setup.seedAccessRequests(urls.seeder, project, users[0].id, users.slice(1).map((u) => u.id));
     path = `/api/v4/projects/${project}/access_requests?per_page=20`;
   }
-  if (!path) throw new Error(`unknown scenario ${scenario} (user, list, version)`);
+  if (scenario === 'not-modified') {
+    // The inbox poll answered 304: the ETag of the caller's first answer sent back in If-None-Match.
+    path = '/api/v4/access_requests';
+    const first = await fetch(`${urls.knock}${path}`, { headers });
+    await first.arrayBuffer();
+    headers['if-none-match'] = first.headers.get('etag');
+  }
+  if (!path) throw new Error(`unknown scenario ${scenario} (user, list, not-modified, version, discovery, jwks, refresh, exchange, exchange-openid)`);
 
   const targets = await (await fetch(`http://127.0.0.1:${inspectorPort}/json`)).json();
   const inspected = targets.find((t) => /core:user:knock\b/.test(t.title));
@@ -107,8 +114,21 @@ try {
     for (let at = id; at !== undefined; at = parents.get(at)) seen.add(nodes.get(at).callFrame.functionName);
     for (const name of within.keys()) if (seen.has(name)) within.set(name, within.get(name) + 1);
   }
+  // PROFILE_CALLERS=exec,toArray: for samples in that function, which function called it.
+  const callers = new Map((process.env.PROFILE_CALLERS ?? '').split(',').filter(Boolean).map((name) => [name, new Map()]));
+  for (const id of profile.samples) {
+    const leaf = nodes.get(id).callFrame;
+    const byCaller = callers.get(leaf.functionName);
+    if (!byCaller) continue;
+    const parent = nodes.get(parents.get(id))?.callFrame;
+    const key = parent ? `${parent.functionName || '(anonymous)'} @ ${lines[parent.lineNumber]?.trim().slice(0, 80)}` : '(none)';
+    byCaller.set(key, (byCaller.get(key) ?? 0) + 1);
+  }
   console.log(`${scenario}: ${target.method ?? 'GET'} ${path} — ${measured.rps.toFixed(0)} req/s, p50 ${measured.p50.toFixed(2)} ms; ${total} samples of Knock's isolate`);
   for (const [name, n] of within) console.log(`${((100 * n) / total).toFixed(1).padStart(5)}%  with ${name} on the stack`);
+  for (const [name, byCaller] of callers) {
+    for (const [key, n] of [...byCaller].sort((a, b) => b[1] - a[1]).slice(0, 8)) console.log(`${((100 * n) / total).toFixed(1).padStart(5)}%  ${name} called by ${key}`);
+  }
   for (const [key, n] of [...selfSamples].sort((a, b) => b[1] - a[1]).slice(0, Number(process.env.PROFILE_TOP ?? 30))) {
     console.log(`${((100 * n) / total).toFixed(1).padStart(5)}%  ${key}`);
   }

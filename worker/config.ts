@@ -1,5 +1,6 @@
 import { MAX_PBKDF2_ITERATIONS } from './auth/crypto';
 import type { Env } from './env';
+import { originOf } from './request-url';
 
 const seconds = (value: string | undefined, fallback: number): number => {
   const n = Number(value);
@@ -25,7 +26,7 @@ const passwordHashIterations = (value: string | undefined): number => {
 };
 
 /** Lifetimes and switches from wrangler.toml `[vars]`, with their defaults when unset or invalid. */
-export const config = (env: Env) => ({
+const readConfig = (env: Env) => ({
   accessTokenTtl: seconds(env.ACCESS_TOKEN_TTL_SECONDS, 8 * 3600),
   codeTtl: seconds(env.CODE_TTL_SECONDS, 600),
   refreshTokenTtl: seconds(env.REFRESH_TOKEN_TTL_SECONDS, 30 * 24 * 3600),
@@ -42,6 +43,17 @@ export const config = (env: Env) => ({
   passwordHashIterations: passwordHashIterations(env.PASSWORD_HASH_ITERATIONS),
 });
 
+type Config = ReturnType<typeof readConfig>;
+/** Read once per `env`: a deployment's variables do not change under a running isolate. */
+const configs = new WeakMap<Env, Config>();
+
+/** Lifetimes and switches from wrangler.toml `[vars]`, with their defaults when unset or invalid. */
+export const config = (env: Env): Config => {
+  let read = configs.get(env);
+  if (!read) configs.set(env, (read = readConfig(env)));
+  return read;
+};
+
 /** The public origin: PUBLIC_URL when configured, else the origin the request came to. */
 export const publicOrigin = (env: Env, requestUrl: string): string =>
-  (env.PUBLIC_URL || new URL(requestUrl).origin).replace(/\/+$/, '');
+  (env.PUBLIC_URL || originOf(requestUrl)).replace(/\/+$/, '');

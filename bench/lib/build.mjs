@@ -5,9 +5,10 @@ import { join } from 'node:path';
 import * as esbuild from 'esbuild';
 import { ROOT } from './paths.mjs';
 
-export async function buildKnock(outdir) {
+/** Knock's bundle as `wrangler deploy` would upload it; `root`: another checkout of the repository (bench/ab.mjs). */
+export async function buildKnock(outdir, root = ROOT) {
   execFileSync(process.execPath, [join(ROOT, 'node_modules', 'wrangler', 'bin', 'wrangler.js'), 'deploy', '--dry-run', '--outdir', outdir], {
-    cwd: ROOT,
+    cwd: root,
     stdio: ['ignore', 'ignore', 'inherit'],
     env: { ...process.env, WRANGLER_SEND_METRICS: 'false', FORCE_COLOR: '0', WRANGLER_LOG: 'error' },
   });

@@ -87,6 +87,10 @@ const start = async (workers, { persistTo, inspectorPort }) => {
   return { mf, urls };
 };
 
+/** The token record the baselines' `/kv` and `/do` read (bench/baselines/worker.ts). */
+export const seedBaselineToken = async (mf) =>
+  (await mf.getKVNamespace('BASELINE_KV', 'baseline')).put('at:baseline', JSON.stringify({ userId: 1, username: 'bench', name: 'Bench User', scopes: ['api'], expiresAt: 4102444800 }));
+
 export async function startRuntime({ knock, baseline, peer, seeder, counter, persistTo, inspectorPort }) {
   const config = knockConfig();
   const secrets = newSecrets();

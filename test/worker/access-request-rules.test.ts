@@ -225,6 +225,8 @@ describe('rules', () => {
     expect(await (await as(owner).put(`/projects/${p.id}/access_requests/${bob.id}/approve`)).json()).toEqual({ message: 'You have already approved this access request' });
     const inbox = (await (await as(maintainer).get('/access_requests?per_page=100')).json()) as Record<string, unknown>[];
     expect(inbox.find((r) => r.id === bob.id && r.source_id === p.id)).toMatchObject({ approvals: [{ id: owner.id }] });
+    const listed = (await (await as(maintainer).get(`/projects/${p.id}/access_requests`)).json()) as Record<string, unknown>[];
+    expect(listed).toEqual([expect.objectContaining({ id: bob.id, approvals: [expect.objectContaining({ id: owner.id, username: owner.username })] })]);
     const second = await as(maintainer).put(`/projects/${p.id}/access_requests/${bob.id}/approve`);
     expect(second.status).toBe(201);
     expect(await second.json()).toMatchObject({ id: bob.id, access_level: 30 });

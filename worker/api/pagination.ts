@@ -40,8 +40,10 @@ export const paginationHeadersFor = (requestUrl: string, { page, perPage }: Page
   const totalPages = Math.max(1, Math.ceil(total / perPage));
   const next = page < totalPages ? page + 1 : null;
   const prev = page > 1 ? Math.min(page - 1, totalPages) : null;
+  // One parse for every link: after the first, `page` and `per_page` are where each link's own
+  // copy of the URL would have them, so setting them again gives the same URL.
+  const url = new URL(requestUrl);
   const link = (p: number, rel: string) => {
-    const url = new URL(requestUrl);
     url.searchParams.set('page', String(p));
     url.searchParams.set('per_page', String(perPage));
     return `<${url.toString()}>; rel="${rel}"`;

@@ -34,8 +34,12 @@ export const randomBytes = (n: number): Uint8Array<ArrayBuffer> => crypto.getRan
 /** A fresh secret with a recognisable prefix (for secret scanners), e.g. `knock_at_…`. */
 export const randomToken = (prefix = '', bytes = 32): string => prefix + base64url(randomBytes(bytes));
 
-/** Constant-time string comparison (lengths may leak, contents do not). */
+/**
+ * Constant-time string comparison (lengths may leak, contents do not). Strings of different
+ * lengths differ, and say so at once: `apiAuth` compares every presented token with ADMIN_TOKEN.
+ */
 export const safeEqual = (a: string, b: string): boolean => {
+  if (a.length !== b.length) return false;
   const x = encoder.encode(a);
   const y = encoder.encode(b);
   if (x.byteLength !== y.byteLength) {

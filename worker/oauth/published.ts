@@ -1,5 +1,6 @@
 import { publicOrigin } from '../config';
 import type { Env } from '../env';
+import { pathnameOf } from '../request-url';
 import { jwksResponse } from './jwks';
 import { metadataResponse } from './metadata';
 import { ENDPOINTS, METADATA_PATHS } from './provider';
@@ -17,7 +18,7 @@ const JWKS = new Set<string>(ENDPOINTS.jwks);
  */
 export const publishedDocument = (request: Request, env: Env): Promise<Response> | null => {
   if (request.method !== 'GET') return null;
-  const path = new URL(request.url).pathname;
+  const path = pathnameOf(request.url);
   if (METADATA.has(path)) return Promise.resolve(metadataResponse(publicOrigin(env, request.url)));
   if (JWKS.has(path) && env.TOKEN_HASH_KEY) return jwksResponse(env);
   return null;

@@ -71,8 +71,7 @@ export abstract class NamespaceAccess extends NamespaceChecks {
     if (!maySee(here.value.visibility, standing)) return fail(kind.notFound());
     if (!mayManageRequests(kind, standing)) return fail(problems.forbidden());
     if (Object.values(filter).every((v) => v === undefined)) {
-      const items = this.sql.exec<AccessRequestRow>(`SELECT ${REQUEST_COLUMNS} FROM access_requests r ORDER BY r.seq LIMIT ? OFFSET ?`, limit, offset).toArray();
-      return ok({ total: this.counts().requests, items });
+      return ok(this.requestPage(limit, offset));
     }
     // One group or project: no kind or path to match; ties by request order.
     const columns = { kind: "''", fullPath: "''", requestedAt: 'r.requested_at', username: 'r.username', name: 'r.name', namespaceId: 'r.seq', userId: 'r.user_id' };

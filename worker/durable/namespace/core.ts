@@ -10,7 +10,7 @@ import { EventLog, type UserLookup } from '../event-log';
 import { migrate } from '../migrations';
 import type { NamespaceSnapshot } from '../namespace-registry';
 import { NAMESPACE_SCHEMA } from './schema';
-import type { AccessRequestRow, Actor, MemberRow, RuleApproval, Stale } from './types';
+import type { AccessRequestRow, Actor, MemberRow, PageOf, RuleApproval, Stale } from './types';
 import { Webhooks } from './webhooks';
 
 /**
@@ -23,11 +23,23 @@ import { Webhooks } from './webhooks';
 
 export const STALE: Stale = { ok: false, stale: true };
 
+const ASK_COLUMNS = `r.user_id, r.requested_at, r.username, r.name, r.reason, r.access_level, r.expires_at, r.approvals_required,
+  r.max_duration_hours, r.pending_until`;
 /** A request's columns, read from `access_requests r`, with its approvals so far as JSON (oldest first). */
-export const REQUEST_COLUMNS = `r.user_id, r.requested_at, r.username, r.name, r.reason, r.access_level, r.expires_at, r.approvals_required,
-  r.max_duration_hours, r.pending_until,
+export const REQUEST_COLUMNS = `${ASK_COLUMNS},
   (SELECT json_group_array(json(j)) FROM (SELECT json_object('id', a.approver_id, 'username', a.username, 'name', a.name, 'approved_at', a.approved_at) AS j
      FROM approvals a WHERE a.user_id = r.user_id ORDER BY a.approved_at, a.approver_id)) AS approvals`;
+/**
+ * The same columns while no request here has an approval counted (approvals are counted only under
+ * rules that ask for two or more, so nearly always): no subquery per row.
+ */
+const REQUEST_COLUMNS_NONE_APPROVED = `${ASK_COLUMNS}, '[]' AS approvals`;
+
+/** A page of pending requests, oldest first: `REQUEST_COLUMNS`, or the same without approvals to read. */
+const REQUEST_PAGE = {
+  approved: `SELECT ${REQUEST_COLUMNS} FROM access_requests r ORDER BY r.seq LIMIT ? OFFSET ?`,
+  noneApproved: `SELECT ${REQUEST_COLUMNS_NONE_APPROVED} FROM access_requests r ORDER BY r.seq LIMIT ? OFFSET ?`,
+};
 export const MEMBER_COLUMNS = 'user_id, access_level, created_at, created_by, expires_at';
 
 /** The object's own copy of its registry row (see `NamespaceRef.snapshot`). */
@@ -194,6 +206,14 @@ export abstract class NamespaceCore extends DurableObject<Env> {
       userId,
     );
     return this.sql.exec('DELETE FROM access_requests WHERE user_id = ? RETURNING user_id', userId).toArray().length > 0;
+  }
+
+  /** A page of pending requests, oldest first, and how many there are (the list's unfiltered page: its hot path). */
+  protected requestPage(limit: number, offset: number): PageOf<AccessRequestRow> {
+    const { total, approved } = this.sql
+      .exec<{ total: number; approved: number }>('SELECT requests AS total, EXISTS (SELECT 1 FROM approvals) AS approved FROM meta')
+      .one();
+    return { total, items: this.sql.exec<AccessRequestRow>(approved ? REQUEST_PAGE.approved : REQUEST_PAGE.noneApproved, limit, offset).toArray() };
   }
 
   protected counts(): { members: number; requests: number } {

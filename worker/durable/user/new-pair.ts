@@ -8,9 +8,10 @@ import type { PreparedPair } from './rows';
 
 /**
  * A new pair for `scopes`. With `openid` (OpenID Connect Core 1.0 §5.4), the user's group claims
- * are read at the same time (group-claims.ts), for the id_token and the access token's record.
+ * are read at the same time (group-claims.ts), for the id_token and the access token's record;
+ * `partitions` (the user's index partitions) is asked only then.
  */
-export const preparePair = async (env: Env, partitions: number[], userId: number, clientId: string, grantId: string, scopes: string[]): Promise<PreparedPair> => {
+export const preparePair = async (env: Env, partitions: () => number[], userId: number, clientId: string, grantId: string, scopes: string[]): Promise<PreparedPair> => {
   const { accessTokenTtl, refreshTokenTtl } = config(env);
   const now = epochSeconds();
   const accessToken = newAccessToken(now + accessTokenTtl);
@@ -18,7 +19,7 @@ export const preparePair = async (env: Env, partitions: number[], userId: number
   const [accessHash, refreshHash, groups] = await Promise.all([
     hashSecret(env, accessToken),
     hashSecret(env, refreshToken),
-    scopes.includes('openid') ? groupClaimsOf(env, partitions, userId) : undefined,
+    scopes.includes('openid') ? groupClaimsOf(env, partitions(), userId) : undefined,
   ]);
   const scope = [...scopes].sort().join(' ');
   return {

@@ -21,7 +21,7 @@ import type { UserRow, UserSnapshot } from '../directory/types';
 import { claimsLost, groupClaimsOf } from './group-claims';
 import { handOverLogouts, LOGOUT_HANDOVER_RETRY_MS, logoutsWaiting, markClaimsLost, pairsWithGroupClaims, queueLogouts, type LogoutReason, type LogoutSelection } from './logouts';
 import { syncTokenRecords } from './token-sync';
-import { inboxCount, inboxVersion, readInbox, takeUpdate, type InboxAnswer, type InboxFilter, type InboxPage, type InboxUpdate, type KnownVersion } from './inbox';
+import { inboxCount, inboxVersion, readInbox, takeUpdate, versionWithNothingDue, type InboxAnswer, type InboxFilter, type InboxPage, type InboxUpdate, type KnownVersion } from './inbox';
 import { USER_SCHEMA } from './schema';
 import { hasSecondFactor, TwoFactor } from './two-factor';
 import { liveSession, startSession } from './sessions';
@@ -100,7 +100,8 @@ export class User extends DurableObject<Env> {
 
   /** The inbox's version (its ETag). */
   inboxVersion(): number {
-    return this.ctx.storage.transactionSync(() => inboxVersion(this.sql, todayUtc()));
+    const today = todayUtc();
+    return versionWithNothingDue(this.sql, today) ?? this.ctx.storage.transactionSync(() => inboxVersion(this.sql, today));
   }
 
   /** A page of the inbox with its version; only the version while it is `known`. */
@@ -183,7 +184,7 @@ export class User extends DurableObject<Env> {
     if (!seen || seen.user_id !== r.userId) return fail(invalidGrant('The authorization code is invalid, expired or already used.'));
     if (!isActive(await this.user(seen.user_id))) return fail(inactiveUser());
     const transformed = r.codeVerifier ? await s256(r.codeVerifier) : '';
-    const pair = await preparePair(this.env, this.indexPartitions(), seen.user_id, seen.client_id, randomToken('', 16), scopeList(seen.scopes));
+    const pair = await preparePair(this.env, () => this.indexPartitions(), seen.user_id, seen.client_id, randomToken('', 16), scopeList(seen.scopes));
 
     const outcome = this.ctx.storage.transactionSync((): Decision => {
       const now = epochSeconds();
@@ -235,7 +236,7 @@ export class User extends DurableObject<Env> {
       return fail(problems.oauth('invalid_scope', 'The requested scope exceeds the scope granted by the resource owner.'));
     }
     if (!isActive(await this.user(seen.user_id))) return fail(inactiveUser());
-    const pair = await preparePair(this.env, this.indexPartitions(), seen.user_id, seen.client_id, seen.grant_id, r.scope ?? grantScopes);
+    const pair = await preparePair(this.env, () => this.indexPartitions(), seen.user_id, seen.client_id, seen.grant_id, r.scope ?? grantScopes);
     const key = await retryKey(this.env, r.refreshToken);
     const sealed = await sealResponse(key, pair.response);
     const retryRequest = JSON.stringify([r.clientId, r.scope ? [...r.scope].sort().join(' ') : null]);

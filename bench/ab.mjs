@@ -1,0 +1,114 @@
+// `node bench/ab.mjs [rev]` (default HEAD): the goal lines of the hot paths for Knock at `rev`
+// (before) and for the working tree (after), measured in one interleaved group, so that the
+// machine's drift lands on both alike. Each side runs on its own Miniflare (one workerd each, fresh
+// state); the baselines and the peer come from the working tree's. Prints each goal line for
+// both sides and after ÷ before for each scenario's req/s and p50.
+import { execFileSync } from 'node:child_process';
+import { mkdirSync, mkdtempSync, rmSync, symlinkSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { buildBenchWorker, buildKnock } from './lib/build.mjs';
+import { refreshChains } from './lib/chains.mjs';
+import { CONNECTIONS, measureGroup } from './lib/load.mjs';
+import { ROOT } from './lib/paths.mjs';
+import { freshStateDir, seedBaselineToken, startRuntime } from './lib/runtime.mjs';
+import * as setup from './lib/setup.mjs';
+
+const rev = process.argv[2] ?? 'HEAD';
+const PENDING = Number(process.env.AB_PENDING ?? 1000);
+const log = (msg) => console.error(`[ab] ${msg}`);
+const work = mkdtempSync(join(tmpdir(), 'knock-ab-'));
+const states = [];
+const runtimes = [];
+
+/** The repository at `rev`, beside the working tree's node_modules. */
+const checkout = (dir) => {
+  mkdirSync(dir);
+  execFileSync('sh', ['-c', `git -C "${ROOT}" archive "${rev}" | tar -x -C "${dir}"`]);
+  symlinkSync(join(ROOT, 'node_modules'), join(dir, 'node_modules'));
+  return dir;
+};
+
+/** One side: its runtime, and the targets of its scenarios. */
+async function side(name, root) {
+  const build = (dir) => buildBenchWorker(`bench/${dir}/worker.ts`, join(work, `${name}-${dir}.mjs`));
+  const state = freshStateDir();
+  states.push(state);
+  const runtime = await startRuntime({
+    knock: await buildKnock(join(work, `${name}-knock`), root),
+    baseline: await build('baselines'),
+    peer: await build('peer'),
+    seeder: await build('seeder'),
+    counter: await build('counter'),
+    persistTo: state,
+  });
+  runtimes.push(runtime);
+  const { urls, adminToken } = runtime;
+  // The list and the 304 poll: an owner's project with PENDING requests, the owner's token.
+  const [owner, ...requesters] = await setup.seedUsers(urls.seeder, 'ab', 0, PENDING + 1, { tokens: true });
+  const headers = { authorization: `Bearer ${owner.token}` };
+  const project = await setup.createProject(urls.knock, owner.token, 'ab');
+  for (let i = 0; i < requesters.length; i += 1000) await setup.seedAccessRequests(urls.seeder, project, owner.id, requesters.slice(i, i + 1000).map((u) => u.id));
+  const first = await fetch(`${urls.knock}/api/v4/access_requests`, { headers });
+  await first.arrayBuffer();
+  const etag = first.headers.get('etag');
+  // Refresh: one rotation chain per connection, as the bench drives it.
+  const app = await setup.createApplication(urls.knock, adminToken);
+  const users = await setup.inPool(Array.from({ length: CONNECTIONS }, (_, i) => `chain${i}`), 4, (u) => setup.signedInUser(urls.knock, adminToken, app, u));
+  const grants = await Promise.all(users.map((u) => setup.exchange(urls.knock, '/login/oauth/access_token', app, u.firstCode)));
+  log(`${name} (${name === 'before' ? rev : 'the working tree'}): ${PENDING} pending, ${grants.length} refresh chains`);
+  return {
+    runtime,
+    targets: {
+      user: { url: `${urls.knock}/api/v4/user`, headers },
+      list: { url: `${urls.knock}/api/v4/projects/${project}/access_requests?per_page=20`, headers },
+      304: { url: `${urls.knock}/api/v4/access_requests`, headers: { ...headers, 'if-none-match': etag } },
+      refresh: refreshChains(`${urls.knock}/login/oauth/access_token`, app, grants.map((g) => g.refresh_token)),
+    },
+  };
+}
+
+const sides = {};
+try {
+  sides.before = await side('before', checkout(join(work, 'before')));
+  sides.after = await side('after', ROOT);
+  const { urls } = sides.after.runtime;
+  await seedBaselineToken(sides.after.runtime.mf);
+  const peerApp = await setup.registerPeerClient(urls.peer);
+  const peerGrants = await Promise.all(
+    Array.from({ length: CONNECTIONS }, async (_, i) => setup.exchange(urls.peer, '/token', peerApp, await setup.peerCode(urls.peer, peerApp, `chain${i}`))),
+  );
+  const members = [
+    { id: 'kv', target: { url: `${urls.baseline}/kv` } },
+    { id: 'do', target: { url: `${urls.baseline}/do` } },
+    { id: 'peer_refresh', target: refreshChains(`${urls.peer}/token`, peerApp, peerGrants.map((g) => g.refresh_token)) },
+  ];
+  // Each scenario's second member shares the machine with the first one's background work (KV
+  // and SQLite writes after a refresh): AB_ORDER=after-first swaps them; run both orders.
+  const order = process.env.AB_ORDER === 'after-first' ? ['after', 'before'] : ['before', 'after'];
+  for (const scenario of ['user', 'list', '304', 'refresh']) for (const s of order) members.push({ id: `${scenario}:${s}`, target: sides[s].targets[scenario] });
+  log(`measuring ${members.length} members interleaved`);
+  const m = await measureGroup(members, {
+    onMember: (id, r) => log(`  ${id}: ${r.rps.toFixed(0)} req/s, p50 ${r.p50.toFixed(2)} ms${r.failed ? `, ${r.failed} failed` : ''}`),
+  });
+  const goals = (s) => ({
+    'GET /api/v4/user ÷ KV (req/s, ≥ 0.9)': m[`user:${s}`].rps / m.kv.rps,
+    'list ÷ KV (req/s, ≥ 0.5)': m[`list:${s}`].rps / m.kv.rps,
+    'list ÷ KV + empty DO call (req/s, ≥ 0.8)': m[`list:${s}`].rps / m.do.rps,
+    'refresh ÷ peer (req/s, ≥ 1.5)': m[`refresh:${s}`].rps / m.peer_refresh.rps,
+    '304 poll ÷ GET /api/v4/user (p50, ≤ 1.2)': m[`304:${s}`].p50 / m[`user:${s}`].p50,
+  });
+  const [b, a] = [goals('before'), goals('after')];
+  console.log(`\nGoal lines, ${rev} (before) and the working tree (after), one interleaved group:`);
+  for (const k of Object.keys(b)) console.log(`  ${k.padEnd(44)} before ${b[k].toFixed(2)}  after ${a[k].toFixed(2)}`);
+  console.log(`  empty DO call ÷ KV baseline (p50)             ${(m.do.p50 / m.kv.p50).toFixed(2)}`);
+  console.log('\nAfter ÷ before:');
+  for (const scenario of ['user', 'list', '304', 'refresh']) {
+    const [x, y] = [m[`${scenario}:before`], m[`${scenario}:after`]];
+    console.log(`  ${scenario.padEnd(8)} req/s ${(y.rps / x.rps).toFixed(2)}  p50 ${(y.p50 / x.p50).toFixed(2)}`);
+  }
+} finally {
+  for (const runtime of runtimes) await runtime.dispose().catch(() => {});
+  rmSync(work, { recursive: true, force: true });
+  for (const state of states) rmSync(state, { recursive: true, force: true });
+}
