@@ -157,7 +157,7 @@ describe('races of the access request rules', () => {
       // In the group's object the request is held before it reads the rules, the change once it
       // may make it, before its transaction; then one goes on first. The change first: the request
       // reads the rules the moment the change's transaction commits.
-      const gate = await objectGate(stubOf(group));
+      const gate = objectGate(stubOf(group));
       let made: Response, changed: Response;
       try {
         await gate.hold('directMembershipOf', 'before');

@@ -84,7 +84,7 @@ describe.each(KINDS)('races on %s access requests', (kind) => {
       // Each contender is held in the object once it knows where its caller stands, just before
       // it decides (the race's window); the trial's own contender goes on first, and the moment
       // its transaction commits all the others go on at once.
-      const gate = await objectGate(env.NAMESPACES.getByName(String(id)) as unknown as DurableObjectStub);
+      const gate = objectGate(env.NAMESPACES.getByName(String(id)) as unknown as DurableObjectStub);
       let answers: Response[];
       try {
         await gate.hold('standing', 'after');

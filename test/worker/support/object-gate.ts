@@ -23,7 +23,7 @@ type Methods = Record<string, (...args: unknown[]) => unknown>;
  * Every step runs inside the object (`runInDurableObject`), and the test learns of a call held
  * through that call's answer: workerd lets a request's code do I/O only in its own context.
  */
-export const objectGate = async (stub: DurableObjectStub) => {
+export const objectGate = (stub: DurableObjectStub) => {
   const releases: (() => void)[] = [];
   const waiting = new Map<number, () => void>();
   const afterTransaction: number[][] = [];
