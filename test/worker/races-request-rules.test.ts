@@ -3,6 +3,7 @@ import { runDurableObjectAlarm, runInDurableObject } from 'cloudflare:test';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { clock } from '../../worker/clock';
 import { ADMIN, api, unique, type TestUser } from './support/http';
+import { objectGate } from './support/object-gate';
 import { quickUser } from './support/world';
 
 vi.setConfig({ testTimeout: 60_000 });
@@ -14,6 +15,12 @@ vi.setConfig({ testTimeout: 60_000 });
  * has projects of its own, so a requester asks each project once.
  */
 const TRIALS = 50;
+/**
+ * The rule-change race runs one trial at a time, its order set by a gate in the group's object
+ * (support/object-gate.ts): each order (the request first, the change first) from each set of
+ * rules to the other.
+ */
+const RULE_TRIALS = 4;
 let trials = 0;
 afterAll(() => console.log(`rule races: ${trials} trials`));
 
@@ -129,27 +136,56 @@ describe('races of the access request rules', () => {
     for (const r of requesters) expect(events.filter((e) => e.user.id === r.id)).toHaveLength(1);
   });
 
-  it(`a rule change against a request in flight: judged wholly by the old rules or wholly by the new (${TRIALS} trials)`, async () => {
-    // The rules live on the group: the request reads them in the calls it makes to its ancestors.
-    // Ten rule changes (2, 1, 2, … approvals) race the fifty requests, ten on each of five projects.
+  it(`a rule change against a request in flight: judged wholly by the rules before or wholly by those after, both seen (${RULE_TRIALS} trials)`, async () => {
+    // The rules live on the group: the request reads them in the call it makes to its ancestor.
+    // Two approvals with a bound of 24 hours (which gives a request without an end one), against
+    // one approval and no bound: a mix would be one of each.
+    const bounded = { approvals_required: 2, max_duration_hours: 24 };
+    const open = { approvals_required: 1, max_duration_hours: null };
+    const judgedBy = (record: { approvals_required: number; expires_at: string | null }) =>
+      record.approvals_required === 2 && record.expires_at !== null ? bounded : record.approvals_required === 1 && record.expires_at === null ? open : 'a mix';
     const group = (await create(owner, 'groups')).id;
-    const projects = await Promise.all(Array.from({ length: 5 }, () => create(owner, 'projects', { namespace_id: group })));
-    const asks = requesters.map((r, i) => ({ r, p: projects[i % projects.length] }));
-    const [changes, made] = await Promise.all([
-      Promise.all(Array.from({ length: TRIALS / projects.length }, (_, round) => api(owner).put(`/groups/${group}/access_request_rules`, { approvals_required: round % 2 === 0 ? 2 : 1 }))),
-      Promise.all(asks.map(({ r, p }) => api(r).post(`/projects/${p.id}/access_requests`))),
-    ]);
-    expect(changes.map((res) => res.status)).toEqual(changes.map(() => 200));
-    await Promise.all(
-      asks.map(async ({ r, p }, i) => {
-        trials++;
-        expect(made[i].status).toBe(201);
-        const record = (await made[i].json()) as { approvals_required: number };
-        expect([1, 2]).toContain(record.approvals_required);
-        const approved = await api(owner).put(`/projects/${p.id}/access_requests/${r.id}/approve`);
-        expect(approved.status).toBe(record.approvals_required === 2 ? 202 : 201);
-        expect(await isMember(p.id, r.id)).toBe(record.approvals_required === 1);
-      }),
-    );
+    const { id: projectId } = await create(owner, 'projects', { namespace_id: group });
+    const judged: string[] = [];
+    for (let trial = 0; trial < RULE_TRIALS; trial++) {
+      trials++;
+      const r = requesters[trial];
+      // Both ways round, from each set of rules to the other.
+      const [before, after] = trial % 4 < 2 ? [bounded, open] : [open, bounded];
+      const requestFirst = trial % 2 === 0;
+      expect((await api(owner).put(`/groups/${group}/access_request_rules`, before)).status).toBe(200);
+      // In the group's object the request is held before it reads the rules, the change once it
+      // may make it, before its transaction; then one goes on first. The change first: the request
+      // reads the rules the moment the change's transaction commits.
+      const gate = objectGate(stubOf(group));
+      let made: Response, changed: Response;
+      try {
+        await gate.hold('directMembershipOf', 'before');
+        await gate.hold('permitted', 'after');
+        const asked = api(r).post(`/projects/${projectId}/access_requests`);
+        expect(await Promise.race([gate.held(0).then(() => null), asked.then((res) => res.status)]), 'the request answered before it read the rules').toBeNull();
+        const change = api(owner).put(`/groups/${group}/access_request_rules`, after);
+        expect(await Promise.race([gate.held(1).then(() => null), change.then((res) => res.status)]), 'the change answered before its transaction').toBeNull();
+        if (requestFirst) {
+          await gate.release(0);
+          await gate.release(1);
+        } else {
+          await gate.releaseAfterNextTransaction(0);
+          await gate.release(1);
+        }
+        [made, changed] = await Promise.all([asked, change]);
+      } finally {
+        await gate.open();
+      }
+      expect(changed.status).toBe(200);
+      expect(made.status).toBe(201);
+      const record = (await made.json()) as { approvals_required: number; expires_at: string | null };
+      expect(judgedBy(record)).toBe(requestFirst ? before : after);
+      judged.push(requestFirst ? 'before' : 'after');
+      const approved = await api(owner).put(`/projects/${projectId}/access_requests/${r.id}/approve`);
+      expect(approved.status).toBe(record.approvals_required === 2 ? 202 : 201);
+      expect(await isMember(projectId, r.id)).toBe(record.approvals_required === 1);
+    }
+    expect(new Set(judged)).toEqual(new Set(['before', 'after']));
   });
 });

@@ -4,6 +4,7 @@ import { errorShapeProblem, expectError } from './support/contract';
 import { indexedMembership, indexedPendingRequests } from './support/indexes';
 import { ADMIN, api, Browser, call, jsonBody, unique, type TestUser } from './support/http';
 import { authorizeCode, exchange, pkcePair, refresh, registerApp, tokenCall, whoAmI, type Tokens } from './support/oauth';
+import { objectGate } from './support/object-gate';
 import { quickUser } from './support/world';
 
 vi.setConfig({ testTimeout: 60_000 });
@@ -65,28 +66,47 @@ describe.each(KINDS)('races on %s access requests', (kind) => {
     return user;
   };
 
-  // Six trials: each of the six contenders starts first once.
-  it(`approve at several levels vs deny vs withdraw: exactly one winner (6 trials)`, async () => {
+  // Six trials: each of the six contenders decides first once.
+  it(`approve at several levels vs deny vs withdraw: exactly one winner, each contender once (6 trials)`, async () => {
+    const won: string[] = [];
     for (let trial = 0; trial < 6; trial++) {
       trials++;
       const requester = await pendingRequester();
       const path = `/${kind}/${id}/access_requests/${requester.id}`;
-      const contenders: [string, Promise<Response>][] = [
-        ['approve 10 by owner', api(owner).put(`${path}/approve?access_level=10`)],
-        ['approve 40 by admin', api(instanceAdmin).put(`${path}/approve?access_level=40`)],
-        ['approve 20 by root', root.put(`${path}/approve?access_level=20`)],
-        ['deny by owner', api(owner).delete(path)],
-        ['withdraw', api(requester).delete(path)],
-        ['approve default by owner', api(owner).put(`${path}/approve`)],
+      const contenders: [string, () => Promise<Response>][] = [
+        ['approve 10 by owner', () => api(owner).put(`${path}/approve?access_level=10`)],
+        ['approve 40 by admin', () => api(instanceAdmin).put(`${path}/approve?access_level=40`)],
+        ['approve 20 by root', () => root.put(`${path}/approve?access_level=20`)],
+        ['deny by owner', () => api(owner).delete(path)],
+        ['withdraw', () => api(requester).delete(path)],
+        ['approve default by owner', () => api(owner).put(`${path}/approve`)],
       ];
-      // Rotate who starts first, so every contender gets a chance to be first in line.
-      const order = contenders.map((_, i) => contenders[(i + trial) % contenders.length]);
-      const answers = await Promise.all(order.map(async ([name, p]) => [name, await p] as const));
-      const winners = answers.filter(([, r]) => r.status === 201 || r.status === 204);
-      expect(winners.map(([name]) => name)).toHaveLength(1);
-      for (const [, loser] of answers.filter((a) => !winners.includes(a))) await expectError(loser, 404, { message: '404 Not found' });
+      // Each contender is held in the object once it knows where its caller stands, just before
+      // it decides (the race's window); the trial's own contender goes on first, and the moment
+      // its transaction commits all the others go on at once.
+      const gate = objectGate(env.NAMESPACES.getByName(String(id)) as unknown as DurableObjectStub);
+      let answers: Response[];
+      try {
+        await gate.hold('standing', 'after');
+        const sent: Promise<Response>[] = [];
+        for (const [i, [name, send]] of contenders.entries()) {
+          sent.push(send());
+          const early = await Promise.race([gate.held(i).then(() => null), sent[i].then((r) => r.status)]);
+          expect(early, `${name} answered before it was held`).toBeNull();
+        }
+        await gate.releaseAfterNextTransaction(...contenders.map((_, i) => i).filter((i) => i !== trial));
+        await gate.release(trial);
+        answers = await Promise.all(sent);
+      } finally {
+        await gate.open();
+      }
+      const winners = answers.flatMap((r, i) => (r.status === 201 || r.status === 204 ? [i] : []));
+      expect(winners.map((i) => contenders[i][0])).toEqual([contenders[trial][0]]);
+      for (const [i, loser] of answers.entries()) if (i !== trial) await expectError(loser, 404, { message: '404 Not found' });
 
-      const [winnerName, winner] = winners[0];
+      const [winnerName] = contenders[trial];
+      const winner = answers[trial];
+      won.push(winnerName);
       const members = (await (await root.get(`/${kind}/${id}/members?per_page=100`)).json()) as { id: number; access_level: number }[];
       const pending = await ids(await root.get(`/${kind}/${id}/access_requests?per_page=100`));
       expect(pending).not.toContain(requester.id);
@@ -99,6 +119,8 @@ describe.each(KINDS)('races on %s access requests', (kind) => {
         expect(member).toBeUndefined();
       }
     }
+    // Approvals at every level, the deny and the withdrawal each won once.
+    expect(won.sort()).toEqual(['approve 10 by owner', 'approve 20 by root', 'approve 40 by admin', 'approve default by owner', 'deny by owner', 'withdraw']);
   });
 
   it(`20 simultaneous requests by one user leave one request (${TRIALS} trials)`, async () => {
