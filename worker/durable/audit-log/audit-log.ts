@@ -4,6 +4,7 @@ import { namespaceOfEvent, type EventRecord } from '../../events/event';
 import { directory } from '../directory/directory';
 import { EventLog, type AuditFilter, type LoggedEvent } from '../event-log';
 import { migrate } from '../migrations';
+import { fnv1a } from '../partitions';
 import { AUDIT_LOG_SCHEMA } from './schema';
 
 /**
@@ -48,11 +49,18 @@ export class AuditLog extends DurableObject<Env> {
  */
 export const AUDIT_LOG_PARTS = 16;
 
+/**
+ * The part of group or project `namespaceId`: a hash of the id, not the id modulo the parts, since
+ * the ids of one tree all fall in its root's index partition (partitions.ts `idInTreeOf`), and so
+ * in one residue of any count dividing theirs: one large organisation would get a single part.
+ */
+export const auditLogPartOf = (namespaceId: number): number => fnv1a(String(namespaceId)) % AUDIT_LOG_PARTS;
+
 /** Part p of the instance log, named `instance:<p>`. */
 const part = (env: Env, p: number) => env.AUDIT_LOG.getByName(`instance:${p}`);
 
 /** The part of the instance log that keeps the events of group or project `namespaceId`. */
-export const auditLog = (env: Env, namespaceId: number) => part(env, namespaceId % AUDIT_LOG_PARTS);
+export const auditLog = (env: Env, namespaceId: number) => part(env, auditLogPartOf(namespaceId));
 
 /** One event of the instance log by its id, asked of the one part that keeps it (the id names its group or project), or null. */
 export const getInstanceEvent = (env: Env, id: number): Promise<LoggedEvent | null> => auditLog(env, namespaceOfEvent(id)).getEvent(id);
