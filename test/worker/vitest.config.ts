@@ -35,7 +35,7 @@ export default defineConfig({
   ],
   test: {
     name: 'worker',
-    // Test files share one runtime per Vitest worker instead of starting workerd for each file
+    // Test files share one runtime per Vitest worker (`npm test` runs two) instead of starting workerd for each file
     // (measured: half the CPU time and a third less wall time on 2 cores). So a file finds other
     // files' users, groups and events beside its own, and reads global views (an administrator's
     // inbox, the instance audit log, the users list) scoped to what it made; setupFiles gives
