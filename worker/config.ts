@@ -1,6 +1,5 @@
 import { MAX_PBKDF2_ITERATIONS } from './auth/crypto';
 import type { Env } from './env';
-import { originOf } from './request-url';
 
 const seconds = (value: string | undefined, fallback: number): number => {
   const n = Number(value);
@@ -56,4 +55,4 @@ export const config = (env: Env): Config => {
 
 /** The public origin: PUBLIC_URL when configured, else the origin the request came to. */
 export const publicOrigin = (env: Env, requestUrl: string): string =>
-  (env.PUBLIC_URL || originOf(requestUrl)).replace(/\/+$/, '');
+  (env.PUBLIC_URL || new URL(requestUrl).origin).replace(/\/+$/, '');

@@ -70,21 +70,26 @@ const inbox = (userId: number, known: number | null = null, today = TODAY) => {
 };
 const levels = (userId: number) => inbox(userId).page!.items.map((i) => [i.namespace_id, i.access_level]);
 
+/** A partition on a fresh database at noon of TODAY, holding acme (group 1) ⊃ site (project 2); nothing sent yet. */
+const freshPartition = () => {
+  clock.now = () => Date.parse(`${TODAY}T12:00:00.000Z`);
+  partition = nodeSqlStorage();
+  users = new Map();
+  sent = [];
+  migrate(partition, INDEX_PARTITION_SCHEMA);
+  partition.sql.exec("INSERT INTO namespaces (id, kind, name, full_path, parent_id, visibility, version) VALUES (1, 'group', 'acme', 'acme', NULL, 'public', 1)");
+  partition.sql.exec("INSERT INTO namespaces (id, kind, name, full_path, parent_id, visibility, version) VALUES (2, 'project', 'site', 'acme/site', 1, 'public', 1)");
+  return partition;
+};
+
 describe("a manager's inbox", () => {
   const realNow = clock.now;
   afterEach(() => {
     clock.now = realNow;
   });
   beforeEach(() => {
-    clock.now = () => Date.parse(`${TODAY}T12:00:00.000Z`);
-    partition = nodeSqlStorage();
-    users = new Map();
-    sent = [];
-    migrate(partition, INDEX_PARTITION_SCHEMA);
-    const { sql } = partition;
-    // acme (group 1) ⊃ site (project 2); the requester, user 20.
-    sql.exec("INSERT INTO namespaces (id, kind, name, full_path, parent_id, visibility, version) VALUES (1, 'group', 'acme', 'acme', NULL, 'public', 1)");
-    sql.exec("INSERT INTO namespaces (id, kind, name, full_path, parent_id, visibility, version) VALUES (2, 'project', 'site', 'acme/site', 1, 'public', 1)");
+    const { sql } = freshPartition();
+    // The requester, user 20.
     sql.exec("INSERT INTO users (id, username, name, state, version) VALUES (20, 'req', 'Req', 'active', 1)");
     push(2, [], [pendingRequest(20, 1)]);
   });
@@ -126,14 +131,7 @@ describe("a manager's inbox, sent as the rows that changed", () => {
   /** Requesters 100 to 100 + PENDING - 1, each waiting for project 2; user 10 Owner of group 1 above it. */
   const PENDING = 300;
   beforeEach(() => {
-    clock.now = () => Date.parse(`${TODAY}T12:00:00.000Z`);
-    partition = nodeSqlStorage();
-    users = new Map();
-    sent = [];
-    migrate(partition, INDEX_PARTITION_SCHEMA);
-    const { sql } = partition;
-    sql.exec("INSERT INTO namespaces (id, kind, name, full_path, parent_id, visibility, version) VALUES (1, 'group', 'acme', 'acme', NULL, 'public', 1)");
-    sql.exec("INSERT INTO namespaces (id, kind, name, full_path, parent_id, visibility, version) VALUES (2, 'project', 'site', 'acme/site', 1, 'public', 1)");
+    const { sql } = freshPartition();
     for (let id = 100; id < 100 + PENDING; id++) sql.exec("INSERT INTO users (id, username, name, state, version) VALUES (?, ?, 'R', 'active', 1)", id, `r${id}`);
     push(1, [memberChange(10, 50, 1)]);
     push(

@@ -1,6 +1,6 @@
+import { getPath } from 'hono/utils/url';
 import { publicOrigin } from '../config';
 import type { Env } from '../env';
-import { pathnameOf } from '../request-url';
 import { jwksResponse } from './jwks';
 import { metadataResponse } from './metadata';
 import { ENDPOINTS, METADATA_PATHS } from './provider';
@@ -18,7 +18,8 @@ const JWKS = new Set<string>(ENDPOINTS.jwks);
  */
 export const publishedDocument = (request: Request, env: Env): Promise<Response> | null => {
   if (request.method !== 'GET') return null;
-  const path = pathnameOf(request.url);
+  // Hono's own path reader (what its router matches on), without a second URL parse.
+  const path = getPath(request);
   if (METADATA.has(path)) return Promise.resolve(metadataResponse(publicOrigin(env, request.url)));
   if (JWKS.has(path) && env.TOKEN_HASH_KEY) return jwksResponse(env);
   return null;

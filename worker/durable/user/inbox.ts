@@ -317,20 +317,6 @@ export const takeUpdate = (sql: SqlStorage, partition: number, update: InboxUpda
   return 'taken';
 };
 
-/**
- * The inbox version when no row has a grant ending by `today` (nearly always: one read, which needs
- * no transaction); null when some has, and `inboxVersion` must judge it first.
- */
-export const versionWithNothingDue = (sql: SqlStorage, today: string): number | null => {
-  const now = sql
-    .exec<{ version: number | null; due: number }>(
-      'SELECT (SELECT version FROM inbox_version) AS version, EXISTS (SELECT 1 FROM inbox WHERE until IS NOT NULL AND until <= ?) AS due',
-      today,
-    )
-    .one();
-  return now.due ? null : (now.version ?? 0);
-};
-
 /** The inbox version (the ETag), after judging rows whose grants ended by `today`. Run in a transaction. */
 export const inboxVersion = (sql: SqlStorage, today: string): number => {
   settle(sql, today);

@@ -21,7 +21,7 @@ import type { UserRow, UserSnapshot } from '../directory/types';
 import { claimsLost, groupClaimsOf } from './group-claims';
 import { handOverLogouts, LOGOUT_HANDOVER_RETRY_MS, logoutsWaiting, markClaimsLost, pairsWithGroupClaims, queueLogouts, type LogoutReason, type LogoutSelection } from './logouts';
 import { syncTokenRecords } from './token-sync';
-import { inboxCount, inboxVersion, readInbox, takeUpdate, versionWithNothingDue, type InboxAnswer, type InboxFilter, type InboxPage, type InboxUpdate, type KnownVersion } from './inbox';
+import { inboxCount, inboxVersion, readInbox, takeUpdate, type InboxAnswer, type InboxFilter, type InboxPage, type InboxUpdate, type KnownVersion } from './inbox';
 import { USER_SCHEMA } from './schema';
 import { hasSecondFactor, TwoFactor } from './two-factor';
 import { liveSession, startSession } from './sessions';
@@ -100,8 +100,7 @@ export class User extends DurableObject<Env> {
 
   /** The inbox's version (its ETag). */
   inboxVersion(): number {
-    const today = todayUtc();
-    return versionWithNothingDue(this.sql, today) ?? this.ctx.storage.transactionSync(() => inboxVersion(this.sql, today));
+    return this.ctx.storage.transactionSync(() => inboxVersion(this.sql, todayUtc()));
   }
 
   /** A page of the inbox with its version; only the version while it is `known`. */
