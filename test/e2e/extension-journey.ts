@@ -27,7 +27,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Page } from 'puppeteer-core';
 import { afterAll, beforeAll, expect, it, vi } from 'vitest';
-import type { ExtensionBrowser } from './support/extension-browser';
+import { waitForText, type ExtensionBrowser } from './support/extension-browser';
 import { seedDemo, type DemoUser } from './support/demo';
 import { callApi, createUser, ROOT, sharedKnockBehindProxy, startRecordedKnock, type Person, type RunningServer } from './support/knock-server';
 import type { RecordedRequest } from './support/request-log';
@@ -39,19 +39,9 @@ const DEMO_NAMES = { alice: 'Alice Liddell', bob: 'Bob Builder', carol: 'Carol D
 /** Set KNOCK_SCREENSHOTS=1 to refresh the README's screenshot of the popup (Chromium's run takes it). */
 const SCREENSHOTS = process.env.KNOCK_SCREENSHOTS === '1';
 
-const WAIT = { timeout: 30_000 };
 
 const host = (server: RunningServer) => new URL(server.url).host;
 
-/** Waits until the text appears in the page, or in the element `within` selects. */
-async function waitForText(page: Page, text: string, within = 'body'): Promise<void> {
-  await page.waitForFunction(
-    (selector, expected) => (document.querySelector(selector) as HTMLElement | null)?.innerText.includes(expected) ?? false,
-    { ...WAIT, polling: 100 },
-    within,
-    text,
-  );
-}
 
 // Elements are found by CSS (ids, names, aria-label attributes): puppeteer's ARIA queries do not
 // find the sign-in page's fields in Firefox's auth window.

@@ -7,23 +7,13 @@
 
 import type { Page } from 'puppeteer-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { launchChromium, type ExtensionBrowser } from './support/extension-browser';
+import { launchChromium, waitForText, type ExtensionBrowser } from './support/extension-browser';
 import { callApi, createUser, sharedKnock, type Person } from './support/knock-server';
 
-const WAIT = { timeout: 30_000 };
 const server = sharedKnock();
 const host = new URL(server.url).host;
 const alice: Person = { username: 'alice-reason', password: 'alice-password-1', name: 'Alice Reason' };
 const bob: Person = { username: 'bob-reason', password: 'bob-password-1', name: 'Bob Reason' };
-
-async function waitForText(page: Page, text: string, within = 'body'): Promise<void> {
-  await page.waitForFunction(
-    (selector, expected) => (document.querySelector(selector) as HTMLElement | null)?.innerText.includes(expected) ?? false,
-    { ...WAIT, polling: 100 },
-    within,
-    text,
-  );
-}
 
 describe('an access request with a reason, a level and an end, in the extension', () => {
   let extension: ExtensionBrowser;

@@ -134,3 +134,13 @@ function driver(
     },
   };
 }
+
+/** Waits (up to 30 s) until the text appears in the page, or in the element `within` selects. */
+export async function waitForText(page: Page, text: string, within = 'body'): Promise<void> {
+  await page.waitForFunction(
+    (selector, expected) => (document.querySelector(selector) as HTMLElement | null)?.innerText.includes(expected) ?? false,
+    { timeout: 30_000, polling: 100 },
+    within,
+    text,
+  );
+}
