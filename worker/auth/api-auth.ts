@@ -5,7 +5,7 @@ import { problems, raise } from '../errors';
 import { directory } from '../durable/directory/directory';
 import { missingScopes } from '../oauth/scopes';
 import { recordTokenUse } from '../services/access-tokens';
-import { callerOf, lookupAccessToken, lookupRootRecord, rootRecord, type AccessTokenRecord } from '../store/tokens';
+import { callerOf, lookupAccessToken, rootRecord, type AccessTokenRecord } from '../store/tokens';
 import { safeEqual } from './crypto';
 
 /** The token a GitLab client sends: `PRIVATE-TOKEN`, or `Authorization: Bearer`. */
@@ -17,11 +17,11 @@ export const presentedToken = (headers: Headers): string | null => {
 };
 
 /**
- * The built-in administrator behind ADMIN_TOKEN, from its caller record in KV (one read, as for
- * any token), which the Directory writes when it creates `root` and whenever `root` changes, so
- * a rename shows in every isolate on the next call.
+ * The built-in administrator behind ADMIN_TOKEN, read from the Directory, which owns it: one
+ * object call per call made with the operator's secret, so a rename or any other change to `root`
+ * shows on the next call, and no copy of it is kept anywhere.
  */
-const root = async (env: Env): Promise<Caller> => callerOf((await lookupRootRecord(env)) ?? rootRecord(await directory(env).ensureRoot()));
+const root = async (env: Env): Promise<Caller> => callerOf(rootRecord(await directory(env).ensureRoot()));
 
 /** What a token's API limit counts under: the token itself, or its OAuth grant, whose refreshes do not start a new count. */
 const limitKey = (r: AccessTokenRecord): string => (r.tokenId != null ? `token:${r.tokenId}` : r.grantId ? `grant:${r.grantId}` : `user:${r.userId}`);

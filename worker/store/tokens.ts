@@ -147,22 +147,9 @@ export const revokeAccessTokens = async (env: Env, tokens: { hash: string; expir
   );
 };
 
-/**
- * The caller behind ADMIN_TOKEN: the built-in administrator's profile, kept in KV like a token's
- * record (under a fixed key, read only after the secret matched), so that a change to `root`
- * reaches every isolate through the same one read. The Directory writes it (`ensureRoot`, and
- * the fan-out of every change to that user).
- */
-export const ROOT_CALLER_KEY = 'root';
-
+/** The caller behind ADMIN_TOKEN, as a record of the same shape as a token's (never stored). */
 export const rootRecord = (user: Parameters<typeof accessTokenRecord>[0]): AccessTokenRecord =>
   accessTokenRecord(user, { scopes: ['api'], clientId: null, grantId: null, tokenId: null, createdAt: epochOf(user.created_at), expiresAt: Number.MAX_SAFE_INTEGER });
-
-export const putRootRecord = async (env: Env, record: AccessTokenRecord): Promise<void> => {
-  await env.TOKENS.put(ROOT_CALLER_KEY, JSON.stringify(record));
-};
-
-export const lookupRootRecord = (env: Env): Promise<AccessTokenRecord | null> => env.TOKENS.get<AccessTokenRecord>(ROOT_CALLER_KEY, 'json');
 
 /** Epoch seconds of an ISO 8601 timestamp. */
 export const epochOf = (iso: string): number => Math.floor(Date.parse(iso) / 1000);

@@ -1,5 +1,5 @@
 import type { Env } from '../../env';
-import { accessTokenRecord, epochOf, putAccessToken, putRootRecord, revokeAccessTokens, rootRecord } from '../../store/tokens';
+import { accessTokenRecord, epochOf, putAccessToken, revokeAccessTokens } from '../../store/tokens';
 import type { UserRow, UserSnapshot } from './types';
 import { userObject } from '../user/user';
 import type { LoginChange } from '../sign-in/sign-in';
@@ -43,7 +43,7 @@ export const isActive = (s: UserSnapshot): s is UserRow => s.state === 'active';
 
 /**
  * Every copy of the user made to agree with `snapshot`:
- * - KV: an active user's live tokens carry the new profile (and `root`'s caller record); anyone
+ * - KV: an active user's live tokens carry the new profile; anyone
  *   else's are replaced by tombstones;
  * - the `name:` partition of the username has the login record (state, password hash), and those
  *   of names the user had before have it no more;
@@ -82,7 +82,7 @@ export const fanOut = async (env: Env, plan: FanOut): Promise<void> => {
   ]);
 };
 
-/** The profile inside each live token's KV record (and in root's caller record) becomes the new one. */
+/** The profile inside each live token's KV record becomes the new one. */
 const rewriteTokens = async (env: Env, user: UserRow, tokens: LiveToken[]): Promise<void> => {
   await Promise.all([
     ...tokens.map((t) =>
@@ -92,7 +92,6 @@ const rewriteTokens = async (env: Env, user: UserRow, tokens: LiveToken[]): Prom
         accessTokenRecord(user, { scopes: t.scopes, clientId: null, grantId: null, tokenId: t.id, createdAt: epochOf(t.created_at), expiresAt: t.expires_at }),
       ),
     ),
-    ...(user.builtin ? [putRootRecord(env, rootRecord(user))] : []),
   ]);
 };
 

@@ -1,5 +1,4 @@
 import { isoNow } from '../../clock';
-import { putRootRecord, rootRecord } from '../../store/tokens';
 import type { Login } from '../sign-in/sign-in';
 import type { UserState } from '../user-lifecycle';
 import { DirectoryRegistry } from './registry';
@@ -87,9 +86,10 @@ export abstract class DirectoryUsers extends DirectoryRegistry {
 
   /**
    * The built-in administrator behind ADMIN_TOKEN (`root` unless that name is taken, or it was
-   * renamed), created on first use; its caller record goes to KV, where the API reads it.
+   * renamed), created on first use. Read here on every call made with ADMIN_TOKEN: its holder is
+   * the operator, whose calls are administration, not the API's hot path, so no copy is kept.
    */
-  async ensureRoot(): Promise<UserRow> {
+  ensureRoot(): UserRow {
     const builtin = () => this.sql.exec<RawUser>(`SELECT ${USER_COLUMNS} FROM users WHERE builtin = 1`).toArray()[0];
     let found = builtin();
     for (let n = 0; !found; n++) {
@@ -100,11 +100,7 @@ export abstract class DirectoryUsers extends DirectoryRegistry {
       );
       found = builtin();
     }
-    const root = toUser(found);
-    return this.serial(root.id, async () => {
-      const current = this.getUser(root.id) ?? root;
-      await putRootRecord(this.env, rootRecord(current));
-      return current;
-    });
+    return toUser(found);
   }
+
 }
