@@ -54,7 +54,7 @@ try {
   sides.before = await side('before', checkoutRevision(rev, join(work, 'before')));
   sides.after = await side('after', ROOT);
   const { urls } = sides.after.runtime;
-
+  await seedBaselineToken(sides.after.runtime.mf);
   const members = [
     { id: 'kv', target: { url: `${urls.baseline}/kv` } },
     { id: 'do', target: { url: `${urls.baseline}/do` } },

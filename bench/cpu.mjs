@@ -95,7 +95,6 @@ try {
   const sides = { before: await side('before', checkoutRevision(rev, join(work, 'before'))), after: await side('after', ROOT) };
   const { urls, mf } = sides.after.runtime;
   await seedBaselineToken(mf);
-
   const members = [
     { id: 'kv', pid: sides.after.pid, target: { url: `${urls.baseline}/kv` } },
     { id: 'one KV write', pid: sides.after.pid, target: { url: `${urls.baseline}/put`, method: 'POST' } },
