@@ -3,10 +3,9 @@ import { randomToken } from '../../auth/crypto';
 import { clock, epochSeconds, isoNow, todayUtc } from '../../clock';
 import { config } from '../../config';
 import type { Env } from '../../env';
-import { problems } from '../../errors';
 import { s256 } from '../../protocol/pkce';
 import { sessionSid } from '../../protocol/session-id';
-import { openResponse, retryKey, sealResponse } from '../../protocol/sealed-response';
+import { openTokens, retryKey, sealTokens } from '../../protocol/sealed-response';
 import {
   AUTHORIZATION_CODE_PREFIX,
   accessTokenRecord,
@@ -25,18 +24,13 @@ import { inboxCount, inboxVersion, readInbox, takeUpdate, type InboxAnswer, type
 import { USER_SCHEMA } from './schema';
 import { hasSecondFactor, TwoFactor } from './two-factor';
 import { liveSession, startSession } from './sessions';
-import { inactiveUser, invalidGrant, pkceProblem, refused, refuseReplayedCode, retryOrRevoke } from './grant-rules';
+import { covers, inactiveUser, invalidGrant, isActive, pkceProblem, refused, refuseReplayedCode } from './grant-rules';
 import { migrate } from '../migrations';
-import { preparePair } from './new-pair';
+import { freshTokens, preparePair } from './new-pair';
+import { RETRY_GRACE_SECONDS, retryAnswer, rotate, type RotationInput } from './rotation';
 import { fail, ok, type Result } from '../result';
 import type { Authorization, CodeRedemption, CodeRequest, Issued, IssuedCode, RefreshRequest, RefreshTokenInfo, SessionLookup } from './contract';
-import { authorizationsOf, cleanUp, codeRow, scopeList, insertPair, pairRow, revokeGrantRows, type Decision, type Outcome } from './rows';
-
-/** An identical retry of a rotated refresh token within this window gets the same answer (see retryOrRevoke). */
-export const RETRY_GRACE_SECONDS = 30;
-
-const covers = (granted: string[], wanted: string[]) => wanted.every((s) => granted.includes(s));
-const isActive = (u: UserSnapshot): u is UserRow => u.state === 'active';
+import { authorizationsOf, cleanUp, codeRow, scopeList, insertPair, pairRow, revokeGrantRows, type Decision } from './rows';
 
 /**
  * One user's grant authority: authorization codes, consents, grants and their token pairs. Every
@@ -224,53 +218,31 @@ export class User extends DurableObject<Env> {
     return this.settle(outcome);
   }
 
-  /** RFC 6749 §6 with rotation (RFC 9700 §4.14.2): a new pair; the presented pair ends. */
+  /**
+   * RFC 6749 §6 with rotation (RFC 9700 §4.14.2): a new pair; the presented pair ends. What the
+   * rotation needs that storage does not hold is made at once before anything is read, so one
+   * transaction reads, decides and writes (rotation.ts); it runs again only after reading what it
+   * asked for (the user, never told this object; the group claims of a grant with `openid`).
+   */
   async refresh(r: RefreshRequest): Promise<Result<Issued>> {
-    const hash = await hashSecret(this.env, r.refreshToken);
-    const seen = pairRow(this.sql, hash);
-    if (!seen || seen.user_id !== r.userId) return fail(invalidGrant('The refresh token is invalid, expired or revoked.'));
-    if (seen.client_id !== r.clientId) return fail(invalidGrant('The refresh token was issued to another client.'));
-    const grantScopes = scopeList(seen.grant_scopes);
-    if (r.scope && !covers(grantScopes, r.scope)) {
-      return fail(problems.oauth('invalid_scope', 'The requested scope exceeds the scope granted by the resource owner.'));
+    const [hash, fresh, key] = await Promise.all([hashSecret(this.env, r.refreshToken), freshTokens(this.env, r.userId), retryKey(this.env, r.refreshToken)]);
+    const input: RotationInput = { request: r, hash, fresh, sealed: await sealTokens(key, fresh) };
+    let told: UserSnapshot | null = null;
+    for (;;) {
+      const outcome = this.ctx.storage.transactionSync(() => rotate(this.sql, this.env, input, this.storedUser() ?? told, epochSeconds()));
+      if (outcome.kind === 'ask') {
+        if (outcome.for === 'user') told = await this.user(r.userId);
+        else input.groups = await groupClaimsOf(this.env, this.indexPartitions(), r.userId);
+        continue;
+      }
+      if (outcome.kind === 'retry') {
+        const again = await openTokens(key, outcome.sealed);
+        if (!again) return fail(invalidGrant('The refresh token has already been used.'));
+        return ok({ response: retryAnswer(again, outcome.successor), idToken: outcome.groups ? { authentication: outcome.authentication, groups: outcome.groups } : null });
+      }
+      if (outcome.kind === 'issued') await this.forgetRetryAnswerLater();
+      return this.settle(outcome);
     }
-    if (!isActive(await this.user(seen.user_id))) return fail(inactiveUser());
-    const pair = await preparePair(this.env, () => this.indexPartitions(), seen.user_id, seen.client_id, seen.grant_id, r.scope ?? grantScopes);
-    const key = await retryKey(this.env, r.refreshToken);
-    const sealed = await sealResponse(key, pair.response);
-    const retryRequest = JSON.stringify([r.clientId, r.scope ? [...r.scope].sort().join(' ') : null]);
-
-    const outcome = this.ctx.storage.transactionSync((): Outcome => {
-      const now = epochSeconds();
-      const user = this.storedUser();
-      if (!user || !isActive(user)) return refused(inactiveUser());
-      const current = pairRow(this.sql, hash);
-      if (!current) return refused(invalidGrant('The refresh token is invalid, expired or revoked.'));
-      if (current.grant_revoked_at || current.state === 'revoked') return refused(invalidGrant('The refresh token has been revoked.'));
-      if (current.state === 'rotated') return retryOrRevoke(this.sql, current, retryRequest, user, now);
-      if (current.refresh_expires_at <= now) return refused(invalidGrant('The refresh token has expired.'));
-
-      this.sql.exec(
-        `UPDATE token_pairs SET state = 'rotated', rotated_at = ?, successor_hash = ?, retry_request = ?, retry_response = ?, retry_until = ?
-         WHERE refresh_hash = ?`,
-        now,
-        pair.refreshHash,
-        retryRequest,
-        sealed,
-        now + RETRY_GRACE_SECONDS,
-        hash,
-      );
-      insertPair(this.sql, pair);
-      const authentication = { user, authTime: current.auth_time, nonce: null, sid: current.sid };
-      const ended = [{ hash: current.access_hash, expiresAt: current.access_expires_at }];
-      return { kind: 'issued', pair, record: accessTokenRecord(user, pair.token), ended, authentication };
-    });
-    if (outcome.kind === 'retry') {
-      const again = await openResponse(key, outcome.sealed);
-      return again ? ok({ response: again, authentication: outcome.authentication, groups: outcome.groups }) : fail(invalidGrant('The refresh token has already been used.'));
-    }
-    if (outcome.kind === 'issued') await this.forgetRetryAnswerLater();
-    return this.settle(outcome);
   }
 
   /** The sealed retry answer is kept for the grace window only: an alarm deletes it afterwards. */
@@ -577,7 +549,8 @@ export class User extends DurableObject<Env> {
     if (!grant || grant.revoked_at) {
       await revokeAccessTokens(this.env, [{ hash: pair.accessHash, expiresAt: record.expiresAt }]);
     }
-    return ok({ response: pair.response, authentication: outcome.authentication, groups: pair.token.groups ?? null });
+    const groups = pair.token.groups;
+    return ok({ response: pair.response, idToken: groups ? { authentication: outcome.authentication, groups } : null });
   }
 
 }
