@@ -44,6 +44,8 @@ export class User extends DurableObject<Env> {
   private readonly writes = new Set<Promise<unknown>>();
   /** The running `syncTokens`, so that runs follow one another. */
   private syncing: Promise<void> = Promise.resolve();
+  /** `storedUser`'s copy of `user_state`: undefined until read, and again after each write. */
+  private stored: UserSnapshot | null | undefined = undefined;
   /** When the alarm that was last set will ring (ms), while it has not rung; null when unknown. */
   private alarmAt: number | null = null;
 
@@ -459,7 +461,7 @@ export class User extends DurableObject<Env> {
   async applyUser(snapshot: UserSnapshot, endSessions = false): Promise<number[]> {
     // Applications given `openid` are told when the user may no longer act (selected before the grants end).
     const stopped = snapshot.state !== 'active' && (this.storedUser()?.version ?? 0) < snapshot.version;
-    const partitions = this.endAccess(stopped ? { all: true } : null, snapshot.state as Exclude<UserSnapshot['state'], 'active'>, () => {
+    const partitions = this.writingUser(() => this.endAccess(stopped ? { all: true } : null, snapshot.state as Exclude<UserSnapshot['state'], 'active'>, () => {
       // A new password ends the sessions begun before it (also when this is a retry of that push).
       if (endSessions) this.sql.exec('DELETE FROM sessions WHERE user_version < ?', snapshot.version);
       const before = this.storedUser();
@@ -475,7 +477,7 @@ export class User extends DurableObject<Env> {
         }
       }
       return this.indexPartitions();
-    });
+    }));
     // The tombstones of the grants just ended, with every other access token KV may still accept.
     await this.syncTokens();
     await this.handOverLogouts();
@@ -491,13 +493,27 @@ export class User extends DurableObject<Env> {
     return this.storedUser() ?? fetched;
   }
 
+  /** The user as stored (`user_state`). Kept parsed in memory between changes: `storeUser` is the only writer. */
   private storedUser(): UserSnapshot | null {
-    const row = this.sql.exec<{ snapshot: string }>('SELECT snapshot FROM user_state').toArray()[0];
-    return row ? (JSON.parse(row.snapshot) as UserSnapshot) : null;
+    if (this.stored === undefined) {
+      const row = this.sql.exec<{ snapshot: string }>('SELECT snapshot FROM user_state').toArray()[0];
+      this.stored = row ? Object.freeze(JSON.parse(row.snapshot) as UserSnapshot) : null;
+    }
+    return this.stored;
+  }
+
+  /** Runs a transaction that may store the user: `storedUser` reads what it leaves, committed or rolled back. */
+  private writingUser<T>(transaction: () => T): T {
+    try {
+      return transaction();
+    } finally {
+      this.stored = undefined;
+    }
   }
 
   /** Keeps `snapshot` if it is newer than the stored one; true when it was. */
   private storeUser(snapshot: UserSnapshot): boolean {
+    this.stored = undefined;
     return (
       this.sql
         .exec(
