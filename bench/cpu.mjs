@@ -13,7 +13,6 @@ import { rotationFloor } from './lib/chains.mjs';
 import { CONNECTIONS } from './lib/load.mjs';
 import { ROOT } from './lib/paths.mjs';
 import { freshStateDir, seedBaselineToken } from './lib/runtime.mjs';
-import * as setup from './lib/setup.mjs';
 import { checkoutRevision, knockRefreshChains, peerRefreshChains, startVersion } from './lib/versions.mjs';
 
 const rev = process.argv[2] ?? 'HEAD';
@@ -25,6 +24,16 @@ const states = [];
 const runtimes = [];
 
 const TICKS_PER_SECOND = 100;
+/** The fields of a /proc stat file after the command's name (proc(5): the state is the first). */
+const statFields = (path) => {
+  const stat = readFileSync(path, 'utf8');
+  return { name: stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')')), fields: stat.slice(stat.lastIndexOf(')') + 2).split(' ') };
+};
+/** User + system CPU seconds of a process or thread (proc(5): utime and stime, fields 14 and 15). */
+const cpuOf = (path) => {
+  const { fields } = statFields(path);
+  return (Number(fields[11]) + Number(fields[12])) / TICKS_PER_SECOND;
+};
 /** The workerd processes this process started (Miniflare spawns them as its children). */
 const workerdChildren = () =>
   new Set(
@@ -32,35 +41,26 @@ const workerdChildren = () =>
       .filter((p) => /^[0-9]+$/.test(p))
       .filter((p) => {
         try {
-          const stat = readFileSync(`/proc/${p}/stat`, 'utf8');
-          const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-          return Number(fields[1]) === process.pid && stat.includes('(workerd)');
+          const { name, fields } = statFields(`/proc/${p}/stat`);
+          return name === 'workerd' && Number(fields[1]) === process.pid;
         } catch {
           return false;
         }
       }),
   );
-/** User + system CPU seconds of a process, all threads (proc(5): utime and stime, fields 14 and 15). */
-const cpuSeconds = (pid) => {
-  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-  return (Number(fields[11]) + Number(fields[12])) / TICKS_PER_SECOND;
-};
-
+/** CPU seconds of a process, all its threads. */
+const cpuSeconds = (pid) => cpuOf(`/proc/${pid}/stat`);
 /** CPU seconds of each thread of a process, by thread id. */
 const threadSeconds = (pid) =>
   new Map(
     readdirSync(`/proc/${pid}/task`).map((tid) => {
       try {
-        const stat = readFileSync(`/proc/${pid}/task/${tid}/stat`, 'utf8');
-        const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-        return [tid, (Number(fields[11]) + Number(fields[12])) / TICKS_PER_SECOND];
+        return [tid, cpuOf(`/proc/${pid}/task/${tid}/stat`)];
       } catch {
         return [tid, 0];
       }
     }),
   );
-
 
 async function side(name, root) {
   const state = freshStateDir();
