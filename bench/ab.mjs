@@ -3,16 +3,15 @@
 // machine's drift lands on both alike. Each side runs on its own Miniflare (one workerd each, fresh
 // state); the baselines and the peer come from the working tree's. Prints each goal line for
 // both sides and after ÷ before for each scenario's req/s and p50.
-import { execFileSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, rmSync, symlinkSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { buildBenchWorker, buildKnock } from './lib/build.mjs';
-import { refreshChains } from './lib/chains.mjs';
+import { rotationFloor } from './lib/chains.mjs';
 import { CONNECTIONS, measureGroup } from './lib/load.mjs';
 import { ROOT } from './lib/paths.mjs';
-import { freshStateDir, seedBaselineToken, startRuntime } from './lib/runtime.mjs';
+import { freshStateDir, seedBaselineToken } from './lib/runtime.mjs';
 import * as setup from './lib/setup.mjs';
+import { checkoutRevision, knockRefreshChains, peerRefreshChains, startVersion } from './lib/versions.mjs';
 
 const rev = process.argv[2] ?? 'HEAD';
 const PENDING = Number(process.env.AB_PENDING ?? 1000);
@@ -21,29 +20,13 @@ const work = mkdtempSync(join(tmpdir(), 'knock-ab-'));
 const states = [];
 const runtimes = [];
 
-/** The repository at `rev`, beside the working tree's node_modules. */
-const checkout = (dir) => {
-  mkdirSync(dir);
-  execFileSync('sh', ['-c', `git -C "${ROOT}" archive "${rev}" | tar -x -C "${dir}"`]);
-  symlinkSync(join(ROOT, 'node_modules'), join(dir, 'node_modules'));
-  return dir;
-};
-
 /** One side: its runtime, and the targets of its scenarios. */
 async function side(name, root) {
-  const build = (dir) => buildBenchWorker(`bench/${dir}/worker.ts`, join(work, `${name}-${dir}.mjs`));
   const state = freshStateDir();
   states.push(state);
-  const runtime = await startRuntime({
-    knock: await buildKnock(join(work, `${name}-knock`), root),
-    baseline: await build('baselines'),
-    peer: await build('peer'),
-    seeder: await build('seeder'),
-    counter: await build('counter'),
-    persistTo: state,
-  });
+  const runtime = await startVersion(work, name, root, state);
   runtimes.push(runtime);
-  const { urls, adminToken } = runtime;
+  const { urls } = runtime;
   // The list and the 304 poll: an owner's project with PENDING requests, the owner's token.
   const [owner, ...requesters] = await setup.seedUsers(urls.seeder, 'ab', 0, PENDING + 1, { tokens: true });
   const headers = { authorization: `Bearer ${owner.token}` };
@@ -53,35 +36,30 @@ async function side(name, root) {
   await first.arrayBuffer();
   const etag = first.headers.get('etag');
   // Refresh: one rotation chain per connection, as the bench drives it.
-  const app = await setup.createApplication(urls.knock, adminToken);
-  const users = await setup.inPool(Array.from({ length: CONNECTIONS }, (_, i) => `chain${i}`), 4, (u) => setup.signedInUser(urls.knock, adminToken, app, u));
-  const grants = await Promise.all(users.map((u) => setup.exchange(urls.knock, '/login/oauth/access_token', app, u.firstCode)));
-  log(`${name} (${name === 'before' ? rev : 'the working tree'}): ${PENDING} pending, ${grants.length} refresh chains`);
+  const refresh = await knockRefreshChains(runtime);
+  log(`${name} (${name === 'before' ? rev : 'the working tree'}): ${PENDING} pending, ${CONNECTIONS} refresh chains`);
   return {
     runtime,
     targets: {
       user: { url: `${urls.knock}/api/v4/user`, headers },
       list: { url: `${urls.knock}/api/v4/projects/${project}/access_requests?per_page=20`, headers },
       304: { url: `${urls.knock}/api/v4/access_requests`, headers: { ...headers, 'if-none-match': etag } },
-      refresh: refreshChains(`${urls.knock}/login/oauth/access_token`, app, grants.map((g) => g.refresh_token)),
+      refresh,
     },
   };
 }
 
 const sides = {};
 try {
-  sides.before = await side('before', checkout(join(work, 'before')));
+  sides.before = await side('before', checkoutRevision(rev, join(work, 'before')));
   sides.after = await side('after', ROOT);
   const { urls } = sides.after.runtime;
   await seedBaselineToken(sides.after.runtime.mf);
-  const peerApp = await setup.registerPeerClient(urls.peer);
-  const peerGrants = await Promise.all(
-    Array.from({ length: CONNECTIONS }, async (_, i) => setup.exchange(urls.peer, '/token', peerApp, await setup.peerCode(urls.peer, peerApp, `chain${i}`))),
-  );
   const members = [
     { id: 'kv', target: { url: `${urls.baseline}/kv` } },
     { id: 'do', target: { url: `${urls.baseline}/do` } },
-    { id: 'peer_refresh', target: refreshChains(`${urls.peer}/token`, peerApp, peerGrants.map((g) => g.refresh_token)) },
+    { id: 'peer_refresh', target: await peerRefreshChains(sides.after.runtime) },
+    { id: 'rotate', target: rotationFloor(urls.baseline, CONNECTIONS) },
   ];
   // Each scenario's second member shares the machine with the first one's background work (KV
   // and SQLite writes after a refresh): AB_ORDER=after-first swaps them; run both orders.
@@ -102,6 +80,7 @@ try {
   console.log(`\nGoal lines, ${rev} (before) and the working tree (after), one interleaved group:`);
   for (const k of Object.keys(b)) console.log(`  ${k.padEnd(44)} before ${b[k].toFixed(2)}  after ${a[k].toFixed(2)}`);
   console.log(`  empty DO call ÷ KV baseline (p50)             ${(m.do.p50 / m.kv.p50).toFixed(2)}`);
+  console.log(`  rotation floor ÷ peer refresh (req/s)        ${(m.rotate.rps / m.peer_refresh.rps).toFixed(2)}`);
   console.log('\nAfter ÷ before:');
   for (const scenario of ['user', 'list', '304', 'refresh']) {
     const [x, y] = [m[`${scenario}:before`], m[`${scenario}:after`]];

@@ -6,7 +6,7 @@ import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync
 import { cpus, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { buildBenchWorker, buildCountedKnock, buildKnock } from './lib/build.mjs';
-import { refreshChains } from './lib/chains.mjs';
+import { refreshChains, rotationFloor } from './lib/chains.mjs';
 import { call } from './lib/http.mjs';
 import { inboxPoll, measurePolls, oldWayPoll, seedOwner } from './lib/inbox.mjs';
 import { CONNECTIONS, DURATION_S, ROUNDS, WARMUP_S, measureAmount, measureGroup, measurePair } from './lib/load.mjs';
@@ -517,9 +517,11 @@ try {
       },
       { id: 'peer_refresh', target: await prepared('peer_refresh', async () => chains(urls.peer, '/token', peer.app, need(peer.grants, `peer set-up failed: ${peer.error}`))) },
       { id: 'baseline_kv_2', target: kvTarget },
+      { id: 'baseline_rotate', target: rotationFloor(urls.baseline, CONNECTIONS) },
     ];
-    const m2 = await measureGroup(g2, { onMember: (id, m) => id !== 'baseline_kv_2' && record(id, m) });
+    const m2 = await measureGroup(g2, { onMember: (id, m) => !id.startsWith('baseline_') && record(id, m) });
     if (byId.get('refresh').available) byId.get('refresh').baselineRps = m2.baseline_kv_2.rps;
+    results.rotationFloorRps = m2.baseline_rotate.rps;
     byId.get('refresh').note = 'one chain per connection: each request sends the token the previous answer returned';
 
     // ---- scale: the same list with 10, 10,000 and 100,000 pending requests in one project
@@ -612,7 +614,10 @@ if (runs('core')) {
   goal('Access-request list ÷ KV baseline (req/s)', list.ratioToBaseline, '>=', 0.5);
   goal('Access-request list ÷ KV + empty DO call baseline (req/s)', list.available && list.baselineDoRps ? list.rps / list.baselineDoRps : NaN, '>=', 0.8);
   goal('API call ÷ peer API call (req/s)', byId.get('api_user').ratioToPeer, '>=', 1.0);
-  goal('Refresh ÷ peer refresh (req/s)', byId.get('refresh').ratioToPeer, '>=', 1.5);
+  goal('Refresh ÷ peer refresh (req/s)', byId.get('refresh').ratioToPeer, '>=', 1.5, () => {
+    const floor = results.rotationFloorRps / byId.get('peer_refresh').rps;
+    return `in the same group the baselines' floor of a rotation (one object call that writes two rows and two KV records, as a refresh writes the new access token and the old one's tombstone; no crypto, no checks) ran at ${floor.toFixed(2)}× the peer${floor < 1.5 ? ': below the goal itself, so no rotation that writes two KV records meets it here (docs/performance.md)' : ''}`;
+  });
   goal(`List p50, ${SCALE.at(-1).toLocaleString('en-US')} ÷ ${SCALE[0].toLocaleString('en-US')} pending`, results.scale.available ? results.scale.ratio : NaN, '<=', 1.5);
   goal('Popup JS gzipped ÷ 30 kB', results.popup.available ? results.popup.bytes / 30000 : NaN, '<=', 1.0);
   const [approve, approveHooks] = [byId.get('approve'), byId.get('approve_hooks')];

@@ -3,6 +3,12 @@
 // `/kv`   — the same plus one KV read of a JSON record, like an access-token lookup;
 // `/do`   — the same as `/kv` plus one RPC call to an empty method of a SQLite-backed Durable
 //           Object, like a read that one object answers (an access-request list).
+// `POST /rotate?chain=<n>` — the floor of a refresh-token rotation: one RPC call to the object of
+//           the chain (one per connection, as the bench's refresh chains each have their user's
+//           object), which inserts one row and updates another in one transaction and writes two KV
+//           records side by side (a new key and the previous one overwritten), as a rotation
+//           writes the new access token and the old one's tombstone.
+// `POST /put` — one KV write of a new key from the Worker: what one such write costs here.
 import { DurableObject } from 'cloudflare:workers';
 import { Hono } from 'hono';
 
@@ -15,10 +21,32 @@ const BASELINE_KEY = 'at:baseline';
 
 const body = { id: 1, username: 'bench', name: 'Bench User', state: 'active' };
 
-/** A Durable Object whose method does nothing: the cost of the call alone. */
+/** `ping` does nothing: the cost of the call alone. `rotate` is `POST /rotate`'s floor of a rotation. */
 export class BaselineObject extends DurableObject<Env> {
+  private next = 0;
+
+  constructor(ctx: DurableObjectState, env: Env) {
+    super(ctx, env);
+    ctx.storage.sql.exec('CREATE TABLE IF NOT EXISTS rows (id INTEGER PRIMARY KEY, state TEXT NOT NULL)');
+  }
+
   ping(): null {
     return null;
+  }
+
+  async rotate(): Promise<{ n: number }> {
+    const n = ++this.next;
+    this.ctx.storage.transactionSync(() => {
+      this.ctx.storage.sql.exec("UPDATE rows SET state = 'rotated' WHERE id = ?", n - 1);
+      this.ctx.storage.sql.exec("INSERT OR REPLACE INTO rows (id, state) VALUES (?, 'active')", n);
+    });
+    const expiration = Math.floor(Date.now() / 1000) + 3600;
+    const key = (k: number) => `rotate:${this.ctx.id}:${k}`;
+    await Promise.all([
+      this.env.BASELINE_KV.put(key(n), JSON.stringify(body), { expiration }),
+      this.env.BASELINE_KV.put(key(n - 1), JSON.stringify({ revoked: true }), { expiration }),
+    ]);
+    return { n };
   }
 }
 
@@ -38,5 +66,13 @@ app.get('/do', async (c) => {
   await c.env.BASELINE_DO.getByName('baseline').ping();
   return c.json(body);
 });
+
+let puts = 0;
+app.post('/put', async (c) => {
+  await c.env.BASELINE_KV.put(`put:${++puts}`, JSON.stringify(body), { expiration: Math.floor(Date.now() / 1000) + 3600 });
+  return c.json(body);
+});
+
+app.post('/rotate', async (c) => c.json(await c.env.BASELINE_DO.getByName(`chain:${c.req.query('chain') ?? 0}`).rotate()));
 
 export default app;

@@ -32,3 +32,12 @@ export function refreshChains(url, app, refreshTokens) {
     },
   };
 }
+
+/**
+ * The floor of a rotation (the baselines' `POST /rotate`): one call to the object of a chain, which
+ * writes two rows and two KV records, spread over as many objects as there are chains.
+ */
+export function rotationFloor(origin, chains) {
+  let n = 0;
+  return { url: `${origin}/rotate`, method: 'POST', requests: [{ setupRequest: (req) => ({ ...req, path: `/rotate?chain=${n++ % chains}` }) }] };
+}

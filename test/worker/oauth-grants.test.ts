@@ -80,6 +80,16 @@ describe('refresh tokens rotate (RFC 9700 §4.14.2)', () => {
     await expectWorks(third.access_token);
   });
 
+  it('says an old access token that had expired before the refresh is expired, not revoked', async () => {
+    const { app, tokens } = await grantFor();
+    advance(28801);
+    const next = await pairOf(await refresh(app, tokens.refresh_token));
+    const old = await whoAmI(tokens.access_token);
+    expect(old.status).toBe(401);
+    expect(await old.json()).toEqual(EXPIRED);
+    await expectWorks(next.access_token);
+  });
+
   it('revokes the whole grant when a rotated refresh token comes back after its successor was used', async () => {
     const { app, tokens } = await grantFor();
     const next = await pairOf(await refresh(app, tokens.refresh_token));

@@ -1,12 +1,25 @@
 import type { Context } from 'hono';
 import { problems, raise } from '../errors';
 
+/** Each request's parameters, read once: the token endpoint's address limit reads them before its handler (routes.ts). */
+const read = new WeakMap<Request, Promise<Readonly<Record<string, string>>>>();
+
 /**
  * The parameters of a call to the token, revocation or introspection endpoint: a form body
  * (RFC 6749 §3.2) or, as GitLab's clients also send it, a JSON object. Empty values count as absent (§3.1);
- * a parameter sent twice is refused (§3.1). Other content types are 415.
+ * a parameter sent twice is refused (§3.1). Other content types are 415. A body that cannot be
+ * read is refused the same way each time it is asked for.
  */
-export const readOAuthParams = async (c: Context): Promise<Record<string, string>> => {
+export const readOAuthParams = (c: Context): Promise<Readonly<Record<string, string>>> => {
+  let params = read.get(c.req.raw);
+  if (!params) {
+    params = parseParams(c);
+    read.set(c.req.raw, params);
+  }
+  return params;
+};
+
+const parseParams = async (c: Context): Promise<Record<string, string>> => {
   const contentType = (c.req.header('content-type') ?? '').split(';')[0].trim().toLowerCase();
   if (contentType === 'application/json' || contentType.endsWith('+json')) return fromJson(await c.req.text());
   // Parsed here rather than through FormData: the token endpoint's hot path (refresh) is this.

@@ -27,11 +27,11 @@ const required = (params: Record<string, string>, name: string): string =>
  * carries an id_token, with the group claims the grant authority read for the new access token.
  */
 const withIdToken = async (c: Context<BaseEnv>, client: OAuthClient, issued: Issued): Promise<TokenResponse> => {
-  const { response, authentication, groups } = issued;
+  const { response, idToken } = issued;
+  if (!idToken) return response;
   const scopes = parseScopes(response.scope);
-  if (!groups || !scopes.includes('openid')) return response;
-  const idToken = await signIdToken(c.env, { issuer: publicOrigin(c.env, c.req.url), clientId: client.clientId, scopes, authentication, accessToken: response.access_token, groups });
-  return { ...response, id_token: idToken };
+  const signed = await signIdToken(c.env, { issuer: publicOrigin(c.env, c.req.url), clientId: client.clientId, scopes, accessToken: response.access_token, ...idToken });
+  return { ...response, id_token: signed };
 };
 
 /**

@@ -42,11 +42,14 @@ export interface Authentication {
   sid: string | null;
 }
 
-/** A token response, with the sign-in behind its grant and, when `openid` was granted, the group claims its access token carries. */
+/**
+ * A token response and, when `openid` was granted, what its id_token says besides the token: the
+ * sign-in behind the grant and the group claims its access token carries (null otherwise, so the
+ * user's profile crosses from the object only when an id_token needs it).
+ */
 export interface Issued {
   response: TokenResponse;
-  authentication: Authentication;
-  groups: GroupClaims | null;
+  idToken: { authentication: Authentication; groups: GroupClaims } | null;
 }
 
 /** A code, or why none was issued. */

@@ -1,7 +1,7 @@
 import { problems, type Problem } from '../../errors';
 import type { GroupClaims } from '../../store/tokens';
 import { verifierMatches } from '../../protocol/pkce';
-import type { UserRow } from '../directory/types';
+import type { UserRow, UserSnapshot } from '../directory/types';
 import type { CodeRedemption } from './contract';
 import { revokeGrantRows, type CodeRow, type Decision, type EndedToken, type Outcome, type PairRow } from './rows';
 
@@ -10,6 +10,10 @@ import { revokeGrantRows, type CodeRow, type Decision, type EndedToken, type Out
 export const invalidGrant = (description: string) => problems.oauth('invalid_grant', description);
 export const inactiveUser = () => invalidGrant('The user of this authorization is no longer active.');
 export const refused = (problem: Problem, ended: EndedToken[] = []): Decision => ({ kind: 'refused', problem, ended });
+/** Whether `granted` includes every scope `wanted`. */
+export const covers = (granted: string[], wanted: string[]) => wanted.every((s) => granted.includes(s));
+/** Whether the user may still use their grants. */
+export const isActive = (u: UserSnapshot): u is UserRow => u.state === 'active';
 
 /** RFC 7636 §4.6 (and OAuth 2.1: public clients must use PKCE): what is wrong with the exchange's verifier, or null. */
 export const pkceProblem = (code: CodeRow, r: CodeRedemption, transformed: string): Problem | null => {
@@ -36,7 +40,12 @@ export const refuseReplayedCode = (sql: SqlStorage, code: CodeRow, now: number):
  */
 export const retryOrRevoke = (sql: SqlStorage, pair: PairRow, retryRequest: string, user: UserRow, now: number): Outcome => {
   const successor = pair.successor_hash
-    ? sql.exec<{ state: string }>('SELECT state FROM token_pairs WHERE refresh_hash = ?', pair.successor_hash).toArray()[0]
+    ? sql
+        .exec<{ state: string; groups: string | null; scopes: string; created_at: number; access_expires_at: number }>(
+          'SELECT state, groups, scopes, created_at, access_expires_at FROM token_pairs WHERE refresh_hash = ?',
+          pair.successor_hash,
+        )
+        .toArray()[0]
     : undefined;
   const identicalRetry =
     pair.retry_response !== null &&
@@ -45,9 +54,14 @@ export const retryOrRevoke = (sql: SqlStorage, pair: PairRow, retryRequest: stri
     pair.retry_request === retryRequest &&
     successor?.state === 'active';
   if (identicalRetry) {
-    const groups = sql.exec<{ groups: string | null }>('SELECT groups FROM token_pairs WHERE refresh_hash = ?', pair.successor_hash).toArray()[0]?.groups ?? null;
     const authentication = { user, authTime: pair.auth_time, nonce: null, sid: pair.sid };
-    return { kind: 'retry', sealed: pair.retry_response as ArrayBuffer, authentication, groups: groups === null ? null : (JSON.parse(groups) as GroupClaims) };
+    return {
+      kind: 'retry',
+      sealed: pair.retry_response as ArrayBuffer,
+      successor: { scope: successor.scopes, createdAt: successor.created_at, expiresAt: successor.access_expires_at },
+      authentication,
+      groups: successor.groups === null ? null : (JSON.parse(successor.groups) as GroupClaims),
+    };
   }
   const ended = revokeGrantRows(sql, pair.grant_id, now);
   return refused(invalidGrant('The refresh token has already been used; the authorization has been revoked.'), ended);

@@ -59,8 +59,13 @@ export type EndedToken = { hash: string; expiresAt: number };
 export type Decision =
   | { kind: 'issued'; pair: PreparedPair; record: AccessTokenRecord; ended: EndedToken[]; authentication: Authentication }
   | { kind: 'refused'; problem: Problem; ended: EndedToken[] };
-/** A refresh may also be answered again with the sealed answer of an identical earlier one. */
-export type Outcome = Decision | { kind: 'retry'; sealed: ArrayBuffer; authentication: Authentication; groups: GroupClaims | null };
+/**
+ * A refresh may also be answered again with the answer of an identical earlier one: its sealed
+ * tokens (protocol/sealed-response.ts) and the rest from the row of the pair they made (`successor`).
+ */
+export type Outcome =
+  | Decision
+  | { kind: 'retry'; sealed: ArrayBuffer; successor: { scope: string; createdAt: number; expiresAt: number }; authentication: Authentication; groups: GroupClaims | null };
 
 export const PAIR_SELECT = `SELECT p.*, g.client_id, g.user_id, g.scopes AS grant_scopes, g.revoked_at AS grant_revoked_at, g.auth_time, g.sid
   FROM token_pairs p JOIN grants g ON g.id = p.grant_id`;

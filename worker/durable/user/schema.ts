@@ -6,9 +6,9 @@
  *
  * - `indexed_clients`: applications whose `ClientHolders` object already lists this user.
  * - `token_pairs`: one row per issued access/refresh token pair (state: active | rotated |
- *   revoked). A rotated row keeps, for 30 seconds, the answer it was rotated with, encrypted under
- *   a key derived from its own refresh token (which storage never holds), for the identical-retry
- *   rule.
+ *   revoked). A rotated row keeps, for 30 seconds, the two tokens of the answer it was rotated
+ *   with, encrypted under a key derived from its own refresh token (which storage never holds), for
+ *   the identical-retry rule; the rest of that answer is its successor's row.
  * - `user_state`: the user as the Directory last told this object (pushed with every change to the
  *   users row, forward-only by its version; asked once when never told): whether refreshes and
  *   code exchanges may go on, and the profile that access tokens' KV records carry.

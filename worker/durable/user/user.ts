@@ -3,10 +3,9 @@ import { randomToken } from '../../auth/crypto';
 import { clock, epochSeconds, isoNow, todayUtc } from '../../clock';
 import { config } from '../../config';
 import type { Env } from '../../env';
-import { problems } from '../../errors';
 import { s256 } from '../../protocol/pkce';
 import { sessionSid } from '../../protocol/session-id';
-import { openResponse, retryKey, sealResponse } from '../../protocol/sealed-response';
+import { openTokens, retryKey, sealTokens } from '../../protocol/sealed-response';
 import {
   AUTHORIZATION_CODE_PREFIX,
   accessTokenRecord,
@@ -25,18 +24,13 @@ import { inboxCount, inboxVersion, readInbox, takeUpdate, type InboxAnswer, type
 import { USER_SCHEMA } from './schema';
 import { hasSecondFactor, TwoFactor } from './two-factor';
 import { liveSession, startSession } from './sessions';
-import { inactiveUser, invalidGrant, pkceProblem, refused, refuseReplayedCode, retryOrRevoke } from './grant-rules';
+import { covers, inactiveUser, invalidGrant, isActive, pkceProblem, refused, refuseReplayedCode } from './grant-rules';
 import { migrate } from '../migrations';
-import { preparePair } from './new-pair';
+import { freshTokens, preparePair } from './new-pair';
+import { RETRY_GRACE_SECONDS, retryAnswer, rotate, type RotationInput } from './rotation';
 import { fail, ok, type Result } from '../result';
 import type { Authorization, CodeRedemption, CodeRequest, Issued, IssuedCode, RefreshRequest, RefreshTokenInfo, SessionLookup } from './contract';
-import { authorizationsOf, cleanUp, codeRow, scopeList, insertPair, pairRow, revokeGrantRows, type Decision, type Outcome } from './rows';
-
-/** An identical retry of a rotated refresh token within this window gets the same answer (see retryOrRevoke). */
-export const RETRY_GRACE_SECONDS = 30;
-
-const covers = (granted: string[], wanted: string[]) => wanted.every((s) => granted.includes(s));
-const isActive = (u: UserSnapshot): u is UserRow => u.state === 'active';
+import { authorizationsOf, cleanUp, codeRow, scopeList, insertPair, pairRow, revokeGrantRows, type Decision } from './rows';
 
 /**
  * One user's grant authority: authorization codes, consents, grants and their token pairs. Every
@@ -50,6 +44,8 @@ export class User extends DurableObject<Env> {
   private readonly writes = new Set<Promise<unknown>>();
   /** The running `syncTokens`, so that runs follow one another. */
   private syncing: Promise<void> = Promise.resolve();
+  /** `storedUser`'s copy of `user_state`: undefined until read, and again after each write. */
+  private stored: UserSnapshot | null | undefined = undefined;
   /** When the alarm that was last set will ring (ms), while it has not rung; null when unknown. */
   private alarmAt: number | null = null;
 
@@ -224,53 +220,31 @@ export class User extends DurableObject<Env> {
     return this.settle(outcome);
   }
 
-  /** RFC 6749 §6 with rotation (RFC 9700 §4.14.2): a new pair; the presented pair ends. */
+  /**
+   * RFC 6749 §6 with rotation (RFC 9700 §4.14.2): a new pair; the presented pair ends. What the
+   * rotation needs that storage does not hold is made at once before anything is read, so one
+   * transaction reads, decides and writes (rotation.ts); it runs again only after reading what it
+   * asked for (the user, never told this object; the group claims of a grant with `openid`).
+   */
   async refresh(r: RefreshRequest): Promise<Result<Issued>> {
-    const hash = await hashSecret(this.env, r.refreshToken);
-    const seen = pairRow(this.sql, hash);
-    if (!seen || seen.user_id !== r.userId) return fail(invalidGrant('The refresh token is invalid, expired or revoked.'));
-    if (seen.client_id !== r.clientId) return fail(invalidGrant('The refresh token was issued to another client.'));
-    const grantScopes = scopeList(seen.grant_scopes);
-    if (r.scope && !covers(grantScopes, r.scope)) {
-      return fail(problems.oauth('invalid_scope', 'The requested scope exceeds the scope granted by the resource owner.'));
+    const [hash, fresh, key] = await Promise.all([hashSecret(this.env, r.refreshToken), freshTokens(this.env, r.userId), retryKey(this.env, r.refreshToken)]);
+    const input: RotationInput = { request: r, hash, fresh, sealed: await sealTokens(key, fresh) };
+    let told: UserSnapshot | null = null;
+    for (;;) {
+      const outcome = this.ctx.storage.transactionSync(() => rotate(this.sql, this.env, input, this.storedUser() ?? told, epochSeconds()));
+      if (outcome.kind === 'ask') {
+        if (outcome.for === 'user') told = await this.user(r.userId);
+        else input.groups = await groupClaimsOf(this.env, this.indexPartitions(), r.userId);
+        continue;
+      }
+      if (outcome.kind === 'retry') {
+        const again = await openTokens(key, outcome.sealed);
+        if (!again) return fail(invalidGrant('The refresh token has already been used.'));
+        return ok({ response: retryAnswer(again, outcome.successor), idToken: outcome.groups ? { authentication: outcome.authentication, groups: outcome.groups } : null });
+      }
+      if (outcome.kind === 'issued') await this.forgetRetryAnswerLater();
+      return this.settle(outcome);
     }
-    if (!isActive(await this.user(seen.user_id))) return fail(inactiveUser());
-    const pair = await preparePair(this.env, () => this.indexPartitions(), seen.user_id, seen.client_id, seen.grant_id, r.scope ?? grantScopes);
-    const key = await retryKey(this.env, r.refreshToken);
-    const sealed = await sealResponse(key, pair.response);
-    const retryRequest = JSON.stringify([r.clientId, r.scope ? [...r.scope].sort().join(' ') : null]);
-
-    const outcome = this.ctx.storage.transactionSync((): Outcome => {
-      const now = epochSeconds();
-      const user = this.storedUser();
-      if (!user || !isActive(user)) return refused(inactiveUser());
-      const current = pairRow(this.sql, hash);
-      if (!current) return refused(invalidGrant('The refresh token is invalid, expired or revoked.'));
-      if (current.grant_revoked_at || current.state === 'revoked') return refused(invalidGrant('The refresh token has been revoked.'));
-      if (current.state === 'rotated') return retryOrRevoke(this.sql, current, retryRequest, user, now);
-      if (current.refresh_expires_at <= now) return refused(invalidGrant('The refresh token has expired.'));
-
-      this.sql.exec(
-        `UPDATE token_pairs SET state = 'rotated', rotated_at = ?, successor_hash = ?, retry_request = ?, retry_response = ?, retry_until = ?
-         WHERE refresh_hash = ?`,
-        now,
-        pair.refreshHash,
-        retryRequest,
-        sealed,
-        now + RETRY_GRACE_SECONDS,
-        hash,
-      );
-      insertPair(this.sql, pair);
-      const authentication = { user, authTime: current.auth_time, nonce: null, sid: current.sid };
-      const ended = [{ hash: current.access_hash, expiresAt: current.access_expires_at }];
-      return { kind: 'issued', pair, record: accessTokenRecord(user, pair.token), ended, authentication };
-    });
-    if (outcome.kind === 'retry') {
-      const again = await openResponse(key, outcome.sealed);
-      return again ? ok({ response: again, authentication: outcome.authentication, groups: outcome.groups }) : fail(invalidGrant('The refresh token has already been used.'));
-    }
-    if (outcome.kind === 'issued') await this.forgetRetryAnswerLater();
-    return this.settle(outcome);
   }
 
   /** The sealed retry answer is kept for the grace window only: an alarm deletes it afterwards. */
@@ -487,7 +461,7 @@ export class User extends DurableObject<Env> {
   async applyUser(snapshot: UserSnapshot, endSessions = false): Promise<number[]> {
     // Applications given `openid` are told when the user may no longer act (selected before the grants end).
     const stopped = snapshot.state !== 'active' && (this.storedUser()?.version ?? 0) < snapshot.version;
-    const partitions = this.endAccess(stopped ? { all: true } : null, snapshot.state as Exclude<UserSnapshot['state'], 'active'>, () => {
+    const partitions = this.writingUser(() => this.endAccess(stopped ? { all: true } : null, snapshot.state as Exclude<UserSnapshot['state'], 'active'>, () => {
       // A new password ends the sessions begun before it (also when this is a retry of that push).
       if (endSessions) this.sql.exec('DELETE FROM sessions WHERE user_version < ?', snapshot.version);
       const before = this.storedUser();
@@ -503,7 +477,7 @@ export class User extends DurableObject<Env> {
         }
       }
       return this.indexPartitions();
-    });
+    }));
     // The tombstones of the grants just ended, with every other access token KV may still accept.
     await this.syncTokens();
     await this.handOverLogouts();
@@ -519,13 +493,27 @@ export class User extends DurableObject<Env> {
     return this.storedUser() ?? fetched;
   }
 
+  /** The user as stored (`user_state`). Kept parsed in memory between changes: `storeUser` is the only writer. */
   private storedUser(): UserSnapshot | null {
-    const row = this.sql.exec<{ snapshot: string }>('SELECT snapshot FROM user_state').toArray()[0];
-    return row ? (JSON.parse(row.snapshot) as UserSnapshot) : null;
+    if (this.stored === undefined) {
+      const row = this.sql.exec<{ snapshot: string }>('SELECT snapshot FROM user_state').toArray()[0];
+      this.stored = row ? Object.freeze(JSON.parse(row.snapshot) as UserSnapshot) : null;
+    }
+    return this.stored;
+  }
+
+  /** Runs a transaction that may store the user: `storedUser` reads what it leaves, committed or rolled back. */
+  private writingUser<T>(transaction: () => T): T {
+    try {
+      return transaction();
+    } finally {
+      this.stored = undefined;
+    }
   }
 
   /** Keeps `snapshot` if it is newer than the stored one; true when it was. */
   private storeUser(snapshot: UserSnapshot): boolean {
+    this.stored = undefined;
     return (
       this.sql
         .exec(
@@ -577,7 +565,8 @@ export class User extends DurableObject<Env> {
     if (!grant || grant.revoked_at) {
       await revokeAccessTokens(this.env, [{ hash: pair.accessHash, expiresAt: record.expiresAt }]);
     }
-    return ok({ response: pair.response, authentication: outcome.authentication, groups: pair.token.groups ?? null });
+    const groups = pair.token.groups;
+    return ok({ response: pair.response, idToken: groups ? { authentication: outcome.authentication, groups } : null });
   }
 
 }

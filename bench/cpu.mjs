@@ -1,0 +1,134 @@
+// `node bench/cpu.mjs [rev]` (default HEAD): what one refresh costs in CPU time, for Knock at `rev`
+// (before), Knock from the working tree (after) and the peer, beside the KV baseline. Each Knock
+// runs on a workerd of its own (the peer and the baseline share the working tree's); the CPU time
+// of a workerd process (user + system, all its threads, from /proc) is read before and after a
+// fixed number of requests to one member at a time, in rounds whose order rotates. CPU time per
+// request hardly moves with what else the machine runs, unlike req/s: a change's effect on the
+// refresh path shows here when ab.mjs's ratios are within their noise.
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import autocannon from 'autocannon';
+import { rotationFloor } from './lib/chains.mjs';
+import { CONNECTIONS } from './lib/load.mjs';
+import { ROOT } from './lib/paths.mjs';
+import { freshStateDir, seedBaselineToken } from './lib/runtime.mjs';
+import { checkoutRevision, knockRefreshChains, peerRefreshChains, startVersion } from './lib/versions.mjs';
+
+const rev = process.argv[2] ?? 'HEAD';
+const AMOUNT = Number(process.env.CPU_REQUESTS ?? 1500);
+const ROUNDS = Number(process.env.CPU_ROUNDS ?? 3);
+const log = (msg) => console.error(`[cpu] ${msg}`);
+const work = mkdtempSync(join(tmpdir(), 'knock-cpu-'));
+const states = [];
+const runtimes = [];
+
+const TICKS_PER_SECOND = 100;
+/** The fields of a /proc stat file after the command's name (proc(5): the state is the first). */
+const statFields = (path) => {
+  const stat = readFileSync(path, 'utf8');
+  return { name: stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')')), fields: stat.slice(stat.lastIndexOf(')') + 2).split(' ') };
+};
+/** User + system CPU seconds of a process or thread (proc(5): utime and stime, fields 14 and 15). */
+const cpuOf = (path) => {
+  const { fields } = statFields(path);
+  return (Number(fields[11]) + Number(fields[12])) / TICKS_PER_SECOND;
+};
+/** The workerd processes this process started (Miniflare spawns them as its children). */
+const workerdChildren = () =>
+  new Set(
+    readdirSync('/proc')
+      .filter((p) => /^[0-9]+$/.test(p))
+      .filter((p) => {
+        try {
+          const { name, fields } = statFields(`/proc/${p}/stat`);
+          return name === 'workerd' && Number(fields[1]) === process.pid;
+        } catch {
+          return false;
+        }
+      }),
+  );
+/** CPU seconds of a process, all its threads. */
+const cpuSeconds = (pid) => cpuOf(`/proc/${pid}/stat`);
+/** CPU seconds of each thread of a process, by thread id. */
+const threadSeconds = (pid) =>
+  new Map(
+    readdirSync(`/proc/${pid}/task`).map((tid) => {
+      try {
+        return [tid, cpuOf(`/proc/${pid}/task/${tid}/stat`)];
+      } catch {
+        return [tid, 0];
+      }
+    }),
+  );
+
+async function side(name, root) {
+  const state = freshStateDir();
+  states.push(state);
+  const before = workerdChildren();
+  const runtime = await startVersion(work, name, root, state);
+  runtimes.push(runtime);
+  const pid = [...workerdChildren()].find((p) => !before.has(p));
+  return { runtime, pid, refresh: await knockRefreshChains(runtime) };
+}
+
+/** `amount` requests to `target`; the CPU seconds `pid` spent meanwhile, and the answers. */
+const measure = (pid, target, amount) =>
+  new Promise((resolve, reject) => {
+    const { after, ...options } = target;
+    const statuses = {};
+    const cpu = cpuSeconds(pid);
+    const threads = threadSeconds(pid);
+    const started = process.hrtime.bigint();
+    const instance = autocannon({ connections: CONNECTIONS, pipelining: 1, timeout: 30, ...options, amount }, (err) => {
+      after?.();
+      if (err) return reject(err);
+      const busiest = Math.max(...[...threadSeconds(pid)].map(([tid, t]) => t - (threads.get(tid) ?? 0)));
+      resolve({ cpu: cpuSeconds(pid) - cpu, busiest, seconds: Number(process.hrtime.bigint() - started) / 1e9, statuses });
+    });
+    instance.on('response', (_c, status) => {
+      statuses[status] = (statuses[status] ?? 0) + 1;
+    });
+  });
+
+try {
+  const sides = { before: await side('before', checkoutRevision(rev, join(work, 'before'))), after: await side('after', ROOT) };
+  const { urls, mf } = sides.after.runtime;
+  await seedBaselineToken(mf);
+  const members = [
+    { id: 'kv', pid: sides.after.pid, target: { url: `${urls.baseline}/kv` } },
+    { id: 'one KV write', pid: sides.after.pid, target: { url: `${urls.baseline}/put`, method: 'POST' } },
+    { id: 'kv + DO call', pid: sides.after.pid, target: { url: `${urls.baseline}/do` } },
+    { id: 'rotation floor', pid: sides.after.pid, target: rotationFloor(urls.baseline, CONNECTIONS) },
+    { id: 'peer refresh', pid: sides.after.pid, target: await peerRefreshChains(sides.after.runtime) },
+    { id: 'refresh before', pid: sides.before.pid, target: sides.before.refresh },
+    { id: 'refresh after', pid: sides.after.pid, target: sides.after.refresh },
+  ];
+  log(`before: ${rev}, after: the working tree; ${AMOUNT} requests per member and round, ${ROUNDS} rounds`);
+  for (const m of members) await measure(m.pid, m.target, Math.ceil(AMOUNT / 5));
+  const totals = Object.fromEntries(members.map((m) => [m.id, { cpu: 0, busiest: 0, seconds: 0, ok: 0, failed: 0 }]));
+  for (let r = 0; r < ROUNDS; r++) {
+    for (let i = 0; i < members.length; i++) {
+      const m = members[(i + r) % members.length];
+      const out = await measure(m.pid, m.target, AMOUNT);
+      const t = totals[m.id];
+      t.cpu += out.cpu;
+      t.busiest += out.busiest;
+      t.seconds += out.seconds;
+      for (const [s, n] of Object.entries(out.statuses)) t[Number(s) < 400 ? 'ok' : 'failed'] += n;
+    }
+  }
+  const perRequest = (id) => (1e6 * totals[id].cpu) / (totals[id].ok + totals[id].failed);
+  console.log(`\nworkerd CPU time per request (µs), ${ROUNDS} × ${AMOUNT} requests each, ${CONNECTIONS} connections:`);
+  for (const m of members) {
+    const t = totals[m.id];
+    const busiest = (1e6 * t.busiest) / (t.ok + t.failed);
+    console.log(`  ${m.id.padEnd(16)} ${perRequest(m.id).toFixed(0).padStart(6)} µs (busiest thread ${busiest.toFixed(0).padStart(5)} µs, ${((100 * t.busiest) / t.seconds).toFixed(0)} % busy)  ${(t.ok / t.seconds).toFixed(0).padStart(5)} req/s${t.failed ? `, ${t.failed} failed` : ''}`);
+  }
+  console.log(`  peer ÷ refresh, CPU per request: before ${(perRequest('peer refresh') / perRequest('refresh before')).toFixed(2)}  after ${(perRequest('peer refresh') / perRequest('refresh after')).toFixed(2)}`);
+  console.log(`  after ÷ before, CPU per refresh: ${(perRequest('refresh after') / perRequest('refresh before')).toFixed(2)}`);
+} finally {
+  for (const runtime of runtimes) await runtime.dispose().catch(() => {});
+  rmSync(work, { recursive: true, force: true });
+  for (const state of states) rmSync(state, { recursive: true, force: true });
+}
