@@ -44,15 +44,18 @@ const vitest = (label, projects, options = []) => {
 };
 
 mkdirSync(TMP, { recursive: true });
-// The extension's generated tsconfig, which both the type check and the extension project read.
-if ((await run('prepare', bin('wxt'), ['prepare', 'extension'])) !== 0) process.exit(1);
-
-const typecheck = run('typecheck', 'npm', ['run', '--silent', 'typecheck:tsc']);
 // The worker project with two Vitest workers, each a workerd runtime of its own that its files
 // share (test/worker/vitest.config.ts), files handed to whichever is free: 240 s for the whole
 // run on a fresh clone against 298 s with one (docs/testing.md). Two static shards had been
 // slower (339 s), when the system side was heavier.
 const worker = vitest('worker', ['worker'], ['--maxWorkers=2']);
+// The extension's generated tsconfig, which the type check and the extension project read (the
+// worker project does not, so it starts first: it is the longest part).
+if ((await run('prepare', bin('wxt'), ['prepare', 'extension'])) !== 0) {
+  await worker.done;
+  process.exit(1);
+}
+const typecheck = run('typecheck', 'npm', ['run', '--silent', 'typecheck:tsc']);
 // Two files at a time (Vitest's default on two cores is one): the unit and extension projects'
 // files run beside the system project's, which mostly waits on its servers and browsers; the system
 // project itself still runs one file at a time (`fileParallelism: false`).
