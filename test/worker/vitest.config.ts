@@ -1,20 +1,9 @@
-import { existsSync, readFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { cloudflareTest } from '@cloudflare/vitest-plugin';
 import { defineConfig } from 'vitest/config';
 
 const WRANGLER = join(import.meta.dirname, '../../wrangler.toml');
-
-/**
- * Miniflare keeps the runtime's storage (every Durable Object's SQLite database, KV, the rate
- * limiters' counters) in a directory of its own under `os.tmpdir()`, made when the runtime starts
- * and removed when it stops. On a disk each committed write waits for its sync; on tmpfs it does
- * not, and nothing a test proves rests on the disk (the state dies with the run). Measured back
- * to back on the 2-core machine, matrix.test.ts and races.test.ts took 58 s and 64 s of wall
- * time and 37–39 s of CPU with /tmp on disk, 40 s and 31 s and 30–31 s on /dev/shm
- * (docs/testing.md). As the bench does (bench/lib/runtime.mjs); an explicit TMPDIR is kept.
- */
-if (!process.env.TMPDIR && existsSync('/dev/shm')) process.env.TMPDIR = '/dev/shm';
 
 /**
  * wrangler.toml's rate limits, raised out of reach: a test about something else never meets one.
