@@ -13,8 +13,9 @@ import { defineConfig } from 'vitest/config';
  */
 if (!process.env.TMPDIR && existsSync('/dev/shm')) process.env.TMPDIR = '/dev/shm';
 
-// Three suites, one `npm test`: the Worker inside workerd, the extension against WXT's fake
-// browser, and system tests (real `wrangler dev`, Chromium) driven from Node.
+// One `npm test`: the pure rules and the objects' SQL in Node, the Worker inside workerd, the
+// extension against WXT's fake browser, and the system and scripts tests (real `wrangler dev`,
+// Chromium, Firefox) driven from Node.
 export default defineConfig({
   test: {
     projects: ['test/*/vitest.config.ts', 'test/vitest.system.config.ts'],
