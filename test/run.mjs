@@ -1,10 +1,11 @@
 // `npm test`: the type check and the test projects, at the same time. On two cores Vitest runs one
 // file at a time by default (its maxWorkers is the cores less one), so its projects go one after
-// another, and each mostly waits: the worker project on workerd (one core), the system project on
-// its servers and browsers. So this runs the type check, the worker project, and the
-// other three projects as three processes side by side, each line prefixed with its part, and
-// fails when any of them fails. Arguments go to both Vitest runs (`npm test -- users.test.ts` runs the files whose path has it).
-// Each Vitest run writes its JSON report under .tmp/, and the two are merged into
+// another, and each mostly waits: the worker project on workerd (one core), the system and scripts
+// projects on their servers and browsers. So this runs the type check, the worker project, the
+// scripts project and the other three projects as four processes side by side, each line prefixed
+// with its part, and fails when any of them fails. Arguments go to every Vitest run
+// (`npm test -- users.test.ts` runs the files whose path has it).
+// Each Vitest run writes its JSON report under .tmp/, and the three are merged into
 // .tmp/vitest-results.json (docs/testing.md).
 import { spawn } from 'node:child_process';
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
@@ -44,23 +45,31 @@ const vitest = (label, projects, options = []) => {
 };
 
 mkdirSync(TMP, { recursive: true });
-// The extension's generated tsconfig, which both the type check and the extension project read.
-if ((await run('prepare', bin('wxt'), ['prepare', 'extension'])) !== 0) process.exit(1);
-
-const typecheck = run('typecheck', 'npm', ['run', '--silent', 'typecheck:tsc']);
 // The worker project with two Vitest workers, each a workerd runtime of its own that its files
 // share (test/worker/vitest.config.ts), files handed to whichever is free: 240 s for the whole
 // run on a fresh clone against 298 s with one (docs/testing.md). Two static shards had been
 // slower (339 s), when the system side was heavier.
 const worker = vitest('worker', ['worker'], ['--maxWorkers=2']);
+// The scripts project (npm start, its restarts, the crash test, the tour: servers of their own) in
+// a process of its own: Vitest runs the files of every project that runs one file at a time in one
+// queue, one after another, so in the same run as the system project its files would wait for
+// each other's. Here each of the two goes one file at a time, beside the other.
+const scripts = vitest('scripts', ['scripts']);
+// The extension's generated tsconfig, which the type check and the extension project read (the
+// worker project does not, so it starts first: it is the longest part).
+if ((await run('prepare', bin('wxt'), ['prepare', 'extension'])) !== 0) {
+  await Promise.all([worker.done, scripts.done]);
+  process.exit(1);
+}
+const typecheck = run('typecheck', 'npm', ['run', '--silent', 'typecheck:tsc']);
 // Two files at a time (Vitest's default on two cores is one): the unit and extension projects'
 // files run beside the system project's, which mostly waits on its servers and browsers; the system
 // project itself still runs one file at a time (`fileParallelism: false`).
 const others = vitest('others', ['system', 'unit', 'extension'], ['--maxWorkers=2']);
-const codes = await Promise.all([typecheck, worker.done, others.done]);
+const codes = await Promise.all([typecheck, worker.done, others.done, scripts.done]);
 
-// One report of both runs, as one Vitest run would have written it.
-const reports = [worker.report, others.report].map((file) => {
+// One report of the three runs, as one Vitest run would have written it.
+const reports = [worker.report, others.report, scripts.report].map((file) => {
   try {
     return JSON.parse(readFileSync(file, 'utf8'));
   } catch {
@@ -81,7 +90,7 @@ const merged = {
 };
 writeFileSync(join(TMP, 'vitest-results.json'), JSON.stringify(merged));
 
-const parts = ['type check', 'worker project', 'system, unit and extension projects'];
+const parts = ['type check', 'worker project', 'system, unit and extension projects', 'scripts project'];
 const failed = parts.filter((_, i) => codes[i] !== 0);
 const seconds = Math.round(performance.now() / 1000);
 console.log(`\n${merged.numPassedTests} passed, ${merged.numFailedTests} failed${failed.length ? `; failed: ${failed.join(', ')}` : ''} (${seconds} s)`);

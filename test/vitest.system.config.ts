@@ -1,14 +1,14 @@
-import { configDefaults, defineConfig } from 'vitest/config';
+import { defineConfig } from 'vitest/config';
 
-// Tests that start the real server (`npm start`'s wrangler dev) or a real browser. One server is
-// shared by the files that do not need their own (e2e/support/shared-knock.ts). The bounded soak is
-// a run of its own (`npm run test:soak`, vitest.soak.config.ts).
+// Tests that drive the real server (`npm start`'s wrangler dev) from outside, with real clients
+// and browsers. One server is shared by the files that do not need their own
+// (e2e/support/shared-knock.ts). The files that start, restart or kill servers of their own are
+// the `scripts` project (scripts/vitest.config.ts), which `npm test` runs beside this one.
 export default defineConfig({
   test: {
     name: 'system',
     root: import.meta.dirname,
-    include: ['scripts/**/*.test.ts', 'e2e/**/*.test.ts'],
-    exclude: [...configDefaults.exclude, 'scripts/soak.test.ts'],
+    include: ['e2e/**/*.test.ts'],
     globalSetup: ['e2e/support/shared-knock.ts'],
     environment: 'node',
     testTimeout: 120_000,
