@@ -60,6 +60,7 @@ try {
     { id: 'do', target: { url: `${urls.baseline}/do` } },
     { id: 'peer_refresh', target: await peerRefreshChains(sides.after.runtime) },
     { id: 'rotate', target: rotationFloor(urls.baseline, CONNECTIONS) },
+    { id: 'page', target: { url: `${urls.baseline}/page` } },
   ];
   // Each scenario's second member shares the machine with the first one's background work (KV
   // and SQLite writes after a refresh): AB_ORDER=after-first swaps them; run both orders.
@@ -73,6 +74,7 @@ try {
     'GET /api/v4/user ÷ KV (req/s, ≥ 0.9)': m[`user:${s}`].rps / m.kv.rps,
     'list ÷ KV (req/s, ≥ 0.5)': m[`list:${s}`].rps / m.kv.rps,
     'list ÷ KV + empty DO call (req/s, ≥ 0.8)': m[`list:${s}`].rps / m.do.rps,
+    'list ÷ KV + a page of 20 from one DO (req/s)': m[`list:${s}`].rps / m.page.rps,
     'refresh ÷ peer (req/s, ≥ 1.5)': m[`refresh:${s}`].rps / m.peer_refresh.rps,
     '304 poll ÷ GET /api/v4/user (p50, ≤ 1.2)': m[`304:${s}`].p50 / m[`user:${s}`].p50,
   });
@@ -81,6 +83,8 @@ try {
   for (const k of Object.keys(b)) console.log(`  ${k.padEnd(44)} before ${b[k].toFixed(2)}  after ${a[k].toFixed(2)}`);
   console.log(`  empty DO call ÷ KV baseline (p50)             ${(m.do.p50 / m.kv.p50).toFixed(2)}`);
   console.log(`  rotation floor ÷ peer refresh (req/s)        ${(m.rotate.rps / m.peer_refresh.rps).toFixed(2)}`);
+  // The floor of any list page: the KV read, one object call reading 20 rows, and their JSON.
+  console.log(`  KV + a page of 20 from one DO ÷ KV + empty DO call (req/s) ${(m.page.rps / m.do.rps).toFixed(2)}  ÷ KV ${(m.page.rps / m.kv.rps).toFixed(2)}`);
   console.log('\nAfter ÷ before:');
   for (const scenario of ['user', 'list', '304', 'refresh']) {
     const [x, y] = [m[`${scenario}:before`], m[`${scenario}:after`]];
