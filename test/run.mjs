@@ -16,7 +16,12 @@ const TMP = join(ROOT, '.tmp');
 const args = process.argv.slice(2);
 const bin = (name) => join(ROOT, 'node_modules', '.bin', name);
 
-/** Runs `command`, prefixing each line of its output with `label`; resolves to its exit code. */
+const started = Date.now();
+
+/**
+ * Runs `command`, prefixing each line of its output with `label`; resolves to its exit code. Each
+ * part says when it ended, counted from the start of `npm test`, so the longest is plain to see.
+ */
 const run = (label, command, commandArgs) =>
   new Promise((resolve) => {
     const child = spawn(command, commandArgs, { cwd: ROOT, env: { ...process.env, FORCE_COLOR: process.env.FORCE_COLOR ?? '0' } });
@@ -32,7 +37,10 @@ const run = (label, command, commandArgs) =>
       });
       from.on('end', () => rest && to.write(`[${label}] ${rest}\n`));
     }
-    child.on('close', (code, signal) => resolve(code ?? (signal ? 1 : 0)));
+    child.on('close', (code, signal) => {
+      process.stdout.write(`[${label}] ended after ${Math.round((Date.now() - started) / 1000)} s\n`);
+      resolve(code ?? (signal ? 1 : 0));
+    });
   });
 
 const vitest = (label, projects, options = []) => {
