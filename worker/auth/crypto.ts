@@ -35,18 +35,15 @@ export const randomBytes = (n: number): Uint8Array<ArrayBuffer> => crypto.getRan
 export const randomToken = (prefix = '', bytes = 32): string => prefix + base64url(randomBytes(bytes));
 
 /**
- * Constant-time string comparison (lengths may leak, contents do not). Strings of different
- * lengths differ, and say so at once: `apiAuth` compares every presented token with ADMIN_TOKEN.
+ * Constant-time string comparison (lengths may leak, contents do not): strings of different
+ * lengths, in characters or in UTF-8 bytes, differ at once (`apiAuth` compares every presented
+ * token with ADMIN_TOKEN).
  */
 export const safeEqual = (a: string, b: string): boolean => {
   if (a.length !== b.length) return false;
   const x = encoder.encode(a);
   const y = encoder.encode(b);
-  if (x.byteLength !== y.byteLength) {
-    crypto.subtle.timingSafeEqual(x, x);
-    return false;
-  }
-  return crypto.subtle.timingSafeEqual(x, y);
+  return x.byteLength === y.byteLength && crypto.subtle.timingSafeEqual(x, y);
 };
 
 const hmacKeys = new Map<string, Promise<CryptoKey>>();

@@ -36,10 +36,8 @@ export const REQUEST_COLUMNS = `${ASK_COLUMNS},
 const REQUEST_COLUMNS_NONE_APPROVED = `${ASK_COLUMNS}, '[]' AS approvals`;
 
 /** A page of pending requests, oldest first: `REQUEST_COLUMNS`, or the same without approvals to read. */
-const REQUEST_PAGE = {
-  approved: `SELECT ${REQUEST_COLUMNS} FROM access_requests r ORDER BY r.seq LIMIT ? OFFSET ?`,
-  noneApproved: `SELECT ${REQUEST_COLUMNS_NONE_APPROVED} FROM access_requests r ORDER BY r.seq LIMIT ? OFFSET ?`,
-};
+const requestPageOf = (columns: string) => `SELECT ${columns} FROM access_requests r ORDER BY r.seq LIMIT ? OFFSET ?`;
+const REQUEST_PAGE = { approved: requestPageOf(REQUEST_COLUMNS), noneApproved: requestPageOf(REQUEST_COLUMNS_NONE_APPROVED) };
 export const MEMBER_COLUMNS = 'user_id, access_level, created_at, created_by, expires_at';
 
 /** The object's own copy of its registry row (see `NamespaceRef.snapshot`). */
