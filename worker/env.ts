@@ -1,5 +1,3 @@
-import type { Session } from './auth/session';
-
 /**
  * Bindings, variables and secrets, as `wrangler types` generates them from wrangler.toml into
  * worker-configuration.d.ts (`npm run typecheck` fails when that file is out of date). Secrets
@@ -29,10 +27,3 @@ export type BaseEnv = { Bindings: Env };
 
 /** /api/v4 behind authentication: every handler has its caller. */
 export type ApiEnv = { Bindings: Env; Variables: { caller: Caller } };
-
-/** HTML pages: the signed-in user of the browser session, if any. */
-export type PageEnv = {
-  Bindings: Env;
-  /** `sessionEndedBecause`: this browser's session ended when its user was blocked or deactivated (for the sign-in page to say). */
-  Variables: { session: Session | null; sessionEndedBecause?: 'blocked' | 'deactivated' };
-};

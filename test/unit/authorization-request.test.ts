@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { authorizationParams, checkAuthorizationRequest, redirectWith } from '../../worker/oauth/authorization-request';
-import type { OAuthClient } from '../../worker/oauth/oauth-client';
+import type { OAuthClient } from '../../worker/protocol/oauth-client';
 
 const CONFIDENTIAL: OAuthClient = {
   clientId: 'confidential-app',

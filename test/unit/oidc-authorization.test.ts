@@ -3,7 +3,7 @@
 import { describe, expect, it } from 'vitest';
 import { authorizationParams, checkAuthorizationRequest } from '../../worker/oauth/authorization-request';
 import { nextInteraction, type SignedIn } from '../../worker/oauth/interaction';
-import type { OAuthClient } from '../../worker/oauth/oauth-client';
+import type { OAuthClient } from '../../worker/protocol/oauth-client';
 
 const APP: OAuthClient = {
   clientId: 'rp',

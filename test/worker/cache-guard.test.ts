@@ -11,7 +11,7 @@ import { call } from './support/http';
 const CACHES = {
   registry:
     'Registry records (worker/services/registry-cache.ts, per isolate) and the settings and full path copied into each Namespace object: path, visibility, request_access_enabled, deletion, a user\'s rename (their personal projects)',
-  clients: "Applications (worker/oauth/clients.ts, per isolate; the copy in each application's ClientHolders object): deletion",
+  clients: "Applications (worker/services/clients.ts, per isolate; the copy in each application's ClientHolders object): deletion",
   tokens: 'Token records in KV (worker/store/tokens.ts), read on every API call: revocation of OAuth, personal and impersonation tokens, and of every token of a blocked, deactivated or deleted user',
   memberships: "The membership index (memberships in each IndexPartition index:<p>), fed by each Namespace object's outbox: member changes, a user's deletion",
   requesters: "The requester index (pending_requests in each IndexPartition index:<p>) and requesters' names copied into requests: requests made and gone, a user's rename, block or deletion",

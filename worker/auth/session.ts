@@ -1,6 +1,6 @@
 import type { Context, MiddlewareHandler } from 'hono';
 import { deleteCookie, getCookie, setCookie } from 'hono/cookie';
-import type { Env, PageEnv } from '../env';
+import type { Env } from '../env';
 import type { UserRow } from '../durable/directory/types';
 import { userObject } from '../durable/user/user';
 import { SECOND_STEP_SECONDS } from '../durable/user/two-factor';
@@ -19,6 +19,13 @@ export interface Session {
   /** How many access requests wait in the user's inbox (read with the session; the console's header). */
   waiting: number;
 }
+
+/** HTML pages: the signed-in user of the browser session, if any. */
+export type PageEnv = {
+  Bindings: Env;
+  /** `sessionEndedBecause`: this browser's session ended when its user was blocked or deactivated (for the sign-in page to say). */
+  Variables: { session: Session | null; sessionEndedBecause?: 'blocked' | 'deactivated' };
+};
 
 const SESSION_COOKIE = 'knock_session';
 /** Pre-sign-in CSRF secret (double-submit), replaced by the session's own once signed in. */

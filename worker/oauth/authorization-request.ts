@@ -1,4 +1,4 @@
-import { isPublicClient, type OAuthClient } from './oauth-client';
+import { isPublicClient, type OAuthClient } from '../protocol/oauth-client';
 import { isS256Challenge } from '../protocol/pkce';
 import { matchesRegisteredRedirectUri } from './redirect-uri';
 import { PROVIDER } from './provider';

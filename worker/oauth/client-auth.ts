@@ -4,7 +4,7 @@ import { safeEqual } from '../auth/crypto';
 import type { BaseEnv } from '../env';
 import { problems, raise } from '../errors';
 import { hashSecret } from '../store/tokens';
-import { findClient, findClientCached, isPublicClient, type OAuthClient } from './clients';
+import { findClient, findClientCached, isPublicClient, type OAuthClient } from '../services/clients';
 
 const BASIC_CHALLENGE = { 'WWW-Authenticate': 'Basic realm="Knock", charset="UTF-8"' };
 

@@ -13,7 +13,7 @@ import { DEVICE_FLOW, formatUserCode, newDeviceCode, newUserCode, partitionOfDev
 import { NO_STORE } from '../protocol/token-response';
 import { hashSecret } from '../store/tokens';
 import { authenticateClient } from './client-auth';
-import { isPublicClient, type OAuthClient } from './clients';
+import { isPublicClient, type OAuthClient } from '../services/clients';
 import { DEVICE_VERIFICATION_PATH } from './provider';
 import { readOAuthParams } from './request-params';
 import { isKnownScope, parseScopes } from './scopes';

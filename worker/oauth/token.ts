@@ -8,7 +8,7 @@ import type { BaseEnv } from '../env';
 import { json, problems, raise } from '../errors';
 import { AUTHORIZATION_CODE_PREFIX, REFRESH_TOKEN_PREFIX, routeOf } from '../store/tokens';
 import { authenticateClient } from './client-auth';
-import { isPublicClient, type OAuthClient } from './clients';
+import { isPublicClient, type OAuthClient } from '../services/clients';
 import { redeemDeviceCode } from './device-authorization';
 import { signIdToken } from './id-token';
 import { PROVIDER } from './provider';

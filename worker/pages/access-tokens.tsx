@@ -3,6 +3,7 @@ import { issueTokenFor, NewAccessTokenBody } from '../api/access-tokens';
 import { clock } from '../clock';
 import type { AccessTokenRow } from '../durable/directory/types';
 import { ApiError } from '../errors';
+import { isActive } from '../api/presenters/access-token';
 import { TOKEN_SCOPES } from '../oauth/scopes';
 import * as tokens from '../services/access-tokens';
 import { formText, parseForm, problemPage } from './actions';
@@ -96,7 +97,7 @@ export const TokenTable = (p: { rows: AccessTokenRow[]; caption: string; revokeH
         <td>{t.last_used_at ? <When iso={t.last_used_at} /> : 'never'}</td>
         <td>{day(t.expires_at)}</td>
         <td>
-          {tokens.isActive(t) ? (
+          {isActive(t) ? (
             <a class="button danger" href={p.revokeHref(t)} aria-label={`Revoke ${t.name}`}>
               Revoke
             </a>

@@ -1,7 +1,7 @@
 import { Hono, type MiddlewareHandler } from 'hono';
 import { csrfTokenFor, endSession, safeReturnTo, startSession, startSignIn } from '../auth/session';
 import { config } from '../config';
-import type { PageEnv } from '../env';
+import type { PageEnv } from '../auth/session';
 import { NewUserSchema } from '../api/users';
 import { describeIssue } from '../api/router';
 import { clientAddress } from '../edge/client-address';

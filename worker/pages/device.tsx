@@ -4,8 +4,8 @@ import { deviceAuthorizations, partitionOfUserCode } from '../durable/device-aut
 import type { UserRow } from '../durable/directory/types';
 import { userObject } from '../durable/user/user';
 import { LIMITS, rateLimit } from '../edge/rate-limits';
-import type { PageEnv } from '../env';
-import { findClientCached } from '../oauth/clients';
+import type { PageEnv } from '../auth/session';
+import { findClientCached } from '../services/clients';
 import { DEVICE_VERIFICATION_PATH as PATH } from '../oauth/provider';
 import { formatUserCode, normalizeUserCode } from '../protocol/device-codes';
 import { sessionSid } from '../protocol/session-id';

@@ -1,6 +1,6 @@
 import type { Context } from 'hono';
 import type { ContentfulStatusCode } from 'hono/utils/http-status';
-import type { PageEnv } from '../env';
+import type { PageEnv } from '../auth/session';
 import { Layout } from './layout';
 
 /**

@@ -1,6 +1,6 @@
 import type { MiddlewareHandler } from 'hono';
 import { validCsrf } from '../auth/session';
-import type { PageEnv } from '../env';
+import type { PageEnv } from '../auth/session';
 import { errorPage } from './error-page';
 
 /** A submitted page form's fields, as Hono's parseBody reads them. */

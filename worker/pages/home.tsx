@@ -1,5 +1,5 @@
 import { Hono } from 'hono';
-import type { PageEnv } from '../env';
+import type { PageEnv } from '../auth/session';
 import { STYLESHEET } from './style';
 import { WEBAUTHN_SCRIPT } from './webauthn-script';
 

@@ -6,7 +6,7 @@ import { fromBase64url, keyedHash, safeEqual } from '../auth/crypto';
 import { cookieOptions, csrfTokenFor, forgetSecondStep, safeReturnTo, secondStepOf, sessionForSecondStep } from '../auth/session';
 import { clock } from '../clock';
 import { tokenHashKey } from '../store/tokens';
-import type { PageEnv } from '../env';
+import type { PageEnv } from '../auth/session';
 import { SECOND_STEP_SECONDS, type SecondFactorProof } from '../durable/user/two-factor';
 import { relyingParty, twoFactorOf } from '../services/two-factor';
 import { formCsrf } from './form-csrf';

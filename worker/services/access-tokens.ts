@@ -69,9 +69,6 @@ export const revokeAccessToken = async (env: Env, token: Pick<AccessTokenRow, 'i
   await directory(env).revokeAccessToken(token.id);
 };
 
-/** Whether a token still works at this moment. */
-export const isActive = (t: AccessTokenRow): boolean => !t.revoked && t.expires_at > epochSeconds();
-
 /** GitLab records a token's use (`last_used_at`) at most this often. */
 export const LAST_USED_INTERVAL_MS = 10 * 60 * 1000;
 const REMEMBERED_USES = 10_000;

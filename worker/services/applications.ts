@@ -5,7 +5,7 @@ import { config } from '../config';
 import type { Env } from '../env';
 import { checkDestination } from '../events/url-guard';
 import { problems, raise } from '../errors';
-import { endApplicationGrants } from '../oauth/application-grants';
+import { forgetClient } from './clients';
 import { hashSecret } from '../store/tokens';
 
 /** OAuth applications (GitLab's applications API): what the API's routes and the administrators' pages do. */
@@ -56,7 +56,9 @@ export const deleteApplication = async (env: Env, id: number): Promise<void> => 
   const clientId = (await dir.applicationClientId(id)) ?? raise(problems.notFound('Application'));
   await clientHoldersOf(env, clientId).forgetApplication(clientId);
   if (!(await dir.deleteApplication(id))) return raise(problems.notFound('Application'));
-  await endApplicationGrants(env, clientId);
+  // This isolate forgets it at once (others within their cache's minute), and every grant made to it ends.
+  forgetClient(clientId);
+  await clientHoldersOf(env, clientId).endGrants();
 };
 
 

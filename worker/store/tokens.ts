@@ -1,5 +1,4 @@
 import { epochSeconds } from '../clock';
-import type { UserRow } from '../durable/directory/types';
 import type { Caller, Env } from '../env';
 import { problems, raise } from '../errors';
 import { keyedHash, randomToken } from '../auth/crypto';
@@ -56,9 +55,20 @@ export interface GroupClaims {
 /** What a token's record says besides the user; `tokenId` must be given (null for OAuth tokens). */
 export type TokenFacts = Pick<AccessTokenRecord, 'scopes' | 'clientId' | 'grantId' | 'createdAt' | 'expiresAt' | 'groups'> & { tokenId: number | null };
 
+/** Who a token's record says it was issued to: the fields of a user row the API answers from it. */
+export interface TokenUser {
+  id: number;
+  username: string;
+  name: string;
+  admin: boolean;
+  email: string | null;
+  created_at: string;
+  two_factor_enabled: boolean;
+}
+
 /** The record of a token issued to `user`: who they are, and what the token may do until when. */
 export const accessTokenRecord = (
-  user: Pick<UserRow, 'id' | 'username' | 'name' | 'admin' | 'email' | 'created_at' | 'two_factor_enabled'>,
+  user: TokenUser,
   token: TokenFacts,
 ): AccessTokenRecord => ({
   userId: user.id,

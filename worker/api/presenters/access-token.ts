@@ -1,6 +1,9 @@
 import type { ImpersonationToken, PersonalAccessToken } from '../../../shared/api-types';
 import type { AccessTokenRow } from '../../durable/directory/types';
-import { isActive } from '../../services/access-tokens';
+import { epochSeconds } from '../../clock';
+
+/** Whether a token still works at this moment (GitLab's `active`: neither revoked nor expired). */
+export const isActive = (t: AccessTokenRow): boolean => !t.revoked && t.expires_at > epochSeconds();
 
 /** GitLab's `PersonalAccessToken` entity; `expires_at` as the date it ends (00:00 UTC). */
 export const presentPersonalAccessToken = (t: AccessTokenRow): PersonalAccessToken => ({

@@ -1,7 +1,7 @@
 import { clock } from '../../clock';
 import type { Env } from '../../env';
 import type { EventDraft, UserRef } from '../../events/event';
-import { settingsEvents } from '../../events/settings-events';
+import { settingsEvents } from './settings-events';
 import { indexPartition, type TopLocator } from '../index-partition/index-partition';
 import {
   createNamespace,

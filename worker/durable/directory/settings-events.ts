@@ -1,5 +1,5 @@
-import type { NamespaceRow } from '../durable/namespace-registry';
-import { newEvent, type EventDraft, type UserRef } from './event';
+import type { NamespaceRow } from '../namespace-registry';
+import { newEvent, type EventDraft, type UserRef } from '../../events/event';
 
 /** The settings `PUT /groups/:id` and `PUT /projects/:id` change, as the audit log names them. */
 const ATTRIBUTES = ['name', 'path', 'description', 'visibility', 'request_access_enabled', 'require_two_factor_authentication'] as const;

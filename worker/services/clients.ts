@@ -3,10 +3,10 @@ import { clock } from '../clock';
 import { config } from '../config';
 import { clientHoldersOf } from '../durable/client-holders/client-holders';
 import type { Env } from '../env';
-import type { OAuthClient } from './oauth-client';
+import type { OAuthClient } from '../protocol/oauth-client';
 
-// Kept apart (oauth-client.ts) so the authorization-request rules import no Durable Object.
-export { isPublicClient, type OAuthClient } from './oauth-client';
+// The type and its rule are pure (worker/protocol/oauth-client.ts), so the authorization-request rules import no Durable Object.
+export { isPublicClient, type OAuthClient } from '../protocol/oauth-client';
 
 /** The browser extension: a public client built into every deployment. */
 const extensionClient = (env: Env): OAuthClient => ({
