@@ -7,7 +7,7 @@ import { isoNow } from '../clock';
 import { publicOrigin } from '../config';
 import type { ApiEnv, Caller, Env } from '../env';
 import * as service from '../services/inbox';
-import { hashSecret } from '../store/tokens';
+import { hashSecret, tokenHashKey } from '../store/tokens';
 import { pageOf, paginationHeaders, paginationQuery, windowOf, type Page } from './pagination';
 import { instantParam } from './params';
 import { AccessAlertSchema, InboxAccessRequestSchema, KIND_OF_SOURCE_TYPE, OwnAccessRequestSchema, presentAccessAlert, presentInboxItem, presentOwnRequest } from './presenters/inbox';
@@ -31,13 +31,29 @@ type InboxQuery = z.infer<typeof InboxQuery>;
 /** Private: the answer is the caller's; no-cache: a cached copy is revalidated with its ETag. */
 const CACHE_CONTROL = 'private, no-cache';
 
+/** The users whose inbox marks an isolate keeps, by the deployment's key (a mark is a pure function of both). */
+const MARKS_KEPT = 10_000;
+const marksByKey = new Map<string, Map<number, Promise<string>>>();
+
 /**
  * A mark of the user an inbox ETag names, keyed (so only this deployment makes it): an ETag
  * naming a user therefore came from that user's own answer, and a poll may start asking their
  * `User` object before the token is checked (`askInboxVersionEarly`) without letting anyone reach
- * the object of a user they never got an answer for.
+ * the object of a user they never got an answer for. Kept per isolate, so a poll costs no HMAC for it.
  */
-const userMark = async (env: Env, userId: number) => (await hashSecret(env, `inbox-etag:${userId}`)).slice(0, 16);
+const userMark = (env: Env, userId: number): Promise<string> => {
+  const key = tokenHashKey(env);
+  const marks = marksByKey.get(key) ?? new Map<number, Promise<string>>();
+  marksByKey.set(key, marks);
+  let mark = marks.get(userId);
+  if (!mark) {
+    if (marks.size >= MARKS_KEPT) marks.clear();
+    mark = hashSecret(env, `inbox-etag:${userId}`).then((h) => h.slice(0, 16));
+    mark.catch(() => marks.delete(userId));
+    marks.set(userId, mark);
+  }
+  return mark;
+};
 
 /**
  * The inbox's entity tag (RFC 9110 §8.8.3): the caller's inbox version, with whose inbox (theirs,

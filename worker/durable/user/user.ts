@@ -20,7 +20,7 @@ import type { UserRow, UserSnapshot } from '../directory/types';
 import { claimsLost, groupClaimsOf } from './group-claims';
 import { handOverLogouts, LOGOUT_HANDOVER_RETRY_MS, logoutsWaiting, markClaimsLost, pairsWithGroupClaims, queueLogouts, type LogoutReason, type LogoutSelection } from './logouts';
 import { syncTokenRecords } from './token-sync';
-import { inboxCount, inboxVersion, readInbox, takeUpdate, type InboxAnswer, type InboxFilter, type InboxPage, type InboxUpdate, type KnownVersion } from './inbox';
+import { inboxCount, inboxVersion, readInbox, settleDue, storedVersion, takeUpdate, type InboxAnswer, type InboxFilter, type InboxPage, type InboxUpdate, type KnownVersion } from './inbox';
 import { USER_SCHEMA } from './schema';
 import { hasSecondFactor, TwoFactor } from './two-factor';
 import { liveSession, startSession } from './sessions';
@@ -94,9 +94,11 @@ export class User extends DurableObject<Env> {
     return this.ctx.storage.transactionSync(() => takeUpdate(this.sql, partition, update, todayUtc()));
   }
 
-  /** The inbox's version (its ETag). */
+  /** The inbox's version (its ETag): two reads, and a transaction only when a row's grants are due to be judged. */
   inboxVersion(): number {
-    return this.ctx.storage.transactionSync(() => inboxVersion(this.sql, todayUtc()));
+    const today = todayUtc();
+    if (!settleDue(this.sql, today)) return storedVersion(this.sql);
+    return this.ctx.storage.transactionSync(() => inboxVersion(this.sql, today));
   }
 
   /** A page of the inbox with its version; only the version while it is `known`. */
