@@ -640,7 +640,7 @@ if (runs('inbox')) {
     `the old way took ${ib.polls.old.requests} requests per poll (${ms(ib.polls.old.p50)}), the inbox 1 (${ms(ib.polls.inbox.p50)})`,
   );
   goal('304 poll p50 ÷ GET /api/v4/user p50', r.notModifiedToUser, '<=', 1.2, () =>
-    `the 304 poll makes ${trips('inbox_304')}, GET /api/v4/user ${trips('inbox_user')}: the inbox version is read from the caller's User, one Durable Object call (started beside the token's KV read) that /user (answered from the KV record alone) does not make; in the same group the baselines' one empty object call beside the same KV read took ${ms(ib.p50.baselineDo)} against ${ms(ib.p50.baselineKv)} (${r.emptyCallToKv.toFixed(2)}×)`,
+    `the 304 poll makes ${trips('inbox_304')}, GET /api/v4/user ${trips('inbox_user')}: the OAuth token and the inbox version are judged by the caller's User, one Durable Object call in place of the KV read /user makes; in the same group the baselines' KV read took ${ms(ib.p50.baselineKv)}, an empty object call beside it ${ms(ib.p50.baselineDo)} (${r.emptyCallToKv.toFixed(2)}×)`,
   );
   goal(`Inbox p50, ${(INBOX_SCALE.at(-1)).toLocaleString('en-US')} ÷ ${INBOX_SCALE[0].toLocaleString('en-US')} managed projects`, r.largeToSmall, '<=', 1.5, () =>
     `p50 ${ms(ib.scale.p50Small)} → ${ms(ib.scale.p50Large)} with ${trips(`inbox_${INBOX_SCALE[0]}`)} and ${trips(`inbox_${INBOX_SCALE.at(-1)}`)}`,
