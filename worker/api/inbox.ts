@@ -7,7 +7,7 @@ import { isoNow } from '../clock';
 import { publicOrigin } from '../config';
 import type { ApiEnv, Caller, Env } from '../env';
 import * as service from '../services/inbox';
-import { hashSecret, tokenHashKey } from '../store/tokens';
+import { hashSecret } from '../store/tokens';
 import { pageOf, paginationHeaders, paginationQuery, windowOf, type Page } from './pagination';
 import { instantParam } from './params';
 import { AccessAlertSchema, InboxAccessRequestSchema, KIND_OF_SOURCE_TYPE, OwnAccessRequestSchema, presentAccessAlert, presentInboxItem, presentOwnRequest } from './presenters/inbox';
@@ -32,29 +32,13 @@ const IfNoneMatch = z.string().max(8192).optional().openapi({ description: 'An E
 /** Private: the answer is the caller's; no-cache: a cached copy is revalidated with its ETag. */
 const CACHE_CONTROL = 'private, no-cache';
 
-/** The users whose inbox marks an isolate keeps, by the deployment's key (a mark is a pure function of both). */
-const MARKS_KEPT = 10_000;
-const marksByKey = new Map<string, Map<number, Promise<string>>>();
-
 /**
  * A mark of the user an inbox ETag names, keyed (so only this deployment makes it): an ETag
- * naming a user therefore came from that user's own answer, and a poll may start asking their
- * `User` object before the token is checked (`answerInboxPoll`) without letting anyone reach
- * the object of a user they never got an answer for. Kept per isolate, so a poll costs no HMAC for it.
+ * naming a user therefore came from that user's own answer, and a poll may ask their `User` object
+ * before the token is checked (`answerInboxPoll`) without letting anyone reach the object of a
+ * user they never got an answer for.
  */
-const userMark = (env: Env, userId: number): Promise<string> => {
-  const key = tokenHashKey(env);
-  const marks = marksByKey.get(key) ?? new Map<number, Promise<string>>();
-  marksByKey.set(key, marks);
-  let mark = marks.get(userId);
-  if (!mark) {
-    if (marks.size >= MARKS_KEPT) marks.clear();
-    mark = hashSecret(env, `inbox-etag:${userId}`).then((h) => h.slice(0, 16));
-    mark.catch(() => marks.delete(userId));
-    marks.set(userId, mark);
-  }
-  return mark;
-};
+const userMark = async (env: Env, userId: number) => (await hashSecret(env, `inbox-etag:${userId}`)).slice(0, 16);
 
 /**
  * Whether the caller came with an OAuth access token (of a grant, which their `User` object

@@ -317,17 +317,10 @@ export const takeUpdate = (sql: SqlStorage, partition: number, update: InboxUpda
   return 'taken';
 };
 
-/** Whether a row's grants end by `today`, so `settle` has something to judge. */
-export const settleDue = (sql: SqlStorage, today: string): boolean =>
-  sql.exec('SELECT 1 FROM inbox WHERE until IS NOT NULL AND until <= ? LIMIT 1', today).toArray().length > 0;
-
-/** The inbox version as stored (the ETag). */
-export const storedVersion = (sql: SqlStorage): number => sql.exec<{ version: number }>('SELECT version FROM inbox_version').toArray()[0]?.version ?? 0;
-
 /** The inbox version (the ETag), after judging rows whose grants ended by `today`. Run in a transaction. */
 export const inboxVersion = (sql: SqlStorage, today: string): number => {
   settle(sql, today);
-  return storedVersion(sql);
+  return sql.exec<{ version: number }>('SELECT version FROM inbox_version').toArray()[0]?.version ?? 0;
 };
 
 /** The most the header's count reads: past it, the header says "99+" (as GitLab's badges do). */

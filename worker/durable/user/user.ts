@@ -20,7 +20,7 @@ import type { UserRow, UserSnapshot } from '../directory/types';
 import { claimsLost, groupClaimsOf } from './group-claims';
 import { handOverLogouts, LOGOUT_HANDOVER_RETRY_MS, logoutsWaiting, markClaimsLost, pairsWithGroupClaims, queueLogouts, type LogoutReason, type LogoutSelection } from './logouts';
 import { syncTokenRecords } from './token-sync';
-import { inboxCount, inboxVersion, readInbox, settleDue, storedVersion, takeUpdate, type InboxAnswer, type InboxFilter, type InboxPage, type InboxUpdate, type KnownVersion } from './inbox';
+import { inboxCount, inboxVersion, readInbox, takeUpdate, type InboxAnswer, type InboxFilter, type InboxPage, type InboxUpdate, type KnownVersion } from './inbox';
 import { USER_SCHEMA } from './schema';
 import { hasSecondFactor, TwoFactor } from './two-factor';
 import { liveSession, startSession } from './sessions';
@@ -100,9 +100,7 @@ export class User extends DurableObject<Env> {
    * unchanged poll without the token's KV record (worker/api/inbox.ts).
    */
   pollInbox(accessHash: string | null): InboxPoll {
-    const today = todayUtc();
-    // Two reads; a transaction only when a row's grants are due to be judged.
-    const version = settleDue(this.sql, today) ? this.ctx.storage.transactionSync(() => inboxVersion(this.sql, today)) : storedVersion(this.sql);
+    const version = this.ctx.storage.transactionSync(() => inboxVersion(this.sql, todayUtc()));
     const user = this.storedUser();
     if (accessHash === null || !user || !isActive(user)) return { version, token: null };
     const live = liveAccessToken(this.sql, accessHash, epochSeconds());
