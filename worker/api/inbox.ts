@@ -104,10 +104,10 @@ const queryOf = (c: Context) => Object.fromEntries(Object.entries(c.req.queries(
  * keyed) is a live access token of theirs (the object owns the token pairs; KV holds copies). When
  * it is, its scopes allow this call, and the version is the one the ETag names, the poll is counted
  * against the token's API limit and answered 304 here, without the KV read. Otherwise the
- * authentication runs as for any call, beside that call (a personal or impersonation token's ETag
- * asks only the version), and its answer is used only once the token proved to be that user's
- * (`inboxRoutes`); for any other caller it is dropped unread. A request without a token, with
- * ADMIN_TOKEN, or whose mark this deployment did not make, asks nothing.
+ * authentication runs as for any call (after that call; for a personal or impersonation token's
+ * ETag, which asks only the version, beside it), and the version is used only once the token
+ * proved to be that user's (`inboxRoutes`); for any other caller it is dropped unread. A request
+ * without a token, with ADMIN_TOKEN, or whose mark this deployment did not make, asks nothing.
  */
 export const answerInboxPoll: MiddlewareHandler<ApiEnv> = async (c, next) => {
   const token = c.req.method === 'GET' ? presentedToken(c.req.raw.headers) : null;
