@@ -27,8 +27,9 @@ async function side(name, root) {
   const runtime = await startVersion(work, name, root, state);
   runtimes.push(runtime);
   const { urls } = runtime;
-  // The list and the 304 poll: an owner's project with PENDING requests, the owner's token.
-  const [owner, ...requesters] = await setup.seedUsers(urls.seeder, 'ab', 0, PENDING + 1, { tokens: true });
+  // The list and the 304 poll: an owner's project with PENDING requests, the owner's OAuth access token (as the extension polls).
+  const owner = await setup.oauthUser(urls.knock, runtime.adminToken, await setup.createApplication(urls.knock, runtime.adminToken), 'abowner');
+  const requesters = await setup.seedUsers(urls.seeder, 'ab', 0, PENDING);
   const headers = { authorization: `Bearer ${owner.token}` };
   const project = await setup.createProject(urls.knock, owner.token, 'ab');
   for (let i = 0; i < requesters.length; i += 1000) await setup.seedAccessRequests(urls.seeder, project, owner.id, requesters.slice(i, i + 1000).map((u) => u.id));

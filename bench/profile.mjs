@@ -57,7 +57,10 @@ try {
     path = `/api/v4/projects/${project}/access_requests?per_page=20`;
   }
   if (scenario === 'not-modified') {
-    // The inbox poll answered 304: the ETag of the caller's first answer sent back in If-None-Match.
+    // The inbox poll answered 304, with an OAuth access token as the extension polls: the ETag of
+    // the caller's first answer sent back in If-None-Match.
+    const app = await setup.createApplication(urls.knock, runtime.adminToken);
+    headers.authorization = `Bearer ${(await setup.oauthUser(urls.knock, runtime.adminToken, app, 'poller')).token}`;
     path = '/api/v4/access_requests';
     const first = await fetch(`${urls.knock}${path}`, { headers });
     await first.arrayBuffer();

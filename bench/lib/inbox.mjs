@@ -17,12 +17,13 @@ async function seedNamespaces(seeder, kind, ownerId, parentId, paths) {
 }
 
 /**
- * An owner with a token, `groups` groups of `perGroup` projects each and `flat` projects of their
- * own, and one pending request from each of `requesters`, spread evenly over all those sources.
+ * An owner with a token (`owner`, { id, token }, or one seeded), `groups` groups of `perGroup`
+ * projects each and `flat` projects of their own, and one pending request from each of
+ * `requesters`, spread evenly over all those sources.
  * Returns { id, token, sources: [{ kind, id }], pending: [{ kind, id }] }.
  */
-export async function seedOwner(seeder, { prefix, groups = 0, perGroup = 0, flat = 0, requesters }) {
-  const [owner] = await seedUsers(seeder, prefix, 0, 1, { tokens: true });
+export async function seedOwner(seeder, { prefix, groups = 0, perGroup = 0, flat = 0, requesters, owner: given }) {
+  const owner = given ?? (await seedUsers(seeder, prefix, 0, 1, { tokens: true }))[0];
   const sources = [];
   const groupIds = await seedNamespaces(seeder, 'group', owner.id, null, Array.from({ length: groups }, (_, g) => `${prefix}-g${g}`));
   for (const [g, groupId] of groupIds.entries()) {

@@ -96,6 +96,17 @@ export async function exchange(origin, tokenPath, app, code) {
   return json;
 }
 
+/**
+ * A user with an OAuth access token of `app`, as the extension holds one (authorization code
+ * flow through the pages): { id, username, token }.
+ */
+export async function oauthUser(knock, adminToken, app, username) {
+  const user = await signedInUser(knock, adminToken, app, username);
+  const { access_token: token } = await exchange(knock, '/login/oauth/access_token', app, user.firstCode);
+  const { json } = await call(`${knock}/api/v4/user`, { headers: { authorization: `Bearer ${token}` }, expect: 200 });
+  return { id: json.id, username, token };
+}
+
 export async function impersonationToken(knock, adminToken, userId) {
   const { json } = await call(`${knock}/api/v4/users/${userId}/impersonation_tokens`, {
     method: 'POST',

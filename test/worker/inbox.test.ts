@@ -188,7 +188,7 @@ describe('the inbox ETag', () => {
     expect(unchanged.body).toBeNull();
     expect(unchanged.headers.get('etag')).toBe(etag);
     expect(unchanged.headers.get('cache-control')).toBe('private, no-cache');
-    expect(unchanged.calls).toEqual(['User.inboxVersion']);
+    expect(unchanged.calls).toEqual(['User.pollInbox']);
 
     const steps: [string, () => Promise<unknown>, string[]][] = [
       ['a request', () => ask(r1, 'projects', project), [key('Project', project, r1)]],

@@ -10,7 +10,7 @@ import type { Env } from '../../worker/env';
 import { expectError } from './support/contract';
 import { Browser, ORIGIN, unique } from './support/http';
 import { createSource, person, startWorker } from './support/namespaces';
-import { createUser, registerApp } from './support/oauth';
+import { authorizeCode, call, createUser, exchange, registerApp, signedIn } from './support/oauth';
 import { Receiver } from './support/receiver';
 
 beforeAll(startWorker, 30_000);
@@ -147,6 +147,19 @@ describe('per token: /api/v4 (GitLab authenticated API limit)', () => {
     const bob = await person('bob');
     expect((await send('/api/v4/user', { headers: bob.headers })).status).toBe(200);
     for (let i = 0; i < 2 * TIGHT + 1; i++) expect((await send('/api/v4/version', { headers: { 'PRIVATE-TOKEN': 'test-admin-token' } })).status).toBe(200);
+  });
+
+  it('counts an inbox poll the OAuth token’s own User object answers 304, without the token store', async () => {
+    const send = tight('LIMIT_API');
+    const app = await registerApp({ scopes: 'api' });
+    const { browser } = await signedIn('poll');
+    const tokens = await exchange(app, (await authorizeCode(browser, app)).code);
+    const headers = { Authorization: `Bearer ${tokens.access_token}` };
+    const first = await call('/api/v4/access_requests', { headers });
+    expect(first.status).toBe(200);
+    const poll = { ...headers, 'If-None-Match': first.headers.get('etag') ?? '' };
+    expect((await send('/api/v4/access_requests', { headers: poll })).status).toBe(304);
+    await expectThrottled(await untilLimited(() => send('/api/v4/access_requests', { headers: poll })));
   });
 });
 

@@ -1,6 +1,6 @@
 import { createRoute, z } from '@hono/zod-openapi';
-import type { MiddlewareHandler } from 'hono';
-import { presentedToken } from '../auth/api-auth';
+import type { Context, MiddlewareHandler } from 'hono';
+import { countApiCall, isAdminToken, presentedToken, scopesMissingFor } from '../auth/api-auth';
 import { safeEqual } from '../auth/crypto';
 import { SourceTypeSchema } from '../../shared/schemas';
 import { isoNow } from '../clock';
@@ -27,26 +27,36 @@ const InboxQuery = z.object({
   ...paginationQuery,
 });
 type InboxQuery = z.infer<typeof InboxQuery>;
+const IfNoneMatch = z.string().max(8192).optional().openapi({ description: 'An ETag of an earlier answer' });
 
 /** Private: the answer is the caller's; no-cache: a cached copy is revalidated with its ETag. */
 const CACHE_CONTROL = 'private, no-cache';
 
 /**
  * A mark of the user an inbox ETag names, keyed (so only this deployment makes it): an ETag
- * naming a user therefore came from that user's own answer, and a poll may start asking their
- * `User` object before the token is checked (`askInboxVersionEarly`) without letting anyone reach
- * the object of a user they never got an answer for.
+ * naming a user therefore came from that user's own answer, and a poll may ask their `User` object
+ * before the token is checked (`answerInboxPoll`) without letting anyone reach the object of a
+ * user they never got an answer for.
  */
 const userMark = async (env: Env, userId: number) => (await hashSecret(env, `inbox-etag:${userId}`)).slice(0, 16);
+
+/**
+ * Whether the caller came with an OAuth access token (of a grant, which their `User` object
+ * holds): the inbox ETags given to them say so (`o` after the mark), and a poll sending one back
+ * asks that object about the token itself (`answerInboxPoll`).
+ */
+const viaOAuth = (caller: Caller) => caller.clientId !== null && caller.tokenId === null;
+const OAUTH_FLAG = 'o';
 
 /**
  * The inbox's entity tag (RFC 9110 §8.8.3): the caller's inbox version, with whose inbox (theirs,
  * with its mark, or every request for an administrator) and the query, since each page and filter
  * is its own representation. Weak: an equal tag means an equivalent answer, not the same bytes.
  */
+const tailOf = (whose: string, page: Page, q: InboxQuery) => `.${whose}.${page.page}.${page.perPage}.${q.source_type ?? ''}.${q.min_requested_at ?? ''}`;
 const etagParts = async (env: Env, caller: Caller, page: Page, q: InboxQuery, mark?: string) => ({
   head: `${caller.admin ? 'all' : caller.id}.`,
-  tail: `.${caller.admin ? '' : (mark ?? (await userMark(env, caller.id)))}.${page.page}.${page.perPage}.${q.source_type ?? ''}.${q.min_requested_at ?? ''}`,
+  tail: tailOf(caller.admin ? '' : `${mark ?? (await userMark(env, caller.id))}${viaOAuth(caller) ? OAUTH_FLAG : ''}`, page, q),
 });
 const etagOf = (parts: { head: string; tail: string }, version: number) => `W/"${parts.head}${version}${parts.tail}"`;
 
@@ -66,40 +76,65 @@ const knownVersion = (header: string | undefined, parts: { head: string; tail: s
   return null;
 };
 
-/** The user an inbox ETag names and the mark it carries (`W/"<user id>.<version>.<mark>.…"`): the first of `If-None-Match`'s that has them. */
-const userNamedBy = (header: string | undefined): { userId: number; mark: string } | null => {
+/**
+ * The user an inbox ETag names, the mark it carries and whether it was given to an OAuth access
+ * token (`W/"<user id>.<version>.<mark>[o].…"`): the first of `If-None-Match`'s that has them.
+ */
+const userNamedBy = (header: string | undefined): { userId: number; mark: string; oauth: boolean } | null => {
   for (const tag of header?.split(',') ?? []) {
-    const m = /^\s*(?:W\/)?"([0-9]{1,15})\.[0-9]{1,15}\.([0-9a-f]{16})\./.exec(tag);
-    if (m) return { userId: Number(m[1]), mark: m[2] };
+    const m = /^\s*(?:W\/)?"([0-9]{1,15})\.[0-9]{1,15}\.([0-9a-f]{16})(o?)\./.exec(tag);
+    if (m) return { userId: Number(m[1]), mark: m[2], oauth: m[3] === OAUTH_FLAG };
   }
   return null;
 };
 
-/** A user's inbox version asked before the token was checked, with the user's mark. */
-type EarlyAsk = { userId: number; mark: string; version: Promise<number> };
+/** A user's inbox poll asked before the token was checked through KV, with the user's mark. */
+type EarlyAsk = { userId: number; mark: string; poll: Promise<service.InboxPoll> };
 
-/** What each poll asked before its token was checked (see `askInboxVersionEarly`). */
+/** What each poll asked before its token was checked (see `answerInboxPoll`). */
 const earlyAsks = new WeakMap<Request, Promise<EarlyAsk | null>>();
 
+/** The query as the route's validator reads it (a name given twice is a list, which the schema refuses). */
+const queryOf = (c: Context) => Object.fromEntries(Object.entries(c.req.queries()).map(([k, v]) => [k, v.length === 1 ? v[0] : v]));
+
 /**
- * Mounted before authentication on `GET /access_requests`: a poll whose ETag names a user with
- * that user's mark starts asking the user's inbox version at once, beside the token's check and
- * KV read, so an unchanged poll costs the longer of the two rather than both. The answer is used
- * only once the token proved to be that user's (`inboxRoutes`); for any other caller it is dropped
- * unread. A request without a token, or whose mark this deployment did not make, asks nothing.
+ * Mounted before authentication on `GET /access_requests`. A poll whose ETag names a user with that
+ * user's mark makes one call to the user's `User` object: their inbox version, and, for an ETag
+ * given to an OAuth access token, whether the token presented (its keyed hash, as the KV record is
+ * keyed) is a live access token of theirs (the object owns the token pairs; KV holds copies). When
+ * it is, its scopes allow this call, and the version is the one the ETag names, the poll is counted
+ * against the token's API limit and answered 304 here, without the KV read. Otherwise the
+ * authentication runs as for any call (after that call; for a personal or impersonation token's
+ * ETag, which asks only the version, beside it), and the version is used only once the token
+ * proved to be that user's (`inboxRoutes`); for any other caller it is dropped unread. A request
+ * without a token, with ADMIN_TOKEN, or whose mark this deployment did not make, asks nothing.
  */
-export const askInboxVersionEarly: MiddlewareHandler<ApiEnv> = async (c, next) => {
-  const named = c.req.method === 'GET' && presentedToken(c.req.raw.headers) ? userNamedBy(c.req.header('if-none-match')) : null;
-  if (named) {
-    const ask = userMark(c.env, named.userId).then((mark): EarlyAsk | null => {
-      if (!safeEqual(named.mark, mark)) return null;
-      const version = service.inboxVersionOf(c.env, named.userId);
-      // Dropped unread when the caller is someone else: its failure is nobody's.
-      version.catch(() => undefined);
-      return { userId: named.userId, mark, version };
-    });
-    ask.catch(() => undefined);
-    earlyAsks.set(c.req.raw, ask);
+export const answerInboxPoll: MiddlewareHandler<ApiEnv> = async (c, next) => {
+  const token = c.req.method === 'GET' ? presentedToken(c.req.raw.headers) : null;
+  const header = c.req.header('if-none-match');
+  const named = token && !isAdminToken(c.env, token) && IfNoneMatch.safeParse(header).success ? userNamedBy(header) : null;
+  if (!token || !named) return next();
+  const ask = (async (): Promise<EarlyAsk | null> => {
+    const mark = await userMark(c.env, named.userId);
+    if (!safeEqual(named.mark, mark)) return null;
+    const poll = service.pollInbox(c.env, named.userId, named.oauth ? await hashSecret(c.env, token) : null);
+    // Dropped unread when the caller is someone else: its failure is nobody's.
+    poll.catch(() => undefined);
+    return { userId: named.userId, mark, poll };
+  })();
+  ask.catch(() => undefined);
+  earlyAsks.set(c.req.raw, ask);
+  if (named.oauth) {
+    const early = await ask;
+    const poll = await early?.poll.catch(() => null);
+    const q = InboxQuery.safeParse(queryOf(c));
+    if (early && poll?.token && !poll.token.admin && !scopesMissingFor(c, poll.token.scopes) && q.success) {
+      const parts = { head: `${named.userId}.`, tail: tailOf(`${early.mark}${OAUTH_FLAG}`, pageOf(q.data), q.data) };
+      if (knownVersion(header, parts) === poll.version) {
+        await countApiCall(c.env, { tokenId: null, grantId: poll.token.grantId, userId: named.userId });
+        return c.body(null, 304, { ETag: etagOf(parts, poll.version), 'Cache-Control': CACHE_CONTROL });
+      }
+    }
   }
   await next();
 };
@@ -123,7 +158,7 @@ const inbox = createRoute({
     'send it back in If-None-Match to get 304 Not Modified while nothing changed.',
   request: {
     query: InboxQuery,
-    headers: z.object({ 'if-none-match': z.string().max(8192).optional().openapi({ description: 'An ETag of an earlier answer' }) }),
+    headers: z.object({ 'if-none-match': IfNoneMatch }),
   },
   responses: {
     200: {
@@ -168,7 +203,7 @@ export const inboxRoutes = createApiRouter()
     const parts = await etagParts(c.env, c.var.caller, page, q, early?.mark);
     const filter = { kind: q.source_type && KIND_OF_SOURCE_TYPE[q.source_type], minRequestedAt: q.min_requested_at };
     const known = knownVersion(c.req.valid('header')['if-none-match'], parts);
-    const { version, page: found } = await service.readInbox(c.env, c.var.caller, filter, windowOf(page), known, early?.version);
+    const { version, page: found } = await service.readInbox(c.env, c.var.caller, filter, windowOf(page), known, early?.poll.then((p) => p.version));
     const headers = { ETag: etagOf(parts, version), 'Cache-Control': CACHE_CONTROL };
     if (!found) return c.body(null, 304, headers);
     const origin = publicOrigin(c.env, c.req.url);

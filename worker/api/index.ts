@@ -10,7 +10,7 @@ import { auditEventRoutes, instanceAuditEvents } from './audit-events';
 import { ErrorSchema, withErrorAnswers } from './error-answers';
 import { hookRoutes } from './hooks';
 import { impersonationTokens } from './impersonation-tokens';
-import { askInboxVersionEarly, inboxRoutes } from './inbox';
+import { answerInboxPoll, inboxRoutes } from './inbox';
 import { memberRoutes } from './members';
 import { groups, projects } from './namespaces';
 import { formArrays } from './params';
@@ -22,8 +22,8 @@ import type { BaseEnv } from '../env';
 
 /** Every route of /api/v4 that needs a caller: all of them but the OpenAPI document. */
 const authenticated = createApiRouter();
-// Before the token's check, so that an inbox poll's ETag starts its one object call beside it.
-authenticated.use('/access_requests', askInboxVersionEarly);
+// Before the token's check: an inbox poll's ETag makes its one object call, which may answer it.
+authenticated.use('/access_requests', answerInboxPoll);
 authenticated.use('*', apiAuth);
 authenticated.use('*', formArrays);
 authenticated.route('/', account);

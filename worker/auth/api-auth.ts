@@ -1,4 +1,4 @@
-import type { MiddlewareHandler } from 'hono';
+import type { Context, MiddlewareHandler } from 'hono';
 import type { ApiEnv, Caller, Env } from '../env';
 import { enforceLimit, LIMITS } from '../edge/rate-limits';
 import { problems, raise } from '../errors';
@@ -24,10 +24,20 @@ export const presentedToken = (headers: Headers): string | null => {
 const root = async (env: Env): Promise<Caller> => callerOf(rootRecord(await directory(env).ensureRoot()));
 
 /** What a token's API limit counts under: the token itself, or its OAuth grant, whose refreshes do not start a new count. */
-const limitKey = (r: AccessTokenRecord): string => (r.tokenId != null ? `token:${r.tokenId}` : r.grantId ? `grant:${r.grantId}` : `user:${r.userId}`);
+const limitKey = (r: Pick<AccessTokenRecord, 'tokenId' | 'grantId' | 'userId'>): string =>
+  r.tokenId != null ? `token:${r.tokenId}` : r.grantId ? `grant:${r.grantId}` : `user:${r.userId}`;
+
+/** Counts one API call of a token against GitLab's authenticated API limit (429 once over). */
+export const countApiCall = (env: Env, r: Pick<AccessTokenRecord, 'tokenId' | 'grantId' | 'userId'>): Promise<void> => enforceLimit(env, LIMITS.api, limitKey(r));
+
+/** Whether `token` is the operator's ADMIN_TOKEN (compared in constant time). */
+export const isAdminToken = (env: Env, token: string): boolean => !!env.ADMIN_TOKEN && safeEqual(token, env.ADMIN_TOKEN);
 
 /** Where the API is mounted; scopes are judged on the path below it. */
 const API_PREFIX = '/api/v4';
+
+/** The scopes that would allow this call, or null when `scopes` already do (worker/oauth/scopes.ts). */
+export const scopesMissingFor = (c: Context, scopes: readonly string[]) => missingScopes(scopes, c.req.method, c.req.path.slice(API_PREFIX.length));
 
 /**
  * Authenticates every /api/v4 call (GitLab: `PRIVATE-TOKEN` or `Authorization: Bearer`): one KV read per call, or the admin token.
@@ -39,7 +49,7 @@ export const apiAuth: MiddlewareHandler<ApiEnv> = async (c, next) => {
   if (!token) return raise(problems.unauthorized());
 
   let caller: Caller;
-  if (c.env.ADMIN_TOKEN && safeEqual(token, c.env.ADMIN_TOKEN)) {
+  if (isAdminToken(c.env, token)) {
     // The operator's own secret: limiting it would protect nothing from its holder.
     caller = await root(c.env);
   } else {
@@ -47,10 +57,10 @@ export const apiAuth: MiddlewareHandler<ApiEnv> = async (c, next) => {
     if (found.status === 'unknown') return raise(problems.unauthorized());
     if (found.status === 'expired') return raise(problems.tokenExpired());
     if (found.status === 'revoked') return raise(problems.tokenRevoked());
-    await enforceLimit(c.env, LIMITS.api, limitKey(found.record));
+    await countApiCall(c.env, found.record);
     caller = callerOf(found.record);
   }
-  const missing = missingScopes(caller.scopes, c.req.method, c.req.path.slice(API_PREFIX.length));
+  const missing = scopesMissingFor(c, caller.scopes);
   if (missing) return raise(problems.insufficientScope(missing));
   if (caller.tokenId !== null) {
     const write = recordTokenUse(c.env, caller.tokenId);

@@ -3,10 +3,12 @@ import type { OwnRequestRow } from '../durable/index-partition/inbox-index';
 import type { AccessAlertRow } from '../durable/index-partition/alerts';
 import { compareBy, type InboxFilter, type InboxPage, type KnownVersion } from '../durable/user/inbox';
 import { userObject } from '../durable/user/user';
+import type { InboxPoll } from '../durable/user/contract';
 import type { Caller, Env } from '../env';
 import type { Window } from './namespaces';
 
 export type { KnownVersion } from '../durable/user/inbox';
+export type { InboxPoll } from '../durable/user/contract';
 
 /**
  * The owners' inbox and the requesters' view: no group's or project's object is called. A
@@ -17,14 +19,16 @@ export type { KnownVersion } from '../durable/user/inbox';
  */
 
 /**
- * A user's inbox version (their ETag's), asked before the caller is known to be them: the API
- * starts it beside the token's check and uses it only once the token proved to be that user's.
+ * A user's inbox version (their ETag's) and whether the access token whose keyed hash is
+ * `accessHash` is a live one of theirs, asked before the caller is known: the API uses the version
+ * only once a token proved to be that user's (the object's word on its own token, or the token's
+ * KV record).
  */
-export const inboxVersionOf = (env: Env, userId: number): Promise<number> => userObject(env, userId).inboxVersion();
+export const pollInbox = (env: Env, userId: number, accessHash: string | null): Promise<InboxPoll> => userObject(env, userId).pollInbox(accessHash);
 
 /**
  * The caller's inbox version and, unless the client already holds that version, a page of it.
- * `early`: the caller's version asked already (`inboxVersionOf`), so an unchanged poll waits for
+ * `early`: the caller's version asked already (`pollInbox`), so an unchanged poll waits for
  * nothing more.
  */
 export const readInbox = async (

@@ -128,6 +128,26 @@ export const cleanUp = (sql: SqlStorage, now: number): void => {
 /** A stored space-separated scope list as an array. */
 export const scopeList = (s: string) => s.split(' ').filter(Boolean);
 
+/**
+ * A pair whose access token is live, over `token_pairs p JOIN grants g ON g.id = p.grant_id`: the
+ * pair neither rotated nor revoked, its grant not revoked (a revoked authorization, a deleted
+ * application, a user who may no longer act all revoke it). With `p.access_expires_at > now`, the
+ * one definition of an access token the user's object still stands behind.
+ */
+export const LIVE_PAIR = "p.state = 'active' AND g.revoked_at IS NULL";
+
+/** The grant and scopes of the live access token whose keyed hash is `accessHash` (token_pairs_access), or null. */
+export const liveAccessToken = (sql: SqlStorage, accessHash: string, now: number): { grantId: string; scopes: string[] } | null => {
+  const row = sql
+    .exec<{ grant_id: string; scopes: string }>(
+      `SELECT p.grant_id, p.scopes FROM token_pairs p JOIN grants g ON g.id = p.grant_id WHERE p.access_hash = ? AND ${LIVE_PAIR} AND p.access_expires_at > ?`,
+      accessHash,
+      now,
+    )
+    .toArray()[0];
+  return row ? { grantId: row.grant_id, scopes: scopeList(row.scopes) } : null;
+};
+
 /** What the authorized-applications page lists: each application with a remembered consent or a live grant, its scopes merged. */
 export const authorizationsOf = (sql: SqlStorage, now: number): Authorization[] => {
   const rows = sql

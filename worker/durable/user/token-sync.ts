@@ -2,7 +2,7 @@ import type { Env } from '../../env';
 import { epochSeconds } from '../../clock';
 import { accessTokenRecord, putAccessToken, revokeAccessTokens, type GroupClaims } from '../../store/tokens';
 import type { UserSnapshot } from '../directory/types';
-import { scopeList } from './rows';
+import { LIVE_PAIR, scopeList } from './rows';
 
 /**
  * Makes every access token of the user that KV may still accept agree with the user stored in
@@ -23,7 +23,7 @@ export const syncTokenRecords = async (env: Env, sql: SqlStorage, inFlight: () =
         .exec<{ access_hash: string; access_expires_at: number; scopes: string; created_at: number; grant_id: string; client_id: string; groups: string | null }>(
           `SELECT p.access_hash, p.access_expires_at, p.scopes, p.created_at, p.grant_id, g.client_id, p.groups
            FROM token_pairs p JOIN grants g ON g.id = p.grant_id
-           WHERE p.state = 'active' AND g.revoked_at IS NULL AND p.access_expires_at > ?`,
+           WHERE ${LIVE_PAIR} AND p.access_expires_at > ?`,
           now,
         )
         .toArray();
@@ -45,7 +45,7 @@ export const syncTokenRecords = async (env: Env, sql: SqlStorage, inFlight: () =
         ),
       );
       // A grant revoked while those were written: its tombstone must be the last write.
-      const ended = live.filter((t) => !sql.exec("SELECT 1 FROM token_pairs p JOIN grants g ON g.id = p.grant_id WHERE p.access_hash = ? AND p.state = 'active' AND g.revoked_at IS NULL", t.access_hash).toArray()[0]);
+      const ended = live.filter((t) => !sql.exec(`SELECT 1 FROM token_pairs p JOIN grants g ON g.id = p.grant_id WHERE p.access_hash = ? AND ${LIVE_PAIR}`, t.access_hash).toArray()[0]);
       await revokeAccessTokens(env, ended.map((t) => ({ hash: t.access_hash, expiresAt: t.access_expires_at })));
     } else {
       const live = sql

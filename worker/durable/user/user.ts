@@ -29,8 +29,8 @@ import { migrate } from '../migrations';
 import { freshTokens, preparePair } from './new-pair';
 import { RETRY_GRACE_SECONDS, retryAnswer, rotate, type RotationInput } from './rotation';
 import { fail, ok, type Result } from '../result';
-import type { Authorization, CodeRedemption, CodeRequest, Issued, IssuedCode, RefreshRequest, RefreshTokenInfo, SessionLookup } from './contract';
-import { authorizationsOf, cleanUp, codeRow, scopeList, insertPair, pairRow, revokeGrantRows, type Decision } from './rows';
+import type { Authorization, CodeRedemption, CodeRequest, InboxPoll, Issued, IssuedCode, RefreshRequest, RefreshTokenInfo, SessionLookup } from './contract';
+import { authorizationsOf, cleanUp, codeRow, liveAccessToken, scopeList, insertPair, pairRow, revokeGrantRows, type Decision } from './rows';
 
 /**
  * One user's grant authority: authorization codes, consents, grants and their token pairs. Every
@@ -94,9 +94,17 @@ export class User extends DurableObject<Env> {
     return this.ctx.storage.transactionSync(() => takeUpdate(this.sql, partition, update, todayUtc()));
   }
 
-  /** The inbox's version (its ETag). */
-  inboxVersion(): number {
-    return this.ctx.storage.transactionSync(() => inboxVersion(this.sql, todayUtc()));
+  /**
+   * An inbox poll's one call: the inbox version and, when `accessHash` is the keyed hash of a live
+   * access token of this user (who may act), its grant and scopes, so the API may answer an
+   * unchanged poll without the token's KV record (worker/api/inbox.ts).
+   */
+  pollInbox(accessHash: string | null): InboxPoll {
+    const version = this.ctx.storage.transactionSync(() => inboxVersion(this.sql, todayUtc()));
+    const user = this.storedUser();
+    if (accessHash === null || !user || !isActive(user)) return { version, token: null };
+    const live = liveAccessToken(this.sql, accessHash, epochSeconds());
+    return { version, token: live && { ...live, admin: user.admin } };
   }
 
   /** A page of the inbox with its version; only the version while it is `known`. */
