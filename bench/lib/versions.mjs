@@ -39,6 +39,26 @@ export async function knockRefreshChains({ urls, adminToken }) {
   return refreshChains(`${urls.knock}/login/oauth/access_token`, app, grants.map((g) => g.refresh_token));
 }
 
+/**
+ * An owner's project with `pending` access requests, and the autocannon targets of the calls the
+ * owner's token makes: `GET /api/v4/user`, the project's list (a page of 20) and the inbox poll
+ * answered 304 (its ETag read once).
+ */
+export async function knockOwnerTargets({ urls }, prefix, pending) {
+  const [owner, ...requesters] = await setup.seedUsers(urls.seeder, prefix, 0, pending + 1, { tokens: true });
+  const headers = { authorization: `Bearer ${owner.token}` };
+  const project = await setup.createProject(urls.knock, owner.token, prefix);
+  for (let i = 0; i < requesters.length; i += 1000) await setup.seedAccessRequests(urls.seeder, project, owner.id, requesters.slice(i, i + 1000).map((u) => u.id));
+  const first = await fetch(`${urls.knock}/api/v4/access_requests`, { headers });
+  await first.arrayBuffer();
+  const etag = first.headers.get('etag');
+  return {
+    user: { url: `${urls.knock}/api/v4/user`, headers },
+    list: { url: `${urls.knock}/api/v4/projects/${project}/access_requests?per_page=20`, headers },
+    304: { url: `${urls.knock}/api/v4/access_requests`, headers: { ...headers, 'if-none-match': etag } },
+  };
+}
+
 /** The peer's refresh chains, one per connection. */
 export async function peerRefreshChains({ urls }) {
   const app = await setup.registerPeerClient(urls.peer);
