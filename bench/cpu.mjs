@@ -8,13 +8,14 @@
 // fixed number of requests to one member at a time, in rounds whose order rotates. CPU time per
 // request hardly moves with what else the machine runs, unlike req/s: a change's effect on the
 // refresh path shows here when ab.mjs's ratios are within their noise.
-import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import autocannon from 'autocannon';
 import { rotationFloor } from './lib/chains.mjs';
 import { CONNECTIONS } from './lib/load.mjs';
 import { ROOT } from './lib/paths.mjs';
+import { cpuSeconds, threadSeconds, workerdChildren } from './lib/proc.mjs';
 import { freshStateDir, seedBaselineToken } from './lib/runtime.mjs';
 import { checkoutRevision, knockOwnerTargets, knockRefreshChains, peerRefreshChains, startVersion } from './lib/versions.mjs';
 
@@ -28,45 +29,6 @@ const log = (msg) => console.error(`[cpu] ${msg}`);
 const work = mkdtempSync(join(tmpdir(), 'knock-cpu-'));
 const states = [];
 const runtimes = [];
-
-const TICKS_PER_SECOND = 100;
-/** The fields of a /proc stat file after the command's name (proc(5): the state is the first). */
-const statFields = (path) => {
-  const stat = readFileSync(path, 'utf8');
-  return { name: stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')')), fields: stat.slice(stat.lastIndexOf(')') + 2).split(' ') };
-};
-/** User + system CPU seconds of a process or thread (proc(5): utime and stime, fields 14 and 15). */
-const cpuOf = (path) => {
-  const { fields } = statFields(path);
-  return (Number(fields[11]) + Number(fields[12])) / TICKS_PER_SECOND;
-};
-/** The workerd processes this process started (Miniflare spawns them as its children). */
-const workerdChildren = () =>
-  new Set(
-    readdirSync('/proc')
-      .filter((p) => /^[0-9]+$/.test(p))
-      .filter((p) => {
-        try {
-          const { name, fields } = statFields(`/proc/${p}/stat`);
-          return name === 'workerd' && Number(fields[1]) === process.pid;
-        } catch {
-          return false;
-        }
-      }),
-  );
-/** CPU seconds of a process, all its threads. */
-const cpuSeconds = (pid) => cpuOf(`/proc/${pid}/stat`);
-/** CPU seconds of each thread of a process, by thread id. */
-const threadSeconds = (pid) =>
-  new Map(
-    readdirSync(`/proc/${pid}/task`).map((tid) => {
-      try {
-        return [tid, cpuOf(`/proc/${pid}/task/${tid}/stat`)];
-      } catch {
-        return [tid, 0];
-      }
-    }),
-  );
 
 async function side(name, root) {
   const state = freshStateDir();

@@ -18,11 +18,14 @@ export function checkoutRevision(rev, dir) {
   return dir;
 }
 
-/** A runtime of Knock built from `root` (named `name` in `work`), with the bench's Workers beside it, on state in `persistTo`. */
-export async function startVersion(work, name, root, persistTo) {
+/**
+ * A runtime of Knock built from `root` (named `name` in `work`), with the bench's Workers beside
+ * it, on state in `persistTo`; `entry`: Knock's module, when not wrangler.toml's `main`.
+ */
+export async function startVersion(work, name, root, persistTo, entry) {
   const build = (dir) => buildBenchWorker(`bench/${dir}/worker.ts`, join(work, `${name}-${dir}.mjs`));
   return startRuntime({
-    knock: await buildKnock(join(work, `${name}-knock`), root),
+    knock: await buildKnock(join(work, `${name}-knock`), root, entry),
     baseline: await build('baselines'),
     peer: await build('peer'),
     seeder: await build('seeder'),
