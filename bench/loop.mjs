@@ -75,7 +75,9 @@ try {
   for (const path of PATHS) {
     const [b, a] = [totals[path].before, totals[path].after];
     const figure = (xs) => `${fastest(xs).toFixed(1).padStart(6)} (${median(xs).toFixed(1)})`;
-    console.log(`  ${path.padEnd(6)} before ${figure(b)}  after ${figure(a)}  after ÷ before ${(fastest(a) / fastest(b)).toFixed(3)} (${(median(a) / median(b)).toFixed(3)})`);
+    // Each round measures the two sides back to back: the median of their ratios, round by round.
+    const paired = median(a.map((x, r) => x / b[r]));
+    console.log(`  ${path.padEnd(6)} before ${figure(b)}  after ${figure(a)}  after ÷ before ${(fastest(a) / fastest(b)).toFixed(3)} (${(median(a) / median(b)).toFixed(3)}; round by round ${paired.toFixed(3)})`);
   }
 } finally {
   for (const runtime of runtimes) await runtime.dispose().catch(() => {});
