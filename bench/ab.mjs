@@ -10,8 +10,7 @@ import { rotationFloor } from './lib/chains.mjs';
 import { CONNECTIONS, measureGroup } from './lib/load.mjs';
 import { ROOT } from './lib/paths.mjs';
 import { freshStateDir, seedBaselineToken } from './lib/runtime.mjs';
-import * as setup from './lib/setup.mjs';
-import { checkoutRevision, knockRefreshChains, peerRefreshChains, startVersion } from './lib/versions.mjs';
+import { checkoutRevision, knockOwnerTargets, knockRefreshChains, peerRefreshChains, startVersion } from './lib/versions.mjs';
 
 const rev = process.argv[2] ?? 'HEAD';
 const PENDING = Number(process.env.AB_PENDING ?? 1000);
@@ -26,27 +25,13 @@ async function side(name, root) {
   states.push(state);
   const runtime = await startVersion(work, name, root, state);
   runtimes.push(runtime);
-  const { urls } = runtime;
-  // The list and the 304 poll: an owner's project with PENDING requests, the owner's OAuth access token (as the extension polls).
-  const owner = await setup.oauthUser(urls.knock, runtime.adminToken, await setup.createApplication(urls.knock, runtime.adminToken), 'abowner');
-  const requesters = await setup.seedUsers(urls.seeder, 'ab', 0, PENDING);
-  const headers = { authorization: `Bearer ${owner.token}` };
-  const project = await setup.createProject(urls.knock, owner.token, 'ab');
-  for (let i = 0; i < requesters.length; i += 1000) await setup.seedAccessRequests(urls.seeder, project, owner.id, requesters.slice(i, i + 1000).map((u) => u.id));
-  const first = await fetch(`${urls.knock}/api/v4/access_requests`, { headers });
-  await first.arrayBuffer();
-  const etag = first.headers.get('etag');
+  const owned = await knockOwnerTargets(runtime, 'ab', PENDING);
   // Refresh: one rotation chain per connection, as the bench drives it.
   const refresh = await knockRefreshChains(runtime);
   log(`${name} (${name === 'before' ? rev : 'the working tree'}): ${PENDING} pending, ${CONNECTIONS} refresh chains`);
   return {
     runtime,
-    targets: {
-      user: { url: `${urls.knock}/api/v4/user`, headers },
-      list: { url: `${urls.knock}/api/v4/projects/${project}/access_requests?per_page=20`, headers },
-      304: { url: `${urls.knock}/api/v4/access_requests`, headers: { ...headers, 'if-none-match': etag } },
-      refresh,
-    },
+    targets: { ...owned, refresh },
   };
 }
 

@@ -1,66 +1,34 @@
 // `node bench/cpu.mjs [rev]` (default HEAD): what one refresh costs in CPU time, for Knock at `rev`
-// (before), Knock from the working tree (after) and the peer, beside the KV baseline. Each Knock
+// (before), Knock from the working tree (after) and the peer, beside the KV baseline.
+// `CPU_PATH=user` measures `GET /api/v4/user` instead, beside the KV baseline (the same KV read on
+// a bare Hono route); `CPU_PATH=list` one project's access-request list (a page of 20 of
+// `CPU_PENDING` pending requests, by its Owner), beside the KV, KV + empty object call and page baselines. Each Knock
 // runs on a workerd of its own (the peer and the baseline share the working tree's); the CPU time
 // of a workerd process (user + system, all its threads, from /proc) is read before and after a
 // fixed number of requests to one member at a time, in rounds whose order rotates. CPU time per
 // request hardly moves with what else the machine runs, unlike req/s: a change's effect on the
 // refresh path shows here when ab.mjs's ratios are within their noise.
-import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import autocannon from 'autocannon';
 import { rotationFloor } from './lib/chains.mjs';
 import { CONNECTIONS } from './lib/load.mjs';
 import { ROOT } from './lib/paths.mjs';
+import { cpuSeconds, threadSeconds, workerdChildren } from './lib/proc.mjs';
 import { freshStateDir, seedBaselineToken } from './lib/runtime.mjs';
-import { checkoutRevision, knockRefreshChains, peerRefreshChains, startVersion } from './lib/versions.mjs';
+import { checkoutRevision, knockOwnerTargets, knockRefreshChains, peerRefreshChains, startVersion } from './lib/versions.mjs';
 
 const rev = process.argv[2] ?? 'HEAD';
 const AMOUNT = Number(process.env.CPU_REQUESTS ?? 1500);
 const ROUNDS = Number(process.env.CPU_ROUNDS ?? 3);
+const PATH = process.env.CPU_PATH ?? 'refresh';
+const PENDING = Number(process.env.CPU_PENDING ?? 1000);
+if (!['refresh', 'user', 'list'].includes(PATH)) throw new Error(`CPU_PATH is refresh, user or list, not ${PATH}`);
 const log = (msg) => console.error(`[cpu] ${msg}`);
 const work = mkdtempSync(join(tmpdir(), 'knock-cpu-'));
 const states = [];
 const runtimes = [];
-
-const TICKS_PER_SECOND = 100;
-/** The fields of a /proc stat file after the command's name (proc(5): the state is the first). */
-const statFields = (path) => {
-  const stat = readFileSync(path, 'utf8');
-  return { name: stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')')), fields: stat.slice(stat.lastIndexOf(')') + 2).split(' ') };
-};
-/** User + system CPU seconds of a process or thread (proc(5): utime and stime, fields 14 and 15). */
-const cpuOf = (path) => {
-  const { fields } = statFields(path);
-  return (Number(fields[11]) + Number(fields[12])) / TICKS_PER_SECOND;
-};
-/** The workerd processes this process started (Miniflare spawns them as its children). */
-const workerdChildren = () =>
-  new Set(
-    readdirSync('/proc')
-      .filter((p) => /^[0-9]+$/.test(p))
-      .filter((p) => {
-        try {
-          const { name, fields } = statFields(`/proc/${p}/stat`);
-          return name === 'workerd' && Number(fields[1]) === process.pid;
-        } catch {
-          return false;
-        }
-      }),
-  );
-/** CPU seconds of a process, all its threads. */
-const cpuSeconds = (pid) => cpuOf(`/proc/${pid}/stat`);
-/** CPU seconds of each thread of a process, by thread id. */
-const threadSeconds = (pid) =>
-  new Map(
-    readdirSync(`/proc/${pid}/task`).map((tid) => {
-      try {
-        return [tid, cpuOf(`/proc/${pid}/task/${tid}/stat`)];
-      } catch {
-        return [tid, 0];
-      }
-    }),
-  );
 
 async function side(name, root) {
   const state = freshStateDir();
@@ -69,7 +37,8 @@ async function side(name, root) {
   const runtime = await startVersion(work, name, root, state);
   runtimes.push(runtime);
   const pid = [...workerdChildren()].find((p) => !before.has(p));
-  return { runtime, pid, refresh: await knockRefreshChains(runtime) };
+  const targets = PATH === 'refresh' ? { refresh: await knockRefreshChains(runtime) } : await knockOwnerTargets(runtime, 'cpu', PATH === 'list' ? PENDING : 0);
+  return { runtime, pid, target: targets[PATH] };
 }
 
 /** `amount` requests to `target`; the CPU seconds `pid` spent meanwhile, and the answers. */
@@ -95,14 +64,22 @@ try {
   const sides = { before: await side('before', checkoutRevision(rev, join(work, 'before'))), after: await side('after', ROOT) };
   const { urls, mf } = sides.after.runtime;
   await seedBaselineToken(mf);
+  const baseline = (id, path, extra) => ({ id, pid: sides.after.pid, target: { url: `${urls.baseline}${path}`, ...extra } });
+  const floors = {
+    refresh: async () => [
+      baseline('kv', '/kv'),
+      baseline('one KV write', '/put', { method: 'POST' }),
+      baseline('kv + DO call', '/do'),
+      { id: 'rotation floor', pid: sides.after.pid, target: rotationFloor(urls.baseline, CONNECTIONS) },
+      { id: 'peer refresh', pid: sides.after.pid, target: await peerRefreshChains(sides.after.runtime) },
+    ],
+    user: async () => [baseline('kv', '/kv')],
+    list: async () => [baseline('kv', '/kv'), baseline('kv + DO call', '/do'), baseline('page floor', '/page')],
+  };
   const members = [
-    { id: 'kv', pid: sides.after.pid, target: { url: `${urls.baseline}/kv` } },
-    { id: 'one KV write', pid: sides.after.pid, target: { url: `${urls.baseline}/put`, method: 'POST' } },
-    { id: 'kv + DO call', pid: sides.after.pid, target: { url: `${urls.baseline}/do` } },
-    { id: 'rotation floor', pid: sides.after.pid, target: rotationFloor(urls.baseline, CONNECTIONS) },
-    { id: 'peer refresh', pid: sides.after.pid, target: await peerRefreshChains(sides.after.runtime) },
-    { id: 'refresh before', pid: sides.before.pid, target: sides.before.refresh },
-    { id: 'refresh after', pid: sides.after.pid, target: sides.after.refresh },
+    ...(await floors[PATH]()),
+    { id: `${PATH} before`, pid: sides.before.pid, target: sides.before.target },
+    { id: `${PATH} after`, pid: sides.after.pid, target: sides.after.target },
   ];
   log(`before: ${rev}, after: the working tree; ${AMOUNT} requests per member and round, ${ROUNDS} rounds`);
   for (const m of members) await measure(m.pid, m.target, Math.ceil(AMOUNT / 5));
@@ -125,8 +102,10 @@ try {
     const busiest = (1e6 * t.busiest) / (t.ok + t.failed);
     console.log(`  ${m.id.padEnd(16)} ${perRequest(m.id).toFixed(0).padStart(6)} µs (busiest thread ${busiest.toFixed(0).padStart(5)} µs, ${((100 * t.busiest) / t.seconds).toFixed(0)} % busy)  ${(t.ok / t.seconds).toFixed(0).padStart(5)} req/s${t.failed ? `, ${t.failed} failed` : ''}`);
   }
-  console.log(`  peer ÷ refresh, CPU per request: before ${(perRequest('peer refresh') / perRequest('refresh before')).toFixed(2)}  after ${(perRequest('peer refresh') / perRequest('refresh after')).toFixed(2)}`);
-  console.log(`  after ÷ before, CPU per refresh: ${(perRequest('refresh after') / perRequest('refresh before')).toFixed(2)}`);
+  const ratio = (a, b) => (perRequest(a) / perRequest(b)).toFixed(2);
+  if (PATH === 'refresh') console.log(`  peer ÷ refresh, CPU per request: before ${ratio('peer refresh', 'refresh before')}  after ${ratio('peer refresh', 'refresh after')}`);
+  else for (const { id } of members.slice(0, -2)) console.log(`  ${PATH} ÷ ${id}, CPU per request: before ${ratio(`${PATH} before`, id)}  after ${ratio(`${PATH} after`, id)}`);
+  console.log(`  after ÷ before, CPU per ${PATH}: ${ratio(`${PATH} after`, `${PATH} before`)}`);
 } finally {
   for (const runtime of runtimes) await runtime.dispose().catch(() => {});
   rmSync(work, { recursive: true, force: true });

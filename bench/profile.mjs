@@ -1,4 +1,5 @@
-// `node bench/profile.mjs [user|list|not-modified|version|discovery|jwks|refresh|exchange|exchange-openid]`: where Knock's isolate spends its time under load.
+// `node bench/profile.mjs [user|list|not-modified|version|discovery|jwks|refresh|exchange|exchange-openid|kv]`: where Knock's isolate spends its time under load
+// (`kv`: the KV baseline's isolate answering `/kv`, the floor `user` is held to).
 // Starts the same runtime as the bench with the V8 inspector on, drives one scenario for a few
 // seconds with autocannon, samples the CPU profile of Knock's isolate (its Durable Objects run in
 // it too) and prints the functions with the most samples, with their line of the bundle.
@@ -9,7 +10,7 @@ import { buildBenchWorker, buildKnock } from './lib/build.mjs';
 import { freePort } from '../worker/dev/server.mjs';
 import { refreshChains } from './lib/chains.mjs';
 import { CONNECTIONS, measureGroup } from './lib/load.mjs';
-import { freshStateDir, startRuntime } from './lib/runtime.mjs';
+import { freshStateDir, seedBaselineToken, startRuntime } from './lib/runtime.mjs';
 import * as oidc from './lib/oidc.mjs';
 import * as setup from './lib/setup.mjs';
 
@@ -66,10 +67,15 @@ try {
     await first.arrayBuffer();
     headers['if-none-match'] = first.headers.get('etag');
   }
-  if (!path) throw new Error(`unknown scenario ${scenario} (user, list, not-modified, version, discovery, jwks, refresh, exchange, exchange-openid)`);
+  if (scenario === 'kv') {
+    await seedBaselineToken(runtime.mf);
+    path = '/kv';
+  }
+  if (!path) throw new Error(`unknown scenario ${scenario} (user, list, not-modified, version, discovery, jwks, refresh, exchange, exchange-openid, kv)`);
 
   const targets = await (await fetch(`http://127.0.0.1:${inspectorPort}/json`)).json();
-  const inspected = targets.find((t) => /core:user:knock\b/.test(t.title));
+  const worker = scenario === 'kv' ? 'baseline' : 'knock';
+  const inspected = targets.find((t) => new RegExp(`core:user:${worker}\\b`).test(t.title));
   const ws = new WebSocket(inspected.webSocketDebuggerUrl);
   await new Promise((resolve, reject) => {
     ws.addEventListener('open', resolve);
@@ -89,7 +95,7 @@ try {
       ws.send(JSON.stringify({ id, method, params }));
     });
 
-  target ??= { url: `${urls.knock}${path}`, headers };
+  target ??= { url: `${urls[worker]}${path}`, headers };
   const load = (duration) => measureGroup([{ id: scenario, target }], { duration, rounds: 1, warmup: 0 });
   await load(1);
   await send('Profiler.enable');
@@ -99,7 +105,7 @@ try {
   const { profile } = await send('Profiler.stop');
   ws.close();
 
-  const lines = readFileSync(bundle, 'utf8').split('\n');
+  const lines = readFileSync(worker === 'knock' ? bundle : join(work, 'baselines.mjs'), 'utf8').split('\n');
   const nodes = new Map(profile.nodes.map((n) => [n.id, n]));
   const selfSamples = new Map();
   for (const id of profile.samples) {

@@ -53,6 +53,21 @@ export const config = (env: Env): Config => {
   return read;
 };
 
+/** An http(s) origin as WHATWG URL serialises one: scheme and host in lower case, a port only when not the scheme's default. */
+const SERIALISED_ORIGIN = /^(https?):\/\/[a-z0-9.-]+(?::([1-9][0-9]{0,4}))?$/;
+
+/**
+ * The origin (RFC 6454 §6.1) of a request's URL: what comes before its path, when that is already
+ * an origin as the URL standard writes it (the runtime hands requests' URLs over serialised), so
+ * the URL is not parsed again on every call; anything else is parsed.
+ */
+const originOfRequest = (url: string): string => {
+  const end = url.indexOf('/', url.indexOf('://') + 3);
+  const head = end < 0 ? url : url.slice(0, end);
+  const m = SERIALISED_ORIGIN.exec(head);
+  const port = m?.[2] ? Number(m[2]) : null;
+  return m && (port === null || (port <= 65535 && port !== (m[1] === 'http' ? 80 : 443))) ? head : new URL(url).origin;
+};
+
 /** The public origin: PUBLIC_URL when configured, else the origin the request came to. */
-export const publicOrigin = (env: Env, requestUrl: string): string =>
-  (env.PUBLIC_URL || new URL(requestUrl).origin).replace(/\/+$/, '');
+export const publicOrigin = (env: Env, requestUrl: string): string => (env.PUBLIC_URL ? env.PUBLIC_URL.replace(/\/+$/, '') : originOfRequest(requestUrl));

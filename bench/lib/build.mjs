@@ -1,18 +1,21 @@
 // Builds what the bench runs: Knock exactly as `wrangler deploy` would upload it, and the bench's
 // own Workers (baselines, peer, seeder) with esbuild.
 import { execFileSync } from 'node:child_process';
-import { join } from 'node:path';
+import { basename, join } from 'node:path';
 import * as esbuild from 'esbuild';
 import { ROOT } from './paths.mjs';
 
-/** Knock's bundle as `wrangler deploy` would upload it; `root`: another checkout of the repository (bench/ab.mjs). */
-export async function buildKnock(outdir, root = ROOT) {
-  execFileSync(process.execPath, [join(ROOT, 'node_modules', 'wrangler', 'bin', 'wrangler.js'), 'deploy', '--dry-run', '--outdir', outdir], {
+/**
+ * Knock's bundle as `wrangler deploy` would upload it; `root`: another checkout of the repository
+ * (bench/ab.mjs); `entry`: another module than wrangler.toml's `main` (bench/loop.mjs), its path from `root`.
+ */
+export async function buildKnock(outdir, root = ROOT, entry) {
+  execFileSync(process.execPath, [join(ROOT, 'node_modules', 'wrangler', 'bin', 'wrangler.js'), 'deploy', '--dry-run', '--outdir', outdir, ...(entry ? [entry] : [])], {
     cwd: root,
     stdio: ['ignore', 'ignore', 'inherit'],
     env: { ...process.env, WRANGLER_SEND_METRICS: 'false', FORCE_COLOR: '0', WRANGLER_LOG: 'error' },
   });
-  return join(outdir, 'index.js');
+  return join(outdir, entry ? basename(entry).replace(/\.ts$/, '.js') : 'index.js');
 }
 
 /**

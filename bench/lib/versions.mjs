@@ -18,11 +18,14 @@ export function checkoutRevision(rev, dir) {
   return dir;
 }
 
-/** A runtime of Knock built from `root` (named `name` in `work`), with the bench's Workers beside it, on state in `persistTo`. */
-export async function startVersion(work, name, root, persistTo) {
+/**
+ * A runtime of Knock built from `root` (named `name` in `work`), with the bench's Workers beside
+ * it, on state in `persistTo`; `entry`: Knock's module, when not wrangler.toml's `main`.
+ */
+export async function startVersion(work, name, root, persistTo, entry) {
   const build = (dir) => buildBenchWorker(`bench/${dir}/worker.ts`, join(work, `${name}-${dir}.mjs`));
   return startRuntime({
-    knock: await buildKnock(join(work, `${name}-knock`), root),
+    knock: await buildKnock(join(work, `${name}-knock`), root, entry),
     baseline: await build('baselines'),
     peer: await build('peer'),
     seeder: await build('seeder'),
@@ -37,6 +40,28 @@ export async function knockRefreshChains({ urls, adminToken }) {
   const users = await setup.inPool(Array.from({ length: CONNECTIONS }, (_, i) => `chain${i}`), 4, (u) => setup.signedInUser(urls.knock, adminToken, app, u));
   const grants = await Promise.all(users.map((u) => setup.exchange(urls.knock, '/login/oauth/access_token', app, u.firstCode)));
   return refreshChains(`${urls.knock}/login/oauth/access_token`, app, grants.map((g) => g.refresh_token));
+}
+
+/**
+ * An owner's project with `pending` access requests, and the autocannon targets of the calls the
+ * owner's token makes: `GET /api/v4/user`, the project's list (a page of 20) and the inbox poll
+ * answered 304 (its ETag read once).
+ */
+export async function knockOwnerTargets({ urls, adminToken }, prefix, pending) {
+  // The owner's OAuth access token, as the extension polls with.
+  const owner = await setup.oauthUser(urls.knock, adminToken, await setup.createApplication(urls.knock, adminToken), `${prefix}owner`);
+  const requesters = await setup.seedUsers(urls.seeder, prefix, 0, pending);
+  const headers = { authorization: `Bearer ${owner.token}` };
+  const project = await setup.createProject(urls.knock, owner.token, prefix);
+  for (let i = 0; i < requesters.length; i += 1000) await setup.seedAccessRequests(urls.seeder, project, owner.id, requesters.slice(i, i + 1000).map((u) => u.id));
+  const first = await fetch(`${urls.knock}/api/v4/access_requests`, { headers });
+  await first.arrayBuffer();
+  const etag = first.headers.get('etag');
+  return {
+    user: { url: `${urls.knock}/api/v4/user`, headers },
+    list: { url: `${urls.knock}/api/v4/projects/${project}/access_requests?per_page=20`, headers },
+    304: { url: `${urls.knock}/api/v4/access_requests`, headers: { ...headers, 'if-none-match': etag } },
+  };
 }
 
 /** The peer's refresh chains, one per connection. */
