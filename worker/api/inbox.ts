@@ -41,12 +41,11 @@ const CACHE_CONTROL = 'private, no-cache';
 const userMark = async (env: Env, userId: number) => (await hashSecret(env, `inbox-etag:${userId}`)).slice(0, 16);
 
 /**
- * Whether the caller came with an OAuth access token (of a grant, which their `User` object
- * holds): the inbox ETags given to them say so (`o` after the mark), and a poll sending one back
- * asks that object about the token itself (`answerInboxPoll`).
+ * The grant of the caller's OAuth access token, which their `User` object holds: the inbox ETags
+ * given to them name it (`o<grant>` after the mark), and a poll sending one back asks that object
+ * about the token itself (`answerInboxPoll`), found by its grant and keyed hash.
  */
-const viaOAuth = (caller: Caller) => caller.clientId !== null && caller.tokenId === null;
-const OAUTH_FLAG = 'o';
+const oauthPart = (caller: Caller) => (caller.grantId !== null && caller.tokenId === null ? `o${caller.grantId}` : '');
 
 /**
  * The inbox's entity tag (RFC 9110 §8.8.3): the caller's inbox version, with whose inbox (theirs,
@@ -56,7 +55,7 @@ const OAUTH_FLAG = 'o';
 const tailOf = (whose: string, page: Page, q: InboxQuery) => `.${whose}.${page.page}.${page.perPage}.${q.source_type ?? ''}.${q.min_requested_at ?? ''}`;
 const etagParts = async (env: Env, caller: Caller, page: Page, q: InboxQuery, mark?: string) => ({
   head: `${caller.admin ? 'all' : caller.id}.`,
-  tail: tailOf(caller.admin ? '' : `${mark ?? (await userMark(env, caller.id))}${viaOAuth(caller) ? OAUTH_FLAG : ''}`, page, q),
+  tail: tailOf(caller.admin ? '' : `${mark ?? (await userMark(env, caller.id))}${oauthPart(caller)}`, page, q),
 });
 const etagOf = (parts: { head: string; tail: string }, version: number) => `W/"${parts.head}${version}${parts.tail}"`;
 
@@ -77,13 +76,13 @@ const knownVersion = (header: string | undefined, parts: { head: string; tail: s
 };
 
 /**
- * The user an inbox ETag names, the mark it carries and whether it was given to an OAuth access
- * token (`W/"<user id>.<version>.<mark>[o].…"`): the first of `If-None-Match`'s that has them.
+ * The user an inbox ETag names, the mark it carries and, for one given to an OAuth access token,
+ * its grant (`W/"<user id>.<version>.<mark>[o<grant>].…"`): the first of `If-None-Match`'s that has them.
  */
-const userNamedBy = (header: string | undefined): { userId: number; mark: string; oauth: boolean } | null => {
+const userNamedBy = (header: string | undefined): { userId: number; mark: string; grantId: string | null } | null => {
   for (const tag of header?.split(',') ?? []) {
-    const m = /^\s*(?:W\/)?"([0-9]{1,15})\.[0-9]{1,15}\.([0-9a-f]{16})(o?)\./.exec(tag);
-    if (m) return { userId: Number(m[1]), mark: m[2], oauth: m[3] === OAUTH_FLAG };
+    const m = /^\s*(?:W\/)?"([0-9]{1,15})\.[0-9]{1,15}\.([0-9a-f]{16})(?:o([A-Za-z0-9_-]{1,64}))?\./.exec(tag);
+    if (m) return { userId: Number(m[1]), mark: m[2], grantId: m[3] ?? null };
   }
   return null;
 };
@@ -117,21 +116,21 @@ export const answerInboxPoll: MiddlewareHandler<ApiEnv> = async (c, next) => {
   const ask = (async (): Promise<EarlyAsk | null> => {
     const mark = await userMark(c.env, named.userId);
     if (!safeEqual(named.mark, mark)) return null;
-    const poll = service.pollInbox(c.env, named.userId, named.oauth ? await hashSecret(c.env, token) : null);
+    const poll = service.pollInbox(c.env, named.userId, named.grantId === null ? null : { grantId: named.grantId, accessHash: await hashSecret(c.env, token) });
     // Dropped unread when the caller is someone else: its failure is nobody's.
     poll.catch(() => undefined);
     return { userId: named.userId, mark, poll };
   })();
   ask.catch(() => undefined);
   earlyAsks.set(c.req.raw, ask);
-  if (named.oauth) {
+  if (named.grantId !== null) {
     const early = await ask;
     const poll = await early?.poll.catch(() => null);
     const q = InboxQuery.safeParse(queryOf(c));
     if (early && poll?.token && !poll.token.admin && !scopesMissingFor(c, poll.token.scopes) && q.success) {
-      const parts = { head: `${named.userId}.`, tail: tailOf(`${early.mark}${OAUTH_FLAG}`, pageOf(q.data), q.data) };
+      const parts = { head: `${named.userId}.`, tail: tailOf(`${early.mark}o${named.grantId}`, pageOf(q.data), q.data) };
       if (knownVersion(header, parts) === poll.version) {
-        await countApiCall(c.env, { tokenId: null, grantId: poll.token.grantId, userId: named.userId });
+        await countApiCall(c.env, { tokenId: null, grantId: named.grantId, userId: named.userId });
         return c.body(null, 304, { ETag: etagOf(parts, poll.version), 'Cache-Control': CACHE_CONTROL });
       }
     }

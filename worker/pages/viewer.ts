@@ -31,6 +31,7 @@ export const callerOf = (user: UserRow): Caller => ({
   admin: user.admin,
   scopes: ['api'],
   clientId: null,
+  grantId: null,
   tokenId: null,
   profile: { email: user.email, createdAt: user.created_at, twoFactorEnabled: user.two_factor_enabled },
 });

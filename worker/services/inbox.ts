@@ -19,12 +19,12 @@ export type { InboxPoll } from '../durable/user/contract';
  */
 
 /**
- * A user's inbox version (their ETag's) and whether the access token whose keyed hash is
- * `accessHash` is a live one of theirs, asked before the caller is known: the API uses the version
+ * A user's inbox version (their ETag's) and whether the access token of grant `grantId` whose keyed
+ * hash is `accessHash` is a live one of theirs, asked before the caller is known: the API uses the version
  * only once a token proved to be that user's (the object's word on its own token, or the token's
  * KV record).
  */
-export const pollInbox = (env: Env, userId: number, accessHash: string | null): Promise<InboxPoll> => userObject(env, userId).pollInbox(accessHash);
+export const pollInbox = (env: Env, userId: number, token: { grantId: string; accessHash: string } | null): Promise<InboxPoll> => userObject(env, userId).pollInbox(token);
 
 /**
  * The caller's inbox version and, unless the client already holds that version, a page of it.

@@ -182,6 +182,7 @@ export const callerOf = (record: AccessTokenRecord): Caller => ({
   admin: record.admin,
   scopes: record.scopes,
   clientId: record.clientId,
+  grantId: record.grantId ?? null,
   tokenId: record.tokenId ?? null,
   profile: { email: record.email, createdAt: record.userCreatedAt, twoFactorEnabled: record.twoFactorEnabled },
 });

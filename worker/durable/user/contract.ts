@@ -90,11 +90,11 @@ export interface RefreshTokenInfo {
 }
 
 /**
- * What an inbox poll's one call answers (user.ts `pollInbox`): the inbox version, and the access
- * token presented when it is a live one of this user: its grant (the API's rate limit counts under
- * it), its scopes, and whether the user is an administrator (whose inbox is every request).
+ * What an inbox poll's one call answers (user.ts `pollInbox`): the inbox version, and, when the
+ * access token presented is a live one of this user, its scopes and whether the user is an
+ * administrator (whose inbox is every request).
  */
 export interface InboxPoll {
   version: number;
-  token: { grantId: string; scopes: string[]; admin: boolean } | null;
+  token: { scopes: string[]; admin: boolean } | null;
 }

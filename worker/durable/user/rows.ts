@@ -136,16 +136,17 @@ export const scopeList = (s: string) => s.split(' ').filter(Boolean);
  */
 export const LIVE_PAIR = "p.state = 'active' AND g.revoked_at IS NULL";
 
-/** The grant and scopes of the live access token whose keyed hash is `accessHash` (token_pairs_access), or null. */
-export const liveAccessToken = (sql: SqlStorage, accessHash: string, now: number): { grantId: string; scopes: string[] } | null => {
+/** The scopes of the live access token of grant `grantId` whose keyed hash is `accessHash` (one `token_pairs_grant` lookup), or null. */
+export const liveAccessToken = (sql: SqlStorage, grantId: string, accessHash: string, now: number): { scopes: string[] } | null => {
   const row = sql
-    .exec<{ grant_id: string; scopes: string }>(
-      `SELECT p.grant_id, p.scopes FROM token_pairs p JOIN grants g ON g.id = p.grant_id WHERE p.access_hash = ? AND ${LIVE_PAIR} AND p.access_expires_at > ?`,
+    .exec<{ scopes: string }>(
+      `SELECT p.scopes FROM token_pairs p JOIN grants g ON g.id = p.grant_id WHERE p.grant_id = ? AND p.access_hash = ? AND ${LIVE_PAIR} AND p.access_expires_at > ?`,
+      grantId,
       accessHash,
       now,
     )
     .toArray()[0];
-  return row ? { grantId: row.grant_id, scopes: scopeList(row.scopes) } : null;
+  return row ? { scopes: scopeList(row.scopes) } : null;
 };
 
 /** What the authorized-applications page lists: each application with a remembered consent or a live grant, its scopes merged. */

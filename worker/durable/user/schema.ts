@@ -97,9 +97,9 @@ export const USER_SCHEMA = [
      groups TEXT,
      claims_lost INTEGER NOT NULL DEFAULT 0
    );
-   CREATE INDEX token_pairs_grant ON token_pairs (grant_id);
+   -- A grant's pairs; with the access token's hash, the one an inbox poll names (rows.ts liveAccessToken).
+   CREATE INDEX token_pairs_grant ON token_pairs (grant_id, access_hash);
    CREATE INDEX token_pairs_expiry ON token_pairs (refresh_expires_at);
-   CREATE INDEX token_pairs_access ON token_pairs (access_hash);
    -- The user's owners' inbox (inbox.ts): each index partition's share of the pending requests
    -- there the user may act on (inbox_shares: the partition's version last taken), one row per request with
    -- the names shown and the memberships the user's standing rests on (grants, JSON; access_level

@@ -95,15 +95,15 @@ export class User extends DurableObject<Env> {
   }
 
   /**
-   * An inbox poll's one call: the inbox version and, when `accessHash` is the keyed hash of a live
-   * access token of this user (who may act), its grant and scopes, so the API may answer an
-   * unchanged poll without the token's KV record (worker/api/inbox.ts).
+   * An inbox poll's one call: the inbox version and, when `token` names a live access token of
+   * grant `grantId` of this user (who may act) by its keyed hash, its scopes, so the API may answer
+   * an unchanged poll without the token's KV record (worker/api/inbox.ts).
    */
-  pollInbox(accessHash: string | null): InboxPoll {
+  pollInbox(token: { grantId: string; accessHash: string } | null): InboxPoll {
     const version = this.ctx.storage.transactionSync(() => inboxVersion(this.sql, todayUtc()));
     const user = this.storedUser();
-    if (accessHash === null || !user || !isActive(user)) return { version, token: null };
-    const live = liveAccessToken(this.sql, accessHash, epochSeconds());
+    if (token === null || !user || !isActive(user)) return { version, token: null };
+    const live = liveAccessToken(this.sql, token.grantId, token.accessHash, epochSeconds());
     return { version, token: live && { ...live, admin: user.admin } };
   }
 
