@@ -45,7 +45,9 @@ export const syncTokenRecords = async (env: Env, sql: SqlStorage, inFlight: () =
         ),
       );
       // A grant revoked while those were written: its tombstone must be the last write.
-      const ended = live.filter((t) => !sql.exec(`SELECT 1 FROM token_pairs p JOIN grants g ON g.id = p.grant_id WHERE p.access_hash = ? AND ${LIVE_PAIR}`, t.access_hash).toArray()[0]);
+      const ended = live.filter(
+        (t) => !sql.exec(`SELECT 1 FROM token_pairs p JOIN grants g ON g.id = p.grant_id WHERE p.grant_id = ? AND p.access_hash = ? AND ${LIVE_PAIR}`, t.grant_id, t.access_hash).toArray()[0],
+      );
       await revokeAccessTokens(env, ended.map((t) => ({ hash: t.access_hash, expiresAt: t.access_expires_at })));
     } else {
       const live = sql
