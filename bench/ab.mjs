@@ -3,28 +3,20 @@
 // machine's drift lands on both alike. Each side runs on its own Miniflare (one workerd each, fresh
 // state); the baselines and the peer come from the working tree's. Prints each goal line for
 // both sides and after ÷ before for each scenario's req/s and p50.
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { rotationFloor } from './lib/chains.mjs';
 import { CONNECTIONS, measureGroup } from './lib/load.mjs';
 import { ROOT } from './lib/paths.mjs';
-import { freshStateDir, seedBaselineToken } from './lib/runtime.mjs';
-import { checkoutRevision, knockOwnerTargets, knockRefreshChains, peerRefreshChains, startVersion } from './lib/versions.mjs';
+import { seedBaselineToken } from './lib/runtime.mjs';
+import { knockOwnerTargets, knockRefreshChains, peerRefreshChains, versionsAt } from './lib/versions.mjs';
 
 const rev = process.argv[2] ?? 'HEAD';
 const PENDING = Number(process.env.AB_PENDING ?? 1000);
 const log = (msg) => console.error(`[ab] ${msg}`);
-const work = mkdtempSync(join(tmpdir(), 'knock-ab-'));
-const states = [];
-const runtimes = [];
+const versions = versionsAt(rev, 'ab');
 
 /** One side: its runtime, and the targets of its scenarios. */
 async function side(name, root) {
-  const state = freshStateDir();
-  states.push(state);
-  const runtime = await startVersion(work, name, root, state);
-  runtimes.push(runtime);
+  const { runtime } = await versions.start(name, root);
   const owned = await knockOwnerTargets(runtime, 'ab', PENDING);
   // Refresh: one rotation chain per connection, as the bench drives it.
   const refresh = await knockRefreshChains(runtime);
@@ -37,7 +29,7 @@ async function side(name, root) {
 
 const sides = {};
 try {
-  sides.before = await side('before', checkoutRevision(rev, join(work, 'before')));
+  sides.before = await side('before', versions.before());
   sides.after = await side('after', ROOT);
   const { urls } = sides.after.runtime;
   await seedBaselineToken(sides.after.runtime.mf);
@@ -77,7 +69,5 @@ try {
     console.log(`  ${scenario.padEnd(8)} req/s ${(y.rps / x.rps).toFixed(2)}  p50 ${(y.p50 / x.p50).toFixed(2)}`);
   }
 } finally {
-  for (const runtime of runtimes) await runtime.dispose().catch(() => {});
-  rmSync(work, { recursive: true, force: true });
-  for (const state of states) rmSync(state, { recursive: true, force: true });
+  await versions.close();
 }

@@ -8,16 +8,13 @@
 // fixed number of requests to one member at a time, in rounds whose order rotates. CPU time per
 // request hardly moves with what else the machine runs, unlike req/s: a change's effect on the
 // refresh path shows here when ab.mjs's ratios are within their noise.
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import autocannon from 'autocannon';
 import { rotationFloor } from './lib/chains.mjs';
 import { CONNECTIONS } from './lib/load.mjs';
 import { ROOT } from './lib/paths.mjs';
-import { cpuSeconds, threadSeconds, workerdChildren } from './lib/proc.mjs';
-import { freshStateDir, seedBaselineToken } from './lib/runtime.mjs';
-import { checkoutRevision, knockOwnerTargets, knockRefreshChains, peerRefreshChains, startVersion } from './lib/versions.mjs';
+import { cpuSeconds, threadSeconds } from './lib/proc.mjs';
+import { seedBaselineToken } from './lib/runtime.mjs';
+import { knockOwnerTargets, knockRefreshChains, peerRefreshChains, versionsAt } from './lib/versions.mjs';
 
 const rev = process.argv[2] ?? 'HEAD';
 const AMOUNT = Number(process.env.CPU_REQUESTS ?? 1500);
@@ -26,17 +23,10 @@ const PATH = process.env.CPU_PATH ?? 'refresh';
 const PENDING = Number(process.env.CPU_PENDING ?? 1000);
 if (!['refresh', 'user', 'list'].includes(PATH)) throw new Error(`CPU_PATH is refresh, user or list, not ${PATH}`);
 const log = (msg) => console.error(`[cpu] ${msg}`);
-const work = mkdtempSync(join(tmpdir(), 'knock-cpu-'));
-const states = [];
-const runtimes = [];
+const versions = versionsAt(rev, 'cpu');
 
 async function side(name, root) {
-  const state = freshStateDir();
-  states.push(state);
-  const before = workerdChildren();
-  const runtime = await startVersion(work, name, root, state);
-  runtimes.push(runtime);
-  const pid = [...workerdChildren()].find((p) => !before.has(p));
+  const { runtime, pid } = await versions.start(name, root);
   const targets = PATH === 'refresh' ? { refresh: await knockRefreshChains(runtime) } : await knockOwnerTargets(runtime, 'cpu', PATH === 'list' ? PENDING : 0);
   return { runtime, pid, target: targets[PATH] };
 }
@@ -61,7 +51,7 @@ const measure = (pid, target, amount) =>
   });
 
 try {
-  const sides = { before: await side('before', checkoutRevision(rev, join(work, 'before'))), after: await side('after', ROOT) };
+  const sides = { before: await side('before', versions.before()), after: await side('after', ROOT) };
   const { urls, mf } = sides.after.runtime;
   await seedBaselineToken(mf);
   const baseline = (id, path, extra) => ({ id, pid: sides.after.pid, target: { url: `${urls.baseline}${path}`, ...extra } });
@@ -107,7 +97,5 @@ try {
   else for (const { id } of members.slice(0, -2)) console.log(`  ${PATH} ÷ ${id}, CPU per request: before ${ratio(`${PATH} before`, id)}  after ${ratio(`${PATH} after`, id)}`);
   console.log(`  after ÷ before, CPU per ${PATH}: ${ratio(`${PATH} after`, `${PATH} before`)}`);
 } finally {
-  for (const runtime of runtimes) await runtime.dispose().catch(() => {});
-  rmSync(work, { recursive: true, force: true });
-  for (const state of states) rmSync(state, { recursive: true, force: true });
+  await versions.close();
 }

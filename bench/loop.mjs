@@ -7,13 +7,11 @@
 // else runs on the shared machine only adds to a loop's CPU time (a loop measured up to twice its
 // quiet figure while other engineers' tests ran), so each side's figure is its fastest loop of the
 // rounds, with the median beside it.
-import { copyFileSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { copyFileSync, mkdirSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { ROOT } from './lib/paths.mjs';
-import { freshStateDir } from './lib/runtime.mjs';
-import { cpuSeconds, workerdChildren } from './lib/proc.mjs';
-import { checkoutRevision, knockOwnerTargets, startVersion } from './lib/versions.mjs';
+import { cpuSeconds } from './lib/proc.mjs';
+import { knockOwnerTargets, versionsAt } from './lib/versions.mjs';
 
 const rev = process.argv[2] ?? 'HEAD';
 const CALLS = Number(process.env.LOOP_CALLS ?? 10000);
@@ -22,9 +20,7 @@ const PENDING = Number(process.env.LOOP_PENDING ?? 1000);
 const PATHS = (process.env.LOOP_PATHS ?? 'user,list').split(',');
 const ENTRY = 'bench/loop/knock.ts';
 const log = (msg) => console.error(`[loop] ${msg}`);
-const work = mkdtempSync(join(tmpdir(), 'knock-loop-'));
-const states = [];
-const runtimes = [];
+const versions = versionsAt(rev, 'loop');
 
 async function side(name, root) {
   // A revision from before this tool gets the loop's entry from the working tree.
@@ -32,12 +28,7 @@ async function side(name, root) {
     mkdirSync(dirname(join(root, ENTRY)), { recursive: true });
     copyFileSync(join(ROOT, ENTRY), join(root, ENTRY));
   }
-  const state = freshStateDir();
-  states.push(state);
-  const before = workerdChildren();
-  const runtime = await startVersion(work, name, root, state, ENTRY);
-  runtimes.push(runtime);
-  const pid = [...workerdChildren()].find((p) => !before.has(p));
+  const { runtime, pid } = await versions.start(name, root, ENTRY);
   return { runtime, pid, targets: await knockOwnerTargets(runtime, 'loop', PENDING) };
 }
 
@@ -54,7 +45,7 @@ const loop = async ({ runtime, pid }, target, calls) => {
 };
 
 try {
-  const sides = { before: await side('before', checkoutRevision(rev, join(work, 'before'))), after: await side('after', ROOT) };
+  const sides = { before: await side('before', versions.before()), after: await side('after', ROOT) };
   log(`before: ${rev}, after: the working tree; ${CALLS} calls per loop, ${ROUNDS} rounds`);
   const totals = {};
   for (const path of PATHS) for (const s of ['before', 'after']) await loop(sides[s], sides[s].targets[path], Math.ceil(callsOf(path) / 5));
@@ -80,7 +71,5 @@ try {
     console.log(`  ${path.padEnd(6)} before ${figure(b)}  after ${figure(a)}  after ÷ before ${(fastest(a) / fastest(b)).toFixed(3)} (${(median(a) / median(b)).toFixed(3)}; round by round ${paired.toFixed(3)})`);
   }
 } finally {
-  for (const runtime of runtimes) await runtime.dispose().catch(() => {});
-  rmSync(work, { recursive: true, force: true });
-  for (const state of states) rmSync(state, { recursive: true, force: true });
+  await versions.close();
 }

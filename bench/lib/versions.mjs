@@ -1,13 +1,15 @@
-// Two versions of Knock side by side (bench/ab.mjs, bench/cpu.mjs): a revision unpacked beside the
+// Two versions of Knock side by side (bench/ab.mjs, bench/cpu.mjs, bench/loop.mjs): a revision unpacked beside the
 // working tree, each version on a runtime of its own, and the refresh chains they drive (Knock's and the peer's).
 import { execFileSync } from 'node:child_process';
-import { mkdirSync, symlinkSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync, symlinkSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { buildBenchWorker, buildKnock } from './build.mjs';
 import { refreshChains } from './chains.mjs';
 import { CONNECTIONS } from './load.mjs';
 import { ROOT } from './paths.mjs';
-import { startRuntime } from './runtime.mjs';
+import { workerdChildren } from './proc.mjs';
+import { freshStateDir, startRuntime } from './runtime.mjs';
 import * as setup from './setup.mjs';
 
 /** The repository at `rev`, unpacked into `dir` beside the working tree's node_modules. */
@@ -32,6 +34,33 @@ export async function startVersion(work, name, root, persistTo, entry) {
     counter: await build('counter'),
     persistTo,
   });
+}
+
+/**
+ * Knock at `rev` (`before`, unpacked) beside the working tree: `start` runs one version on a
+ * runtime of its own, on fresh state, and finds its workerd's process id (for /proc); `close`
+ * stops every runtime and removes their files. `label` names the temporary folder.
+ */
+export function versionsAt(rev, label) {
+  const work = mkdtempSync(join(tmpdir(), `knock-${label}-`));
+  const states = [];
+  const runtimes = [];
+  return {
+    before: () => checkoutRevision(rev, join(work, 'before')),
+    async start(name, root, entry) {
+      const state = freshStateDir();
+      states.push(state);
+      const running = workerdChildren();
+      const runtime = await startVersion(work, name, root, state, entry);
+      runtimes.push(runtime);
+      return { runtime, pid: [...workerdChildren()].find((p) => !running.has(p)) };
+    },
+    async close() {
+      for (const runtime of runtimes) await runtime.dispose().catch(() => {});
+      rmSync(work, { recursive: true, force: true });
+      for (const state of states) rmSync(state, { recursive: true, force: true });
+    },
+  };
 }
 
 /** One refresh chain per connection, as the bench drives them: a user each, signed in once. */

@@ -41,22 +41,19 @@ const CACHE_CONTROL = 'private, no-cache';
 const userMark = async (env: Env, userId: number) => (await hashSecret(env, `inbox-etag:${userId}`)).slice(0, 16);
 
 /**
- * The grant of the caller's OAuth access token, which their `User` object holds: the inbox ETags
- * given to them name it (`o<grant>` after the mark), and a poll sending one back asks that object
- * about the token itself (`answerInboxPoll`), found by its grant and keyed hash.
- */
-const oauthPart = (caller: Caller) => (caller.grantId !== null && caller.tokenId === null ? `o${caller.grantId}` : '');
-
-/**
  * The inbox's entity tag (RFC 9110 §8.8.3): the caller's inbox version, with whose inbox (theirs,
  * with its mark, or every request for an administrator) and the query, since each page and filter
- * is its own representation. Weak: an equal tag means an equivalent answer, not the same bytes.
+ * is its own representation. Weak: an equal tag means an equivalent answer, not the same bytes. A
+ * user's tag given to an OAuth access token names the token's grant after the mark (`o<grant>`),
+ * which their `User` object holds, so a poll sending it back can ask that object about the token
+ * itself (`answerInboxPoll`), found by its grant and keyed hash.
  */
-const tailOf = (whose: string, page: Page, q: InboxQuery) => `.${whose}.${page.page}.${page.perPage}.${q.source_type ?? ''}.${q.min_requested_at ?? ''}`;
-const etagParts = async (env: Env, caller: Caller, page: Page, q: InboxQuery, mark?: string) => ({
-  head: `${caller.admin ? 'all' : caller.id}.`,
-  tail: tailOf(caller.admin ? '' : `${mark ?? (await userMark(env, caller.id))}${oauthPart(caller)}`, page, q),
-});
+const partsOf = (whose: { userId: number; mark: string; grantId: string | null } | 'all', page: Page, q: InboxQuery) => {
+  const [head, who] = whose === 'all' ? ['all', ''] : [String(whose.userId), `${whose.mark}${whose.grantId === null ? '' : `o${whose.grantId}`}`];
+  return { head: `${head}.`, tail: `.${who}.${page.page}.${page.perPage}.${q.source_type ?? ''}.${q.min_requested_at ?? ''}` };
+};
+const etagParts = async (env: Env, caller: Caller, page: Page, q: InboxQuery, mark?: string) =>
+  partsOf(caller.admin ? 'all' : { userId: caller.id, mark: mark ?? (await userMark(env, caller.id)), grantId: caller.grantId }, page, q);
 const etagOf = (parts: { head: string; tail: string }, version: number) => `W/"${parts.head}${version}${parts.tail}"`;
 
 /**
@@ -128,7 +125,7 @@ export const answerInboxPoll: MiddlewareHandler<ApiEnv> = async (c, next) => {
     const poll = await early?.poll.catch(() => null);
     const q = InboxQuery.safeParse(queryOf(c));
     if (early && poll?.token && !poll.token.admin && !scopesMissingFor(c, poll.token.scopes) && q.success) {
-      const parts = { head: `${named.userId}.`, tail: tailOf(`${early.mark}o${named.grantId}`, pageOf(q.data), q.data) };
+      const parts = partsOf(named, pageOf(q.data), q.data);
       if (knownVersion(header, parts) === poll.version) {
         await countApiCall(c.env, { tokenId: null, grantId: named.grantId, userId: named.userId });
         return c.body(null, 304, { ETag: etagOf(parts, poll.version), 'Cache-Control': CACHE_CONTROL });
