@@ -6,6 +6,7 @@ import { EventLog, type AuditFilter, type LoggedEvent } from '../event-log';
 import { migrate } from '../migrations';
 import { fnv1a } from '../partitions';
 import { AUDIT_LOG_SCHEMA } from './schema';
+import { plainRows } from '../plain-rows';
 
 /**
  * One part of the instance-wide audit log (GitLab's instance audit events, `GET /audit_events`):
@@ -19,7 +20,7 @@ export class AuditLog extends DurableObject<Env> {
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
     migrate(ctx.storage, AUDIT_LOG_SCHEMA);
-    this.log = new EventLog(ctx.storage.sql);
+    this.log = new EventLog(plainRows(ctx.storage.sql));
   }
 
   receiveEvents(records: EventRecord[]): void {

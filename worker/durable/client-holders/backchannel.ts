@@ -6,6 +6,7 @@ import { notSent, post, type AttemptResult } from '../../events/delivery';
 import { redactedUrl } from '../../events/event';
 import { LOGOUT_TOKEN_TYPE, logoutTokenClaims } from '../../protocol/logout-token';
 import { signingKeysObject } from '../signing-keys/signing-keys';
+import { plainRows } from '../plain-rows';
 
 /**
  * One application's back-channel logout deliveries (OpenID Connect Back-Channel Logout 1.0 §2.5):
@@ -55,7 +56,7 @@ export class BackchannelLogouts {
     private readonly storage: DurableObjectStorage,
     private readonly env: Env,
   ) {
-    this.sql = storage.sql;
+    this.sql = plainRows(storage.sql);
   }
 
   /**

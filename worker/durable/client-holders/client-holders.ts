@@ -7,6 +7,7 @@ import { userObject } from '../user/user';
 import { migrate } from '../migrations';
 import { BackchannelLogouts, type LogoutAttempt, type LogoutNotice } from './backchannel';
 import { CLIENT_HOLDERS_SCHEMA } from './schema';
+import { plainRows } from '../plain-rows';
 
 /** How soon a deletion's unfinished ending of grants is tried again (after a crash or an unreachable holder). */
 const END_RETRY_MS = 30_000;
@@ -24,7 +25,7 @@ export class ClientHolders extends DurableObject<Env> {
 
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
-    this.sql = ctx.storage.sql;
+    this.sql = plainRows(ctx.storage.sql);
     migrate(ctx.storage, CLIENT_HOLDERS_SCHEMA);
     this.logouts = new BackchannelLogouts(ctx.storage, env);
   }

@@ -8,6 +8,7 @@ import { migrate } from '../migrations';
 import { partitionCount, partitionName, partitionOfName } from '../partitions';
 import { fail, ok, type Result } from '../result';
 import { DEVICE_AUTHORIZATIONS_SCHEMA } from './schema';
+import { plainRows } from '../plain-rows';
 
 /** An expired authorization is kept this long, so a late poll hears `expired_token` rather than `invalid_grant`. */
 const KEPT_AFTER_EXPIRY_SECONDS = 3600;
@@ -68,7 +69,7 @@ export class DeviceAuthorizations extends DurableObject<Env> {
 
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
-    this.sql = ctx.storage.sql;
+    this.sql = plainRows(ctx.storage.sql);
     migrate(ctx.storage, DEVICE_AUTHORIZATIONS_SCHEMA);
   }
 

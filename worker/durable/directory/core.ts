@@ -3,6 +3,7 @@ import type { Env } from '../../env';
 import { migrate } from '../migrations';
 import { partitionCount } from '../partitions';
 import { DIRECTORY_SCHEMA } from './schema';
+import { plainRows } from '../plain-rows';
 
 /**
  * The base of the Directory (directory.ts): its SQLite tables, each user's queue of writes to KV,
@@ -16,7 +17,7 @@ export abstract class DirectoryCore extends DurableObject<Env> {
 
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
-    this.sql = ctx.storage.sql;
+    this.sql = plainRows(ctx.storage.sql);
     migrate(ctx.storage, DIRECTORY_SCHEMA);
   }
 

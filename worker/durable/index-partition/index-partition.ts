@@ -24,6 +24,7 @@ import {
   type ResolvedNamespace,
 } from '../namespace-registry';
 import { partitionCount, partitionName, partitionOfId, partitionOfName } from '../partitions';
+import { plainRows } from '../plain-rows';
 
 /**
  * One partition of the membership, requester and inbox indexes, so that no object on the path of
@@ -131,7 +132,7 @@ export class IndexPartition extends DurableObject<Env> {
 
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
-    this.sql = ctx.storage.sql;
+    this.sql = plainRows(ctx.storage.sql);
     migrate(ctx.storage, INDEX_PARTITION_SCHEMA);
   }
 

@@ -12,6 +12,7 @@ import type { NamespaceSnapshot } from '../namespace-registry';
 import { NAMESPACE_SCHEMA } from './schema';
 import type { AccessRequestRow, Actor, MemberRow, PageOf, RuleApproval, Stale } from './types';
 import { Webhooks } from './webhooks';
+import { plainRows } from '../plain-rows';
 
 /**
  * The base of a group's or project's Durable Object (namespace.ts): its state, its copy of the
@@ -87,7 +88,7 @@ export abstract class NamespaceCore extends DurableObject<Env> {
 
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
-    this.sql = ctx.storage.sql;
+    this.sql = plainRows(ctx.storage.sql);
     migrate(ctx.storage, NAMESPACE_SCHEMA);
     this.log = new EventLog(this.sql);
     this.hooks = new Webhooks(ctx.storage, env, () => this.namespaceId ?? 0);

@@ -7,6 +7,7 @@ import { attempt, newSigningSecret, notSent, type AttemptResult, type Message } 
 import { redactedUrl, triggerOf, type EventRecord, type HookTrigger } from '../../events/event';
 import { hookPayload } from '../../events/payload';
 import type { EventLog, UserLookup } from '../event-log';
+import { plainRows } from '../plain-rows';
 
 /**
  * The webhooks of one group or project (hooks, deliveries and hook_logs in namespace-schema.ts):
@@ -122,7 +123,7 @@ export class Webhooks {
     private readonly env: Env,
     private readonly namespaceId: () => number,
   ) {
-    this.sql = storage.sql;
+    this.sql = plainRows(storage.sql);
   }
 
   // ---- the hooks API ----

@@ -5,6 +5,7 @@ import type { UserRow } from '../directory/types';
 import { migrate } from '../migrations';
 import { partitionCount, partitionName, partitionOfName } from '../partitions';
 import { SIGN_IN_SCHEMA } from './schema';
+import { plainRows } from '../plain-rows';
 
 /** Failed sign-ins allowed per username and per client address within the window. */
 export const LOGIN_FAILURE_LIMIT = 10;
@@ -50,7 +51,7 @@ export class SignIn extends DurableObject<Env> {
 
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
-    this.sql = ctx.storage.sql;
+    this.sql = plainRows(ctx.storage.sql);
     migrate(ctx.storage, SIGN_IN_SCHEMA);
   }
 

@@ -5,6 +5,7 @@ import { clock } from '../../clock';
 import type { Env } from '../../env';
 import { migrate } from '../migrations';
 import { signingKeysMigrations } from './schema';
+import { plainRows } from '../plain-rows';
 
 const DAY_MS = 24 * 3600 * 1000;
 /** Each key signs for this long before the next one takes over. */
@@ -73,7 +74,7 @@ export class SigningKeys extends DurableObject<Env> {
 
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
-    this.sql = ctx.storage.sql;
+    this.sql = plainRows(ctx.storage.sql);
     migrate(ctx.storage, signingKeysMigrations);
   }
 

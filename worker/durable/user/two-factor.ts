@@ -17,6 +17,7 @@ import type { Env } from '../../env';
 import { hashSecret } from '../../store/tokens';
 import { directory } from '../directory/directory';
 import type { UserRow } from '../directory/types';
+import { plainRows } from '../plain-rows';
 
 /**
  * The user's second factor, kept in their `User` object (the tables of schema.ts from `totp` on):
@@ -107,7 +108,7 @@ export class TwoFactor extends RpcTarget {
     private readonly host: TwoFactorHost,
   ) {
     super();
-    this.sql = storage.sql;
+    this.sql = plainRows(storage.sql);
   }
 
   // ---- what the user has ----

@@ -31,6 +31,7 @@ import { RETRY_GRACE_SECONDS, retryAnswer, rotate, type RotationInput } from './
 import { fail, ok, type Result } from '../result';
 import type { Authorization, CodeRedemption, CodeRequest, InboxPoll, Issued, IssuedCode, RefreshRequest, RefreshTokenInfo, SessionLookup } from './contract';
 import { authorizationsOf, cleanUp, codeRow, liveAccessToken, scopeList, insertPair, pairRow, revokeGrantRows, type Decision } from './rows';
+import { plainRows } from '../plain-rows';
 
 /**
  * One user's grant authority: authorization codes, consents, grants and their token pairs. Every
@@ -51,7 +52,7 @@ export class User extends DurableObject<Env> {
 
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
-    this.sql = ctx.storage.sql;
+    this.sql = plainRows(ctx.storage.sql);
     migrate(ctx.storage, USER_SCHEMA);
   }
 
