@@ -19,13 +19,13 @@ export class ApiError extends Error {
 }
 
 /** Turns a non-2xx response into an ApiError carrying the server's message. */
-export async function apiErrorFrom(response: Response, now: number = Date.now()): Promise<ApiError> {
+export async function apiErrorFrom(response: Response): Promise<ApiError> {
   const body = await response.json().catch(() => ({}) as ErrorBody) as ErrorBody;
   return new ApiError(
     describeErrorBody(body) ?? `${response.status} ${response.statusText || 'Error'}`.trim(),
     response.status,
     typeof body.error === 'string' ? body.error : undefined,
-    parseRetryAfter(response.headers.get('Retry-After'), now),
+    parseRetryAfter(response.headers.get('Retry-After')),
   );
 }
 
