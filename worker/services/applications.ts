@@ -24,7 +24,7 @@ export interface NewApplication {
 }
 
 /** Registers an OAuth application; its secret (none for a public client) is returned this once. */
-export const registerApplication = async (env: Env, input: NewApplication, ownerId: number) => {
+export const registerApplication = async (env: Env, input: NewApplication) => {
   if (input.backchannel_logout_uri !== null) {
     // The URL guard of webhooks (GitLab's wording), as a hook's URL is checked when it is saved.
     const reason = await checkDestination(input.backchannel_logout_uri, config(env));
@@ -38,7 +38,6 @@ export const registerApplication = async (env: Env, input: NewApplication, owner
     redirectUris: input.redirect_uri,
     scopes: input.scopes,
     confidential: input.confidential,
-    ownerId,
     backchannelLogoutUri: input.backchannel_logout_uri,
     postLogoutRedirectUris: input.post_logout_redirect_uris,
   });

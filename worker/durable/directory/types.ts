@@ -127,7 +127,6 @@ export interface NewApplication {
   redirectUris: string[];
   scopes: string[];
   confidential: boolean;
-  ownerId: number;
   backchannelLogoutUri: string | null;
   postLogoutRedirectUris: string[];
 }
