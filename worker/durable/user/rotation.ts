@@ -51,9 +51,8 @@ export const rotate = (sql: SqlStorage, env: Env, input: RotationInput, user: Us
 
   const pair = pairOf(env, fresh, current.client_id, current.grant_id, scopes, input.groups);
   sql.exec(
-    `UPDATE token_pairs SET state = 'rotated', rotated_at = ?, successor_hash = ?, retry_request = ?, retry_response = ?, retry_until = ?
+    `UPDATE token_pairs SET state = 'rotated', successor_hash = ?, retry_request = ?, retry_response = ?, retry_until = ?
      WHERE refresh_hash = ?`,
-    now,
     pair.refreshHash,
     retryRequest,
     input.sealed,
