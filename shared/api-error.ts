@@ -30,7 +30,7 @@ export async function apiErrorFrom(response: Response): Promise<ApiError> {
 }
 
 /** `{"message":"403 Forbidden"}`, `{"message":{"user_id":["already exists in source"]}}`, `{"error":...}`. */
-export function describeErrorBody(body: ErrorBody | null | undefined): string | undefined {
+function describeErrorBody(body: ErrorBody | null | undefined): string | undefined {
   if (!body || typeof body !== 'object') return undefined;
   if (typeof body.message === 'string') return body.message;
   if (body.message && typeof body.message === 'object') {

@@ -11,10 +11,10 @@ import { hashSecret } from '../store/tokens';
 /** OAuth applications (GitLab's applications API): what the API's routes and the administrators' pages do. */
 
 /** The prefix of client secrets (so a leaked one is recognisable, as GitLab's `gloas-`). */
-export const CLIENT_SECRET_PREFIX = 'knock_cs_';
+const CLIENT_SECRET_PREFIX = 'knock_cs_';
 
 /** An application to register, as the API's `POST /applications` and the administrators' page validate it. */
-export interface NewApplication {
+interface NewApplication {
   name: string;
   redirect_uri: string[];
   scopes: string[];

@@ -56,7 +56,7 @@ export interface GroupClaims {
 export type TokenFacts = Pick<AccessTokenRecord, 'scopes' | 'clientId' | 'grantId' | 'createdAt' | 'expiresAt' | 'groups'> & { tokenId: number | null };
 
 /** Who a token's record says it was issued to: the fields of a user row the API answers from it. */
-export interface TokenUser {
+interface TokenUser {
   id: number;
   username: string;
   name: string;
@@ -89,13 +89,13 @@ interface Tombstone {
 
 type StoredToken = AccessTokenRecord | Tombstone;
 
-export type TokenLookup =
+type TokenLookup =
   | { status: 'active'; record: AccessTokenRecord }
   | { status: 'expired' }
   | { status: 'revoked' }
   | { status: 'unknown' };
 
-export const ACCESS_TOKEN_PREFIX = 'knock_at_';
+const ACCESS_TOKEN_PREFIX = 'knock_at_';
 export const REFRESH_TOKEN_PREFIX = 'knock_rt_';
 export const AUTHORIZATION_CODE_PREFIX = 'knock_ac_';
 

@@ -49,7 +49,7 @@ export class AuditLog extends DurableObject<Env> {
  * event is looked up by id in the part of its group's or project's id, which another number
  * would move.
  */
-export const AUDIT_LOG_PARTS = 16;
+const AUDIT_LOG_PARTS = 16;
 
 /**
  * The part of group or project `namespaceId`: a hash of the id, not the id modulo the parts, since

@@ -23,7 +23,7 @@ export interface UserRow {
 }
 
 /** A user who was deleted: final, so it outranks every version a live row could have had. */
-export interface DeletedUser {
+interface DeletedUser {
   id: number;
   state: 'deleted';
   version: number;

@@ -9,19 +9,19 @@ import { plainRows } from '../plain-rows';
 
 const DAY_MS = 24 * 3600 * 1000;
 /** Each key signs for this long before the next one takes over. */
-export const KEY_SIGNS_FOR_MS = 30 * DAY_MS;
+const KEY_SIGNS_FOR_MS = 30 * DAY_MS;
 /**
  * The next key is published this long before it signs, so relying parties that cache the JWKS
  * (Knock's answer may be cached 5 minutes, and Workers keep it a minute) have it before the first
  * id_token it signs.
  */
-export const KEY_PUBLISHED_AHEAD_MS = DAY_MS;
+const KEY_PUBLISHED_AHEAD_MS = DAY_MS;
 /**
  * A key stays published this long after it stopped signing: the last id_token it signed lives two
  * minutes, and a Worker that has not yet heard of an unscheduled rotation may sign with it for one
  * more (its cache of the keys); the rest is for clocks that disagree.
  */
-export const KEY_KEPT_AFTER_MS = 10 * 60 * 1000;
+const KEY_KEPT_AFTER_MS = 10 * 60 * 1000;
 
 /** A key as the Worker takes it: the public JWK it publishes, and the private one, sealed. */
 export interface PublishedKey {

@@ -25,7 +25,7 @@ export interface RotationInput {
 }
 
 /** A decision, or what the transaction needs first (read outside it, then it runs again): the user, never told this object, or the group claims. */
-export type RotationOutcome = Outcome | { kind: 'ask'; for: 'user' | 'claims' };
+type RotationOutcome = Outcome | { kind: 'ask'; for: 'user' | 'claims' };
 
 /**
  * RFC 6749 §6 with rotation (RFC 9700 §4.14.2), in one transaction: the presented pair is read,
