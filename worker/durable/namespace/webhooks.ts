@@ -268,11 +268,6 @@ export class Webhooks {
       .one().due;
   }
 
-  /** Whether any delivery is queued at all (for tests and the crash check). */
-  queued(): number {
-    return this.sql.exec<{ n: number }>('SELECT COUNT(*) AS n FROM deliveries').one().n;
-  }
-
   /**
    * The alarm's work: sends what is due, a window at a time per healthy hook and one at a time to
    * a failing one, until nothing more is due or the pass has run long enough. Each window's
