@@ -30,7 +30,6 @@ const callerOf = (user: UserRow): Caller => ({
   name: user.name,
   admin: user.admin,
   scopes: ['api'],
-  clientId: null,
   grantId: null,
   tokenId: null,
   profile: { email: user.email, createdAt: user.created_at, twoFactorEnabled: user.two_factor_enabled },

@@ -181,7 +181,6 @@ export const callerOf = (record: AccessTokenRecord): Caller => ({
   name: record.name,
   admin: record.admin,
   scopes: record.scopes,
-  clientId: record.clientId,
   grantId: record.grantId ?? null,
   tokenId: record.tokenId ?? null,
   profile: { email: record.email, createdAt: record.userCreatedAt, twoFactorEnabled: record.twoFactorEnabled },
