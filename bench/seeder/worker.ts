@@ -70,7 +70,7 @@ const mintTokens = async (env: Env, users: SeedUser[], scopes: string[]): Promis
     const token = newAccessToken(expiresAt);
     await putAccessToken(env as never, await hashSecret(env as never, token), {
       userId: u.id, username: u.username, name: u.name, admin: false, email: u.email, userCreatedAt: u.created_at, twoFactorEnabled: false,
-      scopes, clientId: null, grantId: null, createdAt: Math.floor(Date.now() / 1000), expiresAt,
+      scopes, clientId: null, grantId: null, tokenId: null, createdAt: Math.floor(Date.now() / 1000), expiresAt,
     });
     return token;
   });
