@@ -19,7 +19,7 @@ export const ACCESS_LEVELS: readonly AccessLevel[] = [
   { value: 50, name: 'Owner' },
 ];
 
-export const NO_ACCESS = 0;
+const NO_ACCESS = 0;
 export const MINIMAL_ACCESS = 5;
 export const DEVELOPER = 30;
 export const MAINTAINER = 40;

@@ -19,18 +19,18 @@ export class ApiError extends Error {
 }
 
 /** Turns a non-2xx response into an ApiError carrying the server's message. */
-export async function apiErrorFrom(response: Response, now: number = Date.now()): Promise<ApiError> {
+export async function apiErrorFrom(response: Response): Promise<ApiError> {
   const body = await response.json().catch(() => ({}) as ErrorBody) as ErrorBody;
   return new ApiError(
     describeErrorBody(body) ?? `${response.status} ${response.statusText || 'Error'}`.trim(),
     response.status,
     typeof body.error === 'string' ? body.error : undefined,
-    parseRetryAfter(response.headers.get('Retry-After'), now),
+    parseRetryAfter(response.headers.get('Retry-After')),
   );
 }
 
 /** `{"message":"403 Forbidden"}`, `{"message":{"user_id":["already exists in source"]}}`, `{"error":...}`. */
-export function describeErrorBody(body: ErrorBody | null | undefined): string | undefined {
+function describeErrorBody(body: ErrorBody | null | undefined): string | undefined {
   if (!body || typeof body !== 'object') return undefined;
   if (typeof body.message === 'string') return body.message;
   if (body.message && typeof body.message === 'object') {

@@ -7,7 +7,7 @@ import type { AccessAlert, AccessRequest, ApprovedAccessRequest, Group, InboxAcc
 
 export type Fetch = (url: string, init?: RequestInit) => Promise<Response>;
 
-export interface KnockClientOptions {
+interface KnockClientOptions {
   /** The server's origin, e.g. `https://knock.example` (a trailing slash is fine). */
   serverUrl: string;
   fetch: Fetch;
@@ -21,14 +21,14 @@ const MAX_PAGES = 50;
 export type KnockClient = ReturnType<typeof createKnockClient>;
 
 /** What an access request says (Knock's additions, each optional): why, the level, the end (a date or an ISO 8601 date-time). */
-export interface AccessAsk {
+interface AccessAsk {
   reason?: string;
   access_level?: number;
   expires_at?: string;
 }
 
 /** Knock's owners' inbox as one answer: its items, and the ETag that names this version of it. */
-export interface InboxAnswer {
+interface InboxAnswer {
   etag: string | null;
   items: InboxAccessRequest[];
 }

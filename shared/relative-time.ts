@@ -13,7 +13,7 @@ const UNITS: [Intl.RelativeTimeFormatUnit, number][] = [
 const format = new Intl.RelativeTimeFormat('en', { numeric: 'always' });
 
 /** "2 hours ago", "in 3 days" (an expiry), or "just now" within a minute either way. */
-export function timeAgo(iso: string, now: number = Date.now()): string {
+export function timeAgo(iso: string, now: number): string {
   const delta = Math.round((now - Date.parse(iso)) / 1000);
   const seconds = Math.abs(delta);
   for (const [unit, size] of UNITS) {

@@ -22,7 +22,7 @@ import { topLevelPages, wantsPage } from './pages/top-level';
 import { requirePartitionCount } from './middleware/partition-count';
 import { requireSecrets } from './secrets';
 
-export const MAX_BODY_BYTES = 1024 * 1024;
+const MAX_BODY_BYTES = 1024 * 1024;
 
 /** The request's execution context, when the runtime gave one (Hono's getter throws otherwise). */
 const executionContextOf = (c: Context): Context['executionCtx'] | undefined => {

@@ -72,7 +72,7 @@ export const parseEnd = (text: string): string | null => {
 };
 
 /** Whether an end `parseEnd` accepted is measured in hours (a date-time) rather than days. */
-export const isInstantEnd = (end: string): boolean => end.length > 10;
+const isInstantEnd = (end: string): boolean => end.length > 10;
 
 /** Epoch ms at which an end `parseEnd` accepted takes effect. */
 export const endMs = (end: string): number => (isInstantEnd(end) ? Date.parse(end) : startOfDay(end));

@@ -14,8 +14,6 @@ export interface Caller {
   name: string;
   admin: boolean;
   scopes: string[];
-  /** OAuth client the token was issued to; null for the bootstrap admin token. */
-  clientId: string | null;
   /** The OAuth grant of the access token presented; null for other tokens. */
   grantId: string | null;
   /** The personal access token or impersonation token presented (its id); null for OAuth tokens and the admin token. */

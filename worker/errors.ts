@@ -52,7 +52,7 @@ export const problems = {
     headers: { 'WWW-Authenticate': 'Bearer realm="Knock", error="invalid_token", error_description="Token was revoked"' },
   }),
   /** A call outside the token's scopes; `required` are the scopes that would allow it (RFC 6750 §3.1). */
-  insufficientScope: (required: readonly string[] = ['api']): Problem => ({
+  insufficientScope: (required: readonly string[]): Problem => ({
     status: 403,
     body: {
       error: 'insufficient_scope',

@@ -9,7 +9,7 @@ import { METADATA_PATHS } from './oauth/provider';
  * route needs it. ADMIN_TOKEN is not listed: without it there is simply no bootstrap
  * administrator.
  */
-export const REQUIRED_SECRETS = ['TOKEN_HASH_KEY'] as const satisfies readonly (keyof Env)[];
+const REQUIRED_SECRETS = ['TOKEN_HASH_KEY'] as const satisfies readonly (keyof Env)[];
 
 /**
  * Paths served without the secrets: static documents that read no token, session or secret
@@ -17,7 +17,7 @@ export const REQUIRED_SECRETS = ['TOKEN_HASH_KEY'] as const satisfies readonly (
  */
 const SERVED_WITHOUT_SECRETS = new Set(['/api/v4/openapi.json', '/assets/knock.css', ...METADATA_PATHS]);
 
-export const missingSecrets = (env: Env): string[] => REQUIRED_SECRETS.filter((name) => !env[name]);
+const missingSecrets = (env: Env): string[] => REQUIRED_SECRETS.filter((name) => !env[name]);
 
 /**
  * Answers 503 naming the first missing secret, before any route can fail half-way with a 500

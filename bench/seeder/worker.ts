@@ -70,13 +70,13 @@ const mintTokens = async (env: Env, users: SeedUser[], scopes: string[]): Promis
     const token = newAccessToken(expiresAt);
     await putAccessToken(env as never, await hashSecret(env as never, token), {
       userId: u.id, username: u.username, name: u.name, admin: false, email: u.email, userCreatedAt: u.created_at, twoFactorEnabled: false,
-      scopes, clientId: null, grantId: null, createdAt: Math.floor(Date.now() / 1000), expiresAt,
+      scopes, clientId: null, grantId: null, tokenId: null, createdAt: Math.floor(Date.now() / 1000), expiresAt,
     });
     return token;
   });
 };
 
-const requestAccess = async (env: Env, kind: 'group' | 'project', namespaceId: number, ownerId: number, userIds: number[]): Promise<number> => {
+const requestAccess = async (env: Env, kind: 'group' | 'project', namespaceId: number, userIds: number[]): Promise<number> => {
   const dir = env.DIRECTORY.getByName('directory');
   const resolved = await dir.resolveNamespace(kind, namespaceId);
   if (!resolved) throw new Error(`no ${kind} ${namespaceId}`);
@@ -191,7 +191,7 @@ export default {
         return Response.json({ id: binding.idFromName(input.name).toString() });
       }
       if (path === '/access_requests') {
-        return Response.json({ created: await requestAccess(env, input.kind, input.namespaceId, input.ownerId, input.userIds) });
+        return Response.json({ created: await requestAccess(env, input.kind, input.namespaceId, input.userIds) });
       }
       return new Response('not found', { status: 404 });
     } catch (e) {

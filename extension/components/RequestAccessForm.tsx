@@ -7,7 +7,7 @@ import { errorMessage, type PopupActions } from './popup-actions';
 type Outcome = { ok: true; text: string } | { ok: false; text: string } | null;
 
 /** How long the access should last: the presets offered, in hours (null: no end). */
-export const DURATIONS: readonly { label: string; hours: number | null }[] = [
+const DURATIONS: readonly { label: string; hours: number | null }[] = [
   { label: '1 hour', hours: 1 },
   { label: '8 hours', hours: 8 },
   { label: '1 day', hours: 24 },

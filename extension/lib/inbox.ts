@@ -67,7 +67,7 @@ export const recheckOwnRequests = (serverUrl: ServerUrl): Promise<void> =>
   updateServerInbox(serverUrl, (inbox) => ({ ...inbox, ownCheckedAt: null }));
 
 /** The server asked us to slow down (RFC 6585 §4); nothing is sent before `retryAt`. */
-export class RateLimitedError extends Error {
+class RateLimitedError extends Error {
   override readonly name = 'RateLimitedError';
   constructor(
     serverUrl: ServerUrl,
@@ -98,7 +98,7 @@ function updateServerInbox(serverUrl: ServerUrl, change: (inbox: ServerInbox) =>
 }
 
 /** Why a call to `serverUrl` failed, as the popup and the options page show it. */
-export function problemFrom(serverUrl: ServerUrl, error: unknown, now: number = Date.now()): ServerProblem {
+function problemFrom(serverUrl: ServerUrl, error: unknown, now: number = Date.now()): ServerProblem {
   const message = error instanceof Error ? error.message : String(error);
   if (error instanceof SignedOutError) return { kind: 'signed-out', message };
   if (error instanceof RateLimitedError) return { kind: 'rate-limited', message, retryAt: error.retryAt };
@@ -214,7 +214,7 @@ export function decide(target: RequestTarget, send: () => Promise<unknown>): Pro
 const refreshing = new Map<ServerUrl, Promise<ServerInbox | undefined>>();
 
 /** Brings one server's stored inbox up to date. One refresh per server at a time: callers meanwhile share it. */
-export function refreshServer(serverUrl: ServerUrl): Promise<ServerInbox | undefined> {
+function refreshServer(serverUrl: ServerUrl): Promise<ServerInbox | undefined> {
   let refresh = refreshing.get(serverUrl);
   if (!refresh) {
     const confirmed: RequestTarget[] = [];

@@ -45,7 +45,7 @@ export type Commands = {
   [K in keyof KnockProtocol]: (...args: Parameters<KnockProtocol[K]>) => Promise<ReturnType<KnockProtocol[K]>>;
 };
 
-export const { sendMessage, onMessage } = defineExtensionMessaging<KnockProtocol>();
+const { sendMessage, onMessage } = defineExtensionMessaging<KnockProtocol>();
 
 /** The commands, sent to the background. */
 export const commands: Commands = {

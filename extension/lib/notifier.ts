@@ -118,7 +118,7 @@ export async function notifyAlerts(inboxes: Record<string, ServerInbox>, enabled
  * Whether an approved membership's end is near: within a day of an end given as a date (00:00 UTC
  * that day), within an hour of one given as a date-time, as the server warns (its `expiring` event).
  */
-export function endsSoon(request: OwnAccessRequest, now: number): boolean {
+function endsSoon(request: OwnAccessRequest, now: number): boolean {
   if (request.status !== 'approved' || !request.expires_at) return false;
   const timed = request.expires_at.length > 10;
   const end = Date.parse(timed ? request.expires_at : `${request.expires_at}T00:00:00Z`);

@@ -13,7 +13,7 @@ import { setEntry } from './stored-updates';
 export const client: oauth.Client = { client_id: EXTENSION_CLIENT_ID };
 export const clientAuth = oauth.None();
 
-export const originOf = (serverUrl: string) => new URL(serverUrl).origin;
+const originOf = (serverUrl: string) => new URL(serverUrl).origin;
 
 /**
  * Options for every oauth4webapi request to `serverUrl`. oauth4webapi refuses URLs that are not
@@ -67,7 +67,7 @@ export async function authorizationServer(serverUrl: string, { fresh = false } =
  * (RFC 6749 §5.2), a `WWW-Authenticate` challenge (RFC 6750 §3), or any other non-2xx answer.
  * Anything else (a malformed answer, our own ApiError) is returned as it is.
  */
-export async function readableOAuthError(error: unknown): Promise<unknown> {
+async function readableOAuthError(error: unknown): Promise<unknown> {
   if (error instanceof oauth.ResponseBodyError) {
     return new ApiError(error.error_description ?? error.error, error.status, error.error);
   }

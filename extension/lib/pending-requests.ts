@@ -21,7 +21,7 @@ export interface PendingSource {
 }
 
 /** What one server lists: its sources with at least one request, ordered by path. */
-export interface FetchedList {
+interface FetchedList {
   /** When the server was asked (ms since epoch). */
   fetchedAt: number;
   sources: PendingSource[];

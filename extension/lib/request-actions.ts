@@ -19,7 +19,7 @@ export async function deny(target: Parameters<KnockProtocol['deny']>[0]): Promis
 }
 
 /** An end `hours` from now, as an ISO 8601 date-time to the minute (the server keeps minutes). */
-export const endAfter = (hours: number, now = Date.now()): string => `${new Date(now + hours * 3_600_000).toISOString().slice(0, 16)}Z`;
+const endAfter = (hours: number, now = Date.now()): string => `${new Date(now + hours * 3_600_000).toISOString().slice(0, 16)}Z`;
 
 export async function requestAccess({ serverUrl, kind, path, reason, accessLevel, hours }: Parameters<KnockProtocol['requestAccess']>[0]): Promise<AccessRequest | RuleApprovedAccessRequest> {
   const client = await knockClient(serverUrl);

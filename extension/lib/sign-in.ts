@@ -16,7 +16,7 @@ import { authorizedFetch, forgetSession, personalTokenRefused, saveTokens, signO
 /** GitLab's `api` scope: the extension reads and decides access requests as the user. */
 const SCOPE = 'api';
 
-export class SignInError extends Error {
+class SignInError extends Error {
   override readonly name = 'SignInError';
 }
 
@@ -25,7 +25,7 @@ export class SignInError extends Error {
  * the `iss` the server sends must name the server we asked (RFC 9207), `state` must be ours
  * (RFC 6749 §10.12). Its refusals are put in words here.
  */
-export function readAuthorizationResponse(
+function readAuthorizationResponse(
   as: oauth.AuthorizationServer,
   redirectedTo: string,
   expectedState: string,

@@ -85,7 +85,7 @@ export interface Settings {
 }
 /** Browsers do not repeat alarms more often than about this. */
 export const MIN_POLL_MINUTES = 1;
-export const DEFAULT_SETTINGS: Settings = { pollMinutes: 5, notificationsEnabled: true };
+const DEFAULT_SETTINGS: Settings = { pollMinutes: 5, notificationsEnabled: true };
 export const settingsItem = storage.defineItem<Settings>('local:settings', {
   fallback: DEFAULT_SETTINGS,
   version: 1,

@@ -24,7 +24,7 @@ export class SignedOutError extends Error {
 }
 
 /** The parts of a token response (RFC 6749 §5.1) the extension keeps. */
-export interface IssuedTokens {
+interface IssuedTokens {
   access_token: string;
   expires_in?: number;
   refresh_token?: string;
@@ -77,7 +77,7 @@ async function revoke(serverUrl: ServerUrl, refreshToken: string): Promise<void>
 const refreshing = new Map<ServerUrl, Promise<string>>();
 
 /** A new access token from the server's refresh token. Callers arriving while one is under way share it. */
-export function refreshAccessToken(serverUrl: ServerUrl): Promise<string> {
+function refreshAccessToken(serverUrl: ServerUrl): Promise<string> {
   let renewal = refreshing.get(serverUrl);
   if (!renewal) {
     renewal = renew(serverUrl).finally(() => refreshing.delete(serverUrl));

@@ -13,7 +13,7 @@ import { requestKey } from './pending-requests';
 import { inboxItem, type ServerUrl } from './stored-values';
 import { useStoredValue } from './use-stored-value';
 
-export type RefreshState = { status: 'loading' } | { status: 'done' } | { status: 'failed'; message: string };
+type RefreshState = { status: 'loading' } | { status: 'done' } | { status: 'failed'; message: string };
 
 /** One request shown in the popup: on which server, for which group or project. */
 export interface Row {

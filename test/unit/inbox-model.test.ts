@@ -428,7 +428,7 @@ class World {
 
 const callerOf = (world: World, w: Watched | UserName): Caller => {
   const person = w === 'admin' ? { id: ADMIN_ID, username: 'admin', name: 'Admin' } : world.people[w];
-  return { id: person.id, username: person.username, name: person.name, admin: w === 'admin', scopes: ['api'], clientId: null, grantId: null, tokenId: null, profile: { email: null, createdAt: '', twoFactorEnabled: false } };
+  return { id: person.id, username: person.username, name: person.name, admin: w === 'admin', scopes: ['api'], grantId: null, tokenId: null, profile: { email: null, createdAt: '', twoFactorEnabled: false } };
 };
 
 const dateIn = (days: number) => new Date(clock.now() + days * DAY).toISOString().slice(0, 10);

@@ -41,7 +41,7 @@ describe('the instance audit log in parts', () => {
     await settle(...projects.map((p) => p.id));
 
     for (const p of projects) {
-      const stored = await env.AUDIT_LOG.getByName(`instance:${auditLogPartOf(p.id)}`).listEvents({ entityType: 'project', entityId: p.id }, 0, 10);
+      const stored = await env.AUDIT_LOG.getByName(`instance:${auditLogPartOf(p.id)}`).listEvents({ entityType: 'project', entityId: p.id }, 10);
       expect(stored.items.map((e) => e.record.action)).toEqual(['requested', 'added']);
     }
 

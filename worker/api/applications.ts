@@ -97,7 +97,7 @@ export const applications = createApiRouter();
 applications.use('*', requireAdmin);
 applications
   .openapi(create, async (c) => {
-    const { application, secret } = await registerApplication(c.env, bodyOf(c, NewApplicationSchema), c.var.caller.id);
+    const { application, secret } = await registerApplication(c.env, bodyOf(c, NewApplicationSchema));
     return c.json({ ...present(application), secret }, 201);
   })
   .openapi(list, async (c) => c.json((await directory(c.env).listApplications()).map(present), 200))

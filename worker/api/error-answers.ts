@@ -24,7 +24,7 @@ export const ErrorSchema = z
   ])
   .openapi('Error', { description: "GitLab's error body: a message (or a message per field), or an OAuth 2.0 error" });
 
-export type ErrorStatus = 400 | 401 | 403 | 404 | 409 | 413 | 415 | 422 | 429 | 503;
+type ErrorStatus = 400 | 401 | 403 | 404 | 409 | 413 | 415 | 422 | 429 | 503;
 
 /** What each status means here, with bodies as `problems` makes them. */
 export const ERROR_ANSWERS: Readonly<Record<ErrorStatus, { description: string; examples: Record<string, Problem> }>> = {
@@ -88,7 +88,7 @@ const mayBeInvalid = (p: Parameter): boolean => {
  * the body may be invalid; 404 when it names something in its path; 413 and 415 when it takes
  * a body.
  */
-export const errorStatusesOf = (method: string, path: string, op: Operation): ErrorStatus[] => {
+const errorStatusesOf = (method: string, path: string, op: Operation): ErrorStatus[] => {
   const statuses: ErrorStatus[] = [];
   if (!(Array.isArray(op.security) && op.security.length === 0)) {
     statuses.push(401, 429);

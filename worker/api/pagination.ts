@@ -2,8 +2,8 @@ import { z } from '@hono/zod-openapi';
 import type { Context } from 'hono';
 
 /** GitLab's most items per page; a larger `per_page` is served as this many. */
-export const MAX_PER_PAGE = 100;
-export const DEFAULT_PER_PAGE = 20;
+const MAX_PER_PAGE = 100;
+const DEFAULT_PER_PAGE = 20;
 
 /**
  * `page` and `per_page` as GitLab reads them (https://docs.gitlab.com/api/rest/#pagination):

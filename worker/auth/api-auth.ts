@@ -25,7 +25,7 @@ const root = async (env: Env): Promise<Caller> => callerOf(rootRecord(await dire
 
 /** What a token's API limit counts under: the token itself, or its OAuth grant, whose refreshes do not start a new count. */
 const limitKey = (r: Pick<AccessTokenRecord, 'tokenId' | 'grantId' | 'userId'>): string =>
-  r.tokenId != null ? `token:${r.tokenId}` : r.grantId ? `grant:${r.grantId}` : `user:${r.userId}`;
+  r.tokenId !== null ? `token:${r.tokenId}` : r.grantId ? `grant:${r.grantId}` : `user:${r.userId}`;
 
 /** Counts one API call of a token against GitLab's authenticated API limit (429 once over). */
 export const countApiCall = (env: Env, r: Pick<AccessTokenRecord, 'tokenId' | 'grantId' | 'userId'>): Promise<void> => enforceLimit(env, LIMITS.api, limitKey(r));

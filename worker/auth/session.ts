@@ -30,7 +30,7 @@ export type PageEnv = {
 const SESSION_COOKIE = 'knock_session';
 /** Pre-sign-in CSRF secret (double-submit), replaced by the session's own once signed in. */
 const CSRF_COOKIE = 'knock_csrf';
-export const SESSION_TTL_SECONDS = 7 * 24 * 3600;
+const SESSION_TTL_SECONDS = 7 * 24 * 3600;
 
 /** The flags of every cookie the pages set: HttpOnly, SameSite=Lax, path /, Secure on https, no Domain. */
 export const cookieOptions = (c: Context, maxAge?: number) => ({

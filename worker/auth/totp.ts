@@ -8,10 +8,10 @@
 import { safeEqual } from './crypto';
 
 /** RFC 6238 §4.1: X, the time step in seconds. */
-export const TOTP_STEP_SECONDS = 30;
-export const TOTP_DIGITS = 6;
+const TOTP_STEP_SECONDS = 30;
+const TOTP_DIGITS = 6;
 /** RFC 6238 §5.2: steps accepted either side of the current one. */
-export const TOTP_WINDOW = 1;
+const TOTP_WINDOW = 1;
 /** RFC 4226 §4 R6: a shared secret of at least 128 bits; 160 as RFC 4226's own example. */
 export const TOTP_SECRET_BYTES = 20;
 

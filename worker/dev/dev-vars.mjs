@@ -3,7 +3,7 @@
 import { randomBytes } from 'node:crypto';
 
 /** The secrets `npm start` needs, each with the prefix of a generated value. */
-export const DEV_SECRETS = [
+const DEV_SECRETS = [
   // Acts as user root; also how `npm start` creates the demo data.
   { name: 'ADMIN_TOKEN', prefix: 'knock_admin_' },
   // Keys every stored hash (worker/store/tokens.ts): without it the Worker answers 503.
@@ -25,7 +25,7 @@ export const parseDevVars = (text) => {
 };
 
 /** A fresh random secret. */
-export const generateSecret = (prefix) => prefix + randomBytes(24).toString('base64url');
+const generateSecret = (prefix) => prefix + randomBytes(24).toString('base64url');
 
 /**
  * `text` with every missing or empty secret of DEV_SECRETS added, keeping every other line as it

@@ -15,7 +15,7 @@ import type { UserState } from './user-lifecycle';
  * from their methods (one transaction each).
  */
 
-export type NamespaceRowKind = 'group' | 'project' | 'user';
+type NamespaceRowKind = 'group' | 'project' | 'user';
 
 /** The group or personal namespace a group or project lives in. */
 export interface NamespaceParent {

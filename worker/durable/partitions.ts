@@ -15,7 +15,7 @@ import { problems, raise } from '../errors';
  */
 
 /** The count when `DIRECTORY_PARTITIONS` is unset. */
-export const DEFAULT_PARTITIONS = 64;
+const DEFAULT_PARTITIONS = 64;
 /** At most this many: a partition's number must fit the id encodings that carry it. */
 export const MAX_PARTITIONS = 1024;
 

@@ -11,7 +11,7 @@ export type UserState = (typeof USER_STATES)[number];
 export type StateAction = 'block' | 'unblock' | 'deactivate' | 'activate';
 
 /** Who is acted on, as far as the rules care. */
-export interface Subject {
+interface Subject {
   id: number;
   state: UserState;
   /** The administrator behind ADMIN_TOKEN: like GitLab's internal users, never blocked, deactivated or deleted. */
@@ -22,7 +22,7 @@ export interface Subject {
  * What an action does: refused, or the state it leaves and GitLab's answer (a 201 whose body is
  * `true`, `false` when there was nothing to undo, or `null` when it was already done).
  */
-export type Transition = { problem: Problem } | { next: UserState; answer: boolean | null };
+type Transition = { problem: Problem } | { next: UserState; answer: boolean | null };
 
 const refuse = (problem: Problem): Transition => ({ problem });
 

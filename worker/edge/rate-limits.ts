@@ -46,7 +46,7 @@ export const LIMITS = {
 } as const satisfies Record<string, Limit>;
 
 /** Counts one request under `key`; false once `limit` is used up for now. */
-export const withinLimit = async (env: Env, limit: Limit, key: string): Promise<boolean> => {
+const withinLimit = async (env: Env, limit: Limit, key: string): Promise<boolean> => {
   const limiter: RateLimit | undefined = env[limit.binding];
   return !limiter || (await limiter.limit({ key })).success;
 };

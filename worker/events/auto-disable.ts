@@ -5,7 +5,7 @@
  * someone edits it. A success, or an edit, starts the count again.
  */
 
-export const TEMPORARILY_DISABLED_FAILURE_THRESHOLD = 3;
+const TEMPORARILY_DISABLED_FAILURE_THRESHOLD = 3;
 export const PERMANENTLY_DISABLED_FAILURE_THRESHOLD = 39;
 const INITIAL_BACKOFF_MS = 60_000;
 const MAX_BACKOFF_MS = 24 * 3600_000;
@@ -16,11 +16,11 @@ export interface FailureState {
   disabled_until: number | null;
 }
 
-export type AlertStatus = 'executable' | 'temporarily_disabled' | 'disabled';
+type AlertStatus = 'executable' | 'temporarily_disabled' | 'disabled';
 
-export const isPermanentlyDisabled = (s: FailureState): boolean => s.recent_failures > PERMANENTLY_DISABLED_FAILURE_THRESHOLD;
+const isPermanentlyDisabled = (s: FailureState): boolean => s.recent_failures > PERMANENTLY_DISABLED_FAILURE_THRESHOLD;
 
-export const isTemporarilyDisabled = (s: FailureState, now: number): boolean =>
+const isTemporarilyDisabled = (s: FailureState, now: number): boolean =>
   s.disabled_until !== null &&
   s.disabled_until >= now &&
   s.recent_failures > TEMPORARILY_DISABLED_FAILURE_THRESHOLD &&

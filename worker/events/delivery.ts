@@ -22,9 +22,9 @@ export const outbound = {
   timeout: (ms: number): AbortSignal => AbortSignal.timeout(ms),
 };
 
-export const DELIVERY_TIMEOUT_MS = 10_000;
+const DELIVERY_TIMEOUT_MS = 10_000;
 /** How much of a response body is read, and kept in the delivery log. */
-export const RESPONSE_EXCERPT_BYTES = 2048;
+const RESPONSE_EXCERPT_BYTES = 2048;
 
 /** Standard Webhooks' secret: `whsec_` and base64 of 32 random bytes. */
 export const newSigningSecret = (): string => `whsec_${base64(randomBytes(32))}`;
@@ -33,11 +33,11 @@ export const newSigningSecret = (): string => `whsec_${base64(randomBytes(32))}`
  * Standard Webhooks' signature: `v1,` and base64 of HMAC-SHA-256 over `id.timestamp.body`,
  * keyed with the bytes the secret's base64 part (after `whsec_`) encodes.
  */
-export const sign = async (secret: string, id: string, timestamp: number, body: string): Promise<string> =>
+const sign = async (secret: string, id: string, timestamp: number, body: string): Promise<string> =>
   `v1,${base64(await hmacSha256WithKey(fromBase64(secret.replace(/^whsec_/, '')), `${id}.${timestamp}.${body}`))}`;
 
 /** Where and how a hook is reached, its secrets opened. */
-export interface Destination {
+interface Destination {
   url: string;
   /** The hook's `X-Gitlab-Webhook-UUID`. */
   uuid: string;

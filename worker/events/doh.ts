@@ -13,7 +13,7 @@ export const dohTransport = {
 };
 
 /** The addresses a name has (4 bytes for IPv4, 16 for IPv6), or why there are none to judge. */
-export type Resolution = { addresses: Uint8Array[] } | { error: 'no such name' | 'resolver failed' };
+type Resolution = { addresses: Uint8Array[] } | { error: 'no such name' | 'resolver failed' };
 
 const A = 1;
 const AAAA = 28;

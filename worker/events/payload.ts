@@ -51,9 +51,9 @@ const GITLAB_EVENTS: Readonly<Record<RequestAction | MemberAction, GitlabEvent>>
 };
 
 /** Whether an event is delivered to webhooks at all (settings and hook changes are audit-only). */
-export const isHookEvent = (action: EventDraft['action']): action is RequestAction | MemberAction => action in GITLAB_EVENTS;
+const isHookEvent = (action: EventDraft['action']): action is RequestAction | MemberAction => action in GITLAB_EVENTS;
 
-export const hookEventName = (e: EventDraft): string | null => (isHookEvent(e.action) ? EVENT_NAMES[e.entity.kind][GITLAB_EVENTS[e.action]] : null);
+const hookEventName = (e: EventDraft): string | null => (isHookEvent(e.action) ? EVENT_NAMES[e.entity.kind][GITLAB_EVENTS[e.action]] : null);
 
 /** GitLab's webhook timestamps: ISO 8601 to the second (Ruby's `xmlschema`). */
 const xmlschema = (iso: string): string => iso.replace(/\.\d+Z$/, 'Z');

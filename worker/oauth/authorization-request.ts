@@ -5,7 +5,7 @@ import { PROVIDER } from './provider';
 import { isKnownScope, parseScopes } from './scopes';
 
 /** A value of OpenID Connect's `prompt` that Knock supports (provider.ts `PROVIDER.prompts`). */
-export type Prompt = (typeof PROVIDER.prompts)[number];
+type Prompt = (typeof PROVIDER.prompts)[number];
 
 /** A valid authorization request (RFC 6749 §4.1.1 with RFC 7636 §4.3 and OpenID Connect Core 1.0 §3.1.2.1). */
 export interface AuthorizationRequest {
@@ -52,7 +52,7 @@ export const authorizationParams = (entries: Iterable<[string, string]>): Map<st
 };
 
 /** How the request's client_id is resolved: clients.ts `findClient` with the request's env. */
-export type FindClient = (clientId: string) => Promise<OAuthClient | null>;
+type FindClient = (clientId: string) => Promise<OAuthClient | null>;
 
 export const checkAuthorizationRequest = async (findClient: FindClient, params: Map<string, string | null>): Promise<CheckedAuthorization> => {
   const show = (title: string, detail: string): CheckedAuthorization => ({ kind: 'show', title, detail });

@@ -2,7 +2,7 @@ import type { GroupClaims } from '../store/tokens';
 import { CLAIMS, type Claim, type ClaimSink } from './provider';
 
 /** The user as claims describe them: the grant's copy when a token is issued, the token record's at `/oauth/userinfo`. */
-export interface ClaimsUser {
+interface ClaimsUser {
   id: number;
   username: string;
   name: string;
@@ -10,7 +10,7 @@ export interface ClaimsUser {
 }
 
 /** Values of some claims; a null or undefined value is left out, as GitLab leaves out what it does not have. */
-export type ClaimValues = Partial<Record<Claim, unknown>>;
+type ClaimValues = Partial<Record<Claim, unknown>>;
 
 /**
  * The user's claims as GitLab writes them: `sub` is the user's id, `nickname` and

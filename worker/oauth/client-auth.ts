@@ -27,8 +27,6 @@ const readBasic = (header: string | undefined): { id: string; secret: string } |
   }
 };
 
-export type ClientAuthMethod = 'client_secret_basic' | 'client_secret_post' | 'none';
-
 /**
  * Who is calling the token, revocation or introspection endpoint (RFC 6749 §2.3): a confidential
  * client proves itself with its secret (Basic or in the body, never both); a public client only
@@ -39,7 +37,7 @@ export const authenticateClient = async (
   c: Context<BaseEnv>,
   params: Record<string, string>,
   opts: { confidentialOnly?: boolean; cached?: boolean } = {},
-): Promise<{ client: OAuthClient; method: ClientAuthMethod }> => {
+): Promise<OAuthClient> => {
   const basic = readBasic(c.req.header('authorization'));
   if (basic === 'malformed') return raise(invalidClient('The Basic authorization header is malformed.', true));
   const usedBasic = basic !== null;
@@ -58,11 +56,11 @@ export const authenticateClient = async (
   if (isPublicClient(client)) {
     if (secret) return raise(invalidClient('This is a public client: it has no secret.', usedBasic));
     if (opts.confidentialOnly) return raise(invalidClient('Only confidential clients may use this endpoint.', usedBasic));
-    return { client, method: 'none' };
+    return client;
   }
   if (!secret) return raise(invalidClient('Client authentication is required.', usedBasic));
   if (!safeEqual(await hashSecret(c.env, secret), client.secretHash as string)) {
     return raise(invalidClient('Client authentication failed.', usedBasic));
   }
-  return { client, method: usedBasic ? 'client_secret_basic' : 'client_secret_post' };
+  return client;
 };

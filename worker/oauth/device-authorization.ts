@@ -28,7 +28,7 @@ const DRAWS = 3;
  */
 export const deviceAuthorizationEndpoint = async (c: Context<BaseEnv>) => {
   const params = await readOAuthParams(c);
-  const { client } = await authenticateClient(c, params, { cached: true });
+  const client = await authenticateClient(c, params, { cached: true });
   if (!isPublicClient(client)) await enforceLimit(c.env, LIMITS.oauthClient, client.clientId);
   const scopes = params.scope !== undefined ? parseScopes(params.scope) : client.scopes;
   if (scopes.length === 0 || !scopes.every(isKnownScope)) return raise(problems.oauth('invalid_scope', 'The requested scope is unknown.'));

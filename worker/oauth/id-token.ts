@@ -12,7 +12,7 @@ import { currentSigningKey } from './signing-keys';
 const atHash = async (accessToken: string): Promise<string> =>
   base64url(new Uint8Array(await crypto.subtle.digest('SHA-256', new TextEncoder().encode(accessToken))).slice(0, 16));
 
-export interface IdTokenRequest {
+interface IdTokenRequest {
   issuer: string;
   clientId: string;
   /** The scopes granted: which claims are released (provider.ts `CLAIMS`). */

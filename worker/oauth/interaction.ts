@@ -8,7 +8,7 @@ export interface SignedIn {
 }
 
 /** What the authorization endpoint does next with a valid request. */
-export type Interaction =
+type Interaction =
   /** Nobody is signed in: the sign-in page, then back. */
   | { kind: 'sign-in' }
   /** The user must sign in again (`prompt=login`, `max_age` passed, another user named by `login_hint`): the sign-in page, then back without what asked for it. */

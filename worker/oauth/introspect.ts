@@ -17,7 +17,7 @@ const INACTIVE = { active: false };
  */
 export const introspectionEndpoint = async (c: Context<BaseEnv>) => {
   const params = await readOAuthParams(c);
-  const { client } = await authenticateClient(c, params, { confidentialOnly: true });
+  const client = await authenticateClient(c, params, { confidentialOnly: true });
   const token = params.token ?? raise(problems.oauth('invalid_request', 'token is missing.'));
   const iss = publicOrigin(c.env, c.req.url);
 

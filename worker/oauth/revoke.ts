@@ -14,7 +14,7 @@ import { NO_STORE } from '../protocol/token-response';
  */
 export const revocationEndpoint = async (c: Context<BaseEnv>) => {
   const params = await readOAuthParams(c);
-  const { client } = await authenticateClient(c, params);
+  const client = await authenticateClient(c, params);
   const token = params.token ?? raise(problems.oauth('invalid_request', 'token is missing.'));
   // token_type_hint is only a hint (§2.1): the prefix says what the token is.
   const userId = routeOf(REFRESH_TOKEN_PREFIX, token);

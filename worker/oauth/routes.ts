@@ -51,7 +51,7 @@ const CLIENT_ENDPOINTS: Record<Exclude<Endpoint, 'authorization' | 'endSession'>
 };
 
 /** Paths where browser-based clients may call (CORS). */
-export const CORS_PATHS = [
+const CORS_PATHS = [
   ...METADATA_PATHS,
   ...Object.entries(CLIENT_ENDPOINTS).flatMap(([endpoint, e]) => (e.cors ? ENDPOINTS[endpoint as Endpoint] : [])),
 ];

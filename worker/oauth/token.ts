@@ -48,7 +48,7 @@ export const tokenEndpoint = async (c: Context<BaseEnv>) => {
   }
   // Every grant may trust this isolate's cached application: the user's grant authority judges a
   // deletion itself (clients.ts), so the application's own object is not on every exchange.
-  const { client } = await authenticateClient(c, params, { cached: true });
+  const client = await authenticateClient(c, params, { cached: true });
   // Per client once it has proved who it is; anyone can name a public client, so a budget of its
   // own would let one abuser lock every user of it out (edge/rate-limits.ts).
   if (!isPublicClient(client)) await enforceLimit(c.env, LIMITS.oauthClient, client.clientId);

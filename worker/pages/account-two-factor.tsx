@@ -13,7 +13,7 @@ import { credentialOf, PasskeyForm } from './two-factor-sign-in';
 import type { ConsoleEnv } from './viewer';
 
 /** GitLab's address of the page (User settings → Account → Two-factor authentication). */
-export const TWO_FACTOR_PATH = '/-/profile/two_factor_auth';
+const TWO_FACTOR_PATH = '/-/profile/two_factor_auth';
 const FORM = 'two-factor';
 
 interface TwoFactorView {

@@ -6,7 +6,7 @@ import type { Flash, FormAlert } from './flash';
 import { CsrfField } from './layout';
 
 /** Items per page of every console list. */
-export const PER_PAGE = 20;
+const PER_PAGE = 20;
 
 /** A list's page number from the query (`?members_page=2`): anything odd is page 1. */
 export const pageNumber = (value: string | undefined): number => {

@@ -3,7 +3,7 @@ import type { UserRow } from '../durable/directory/types';
 import { isKnownScope, SCOPE_TABLE } from '../oauth/scopes';
 import { CsrfField, Layout } from './layout';
 
-export interface ConsentProps {
+interface ConsentProps {
   applicationName: string;
   /** Where the user is sent back; null for a device (RFC 8628), which sends no one back. */
   redirectHost: string | null;

@@ -2,7 +2,7 @@ import type { Context } from 'hono';
 import type { UserRow } from '../durable/directory/types';
 import { CsrfField, Layout } from './layout';
 
-export interface EndSessionProps {
+interface EndSessionProps {
   user: UserRow;
   csrf: string;
   /** The application that asked, when it said which (`client_id`). */

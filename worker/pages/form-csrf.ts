@@ -7,9 +7,9 @@ import { errorPage } from './error-page';
 export type FormFields = Record<string, string | File | (string | File)[]>;
 
 /** What a handler behind formCsrf() may read: the form, already checked. */
-export type FormEnv = PageEnv & { Variables: { form: FormFields } };
+type FormEnv = PageEnv & { Variables: { form: FormFields } };
 
-export interface FormCsrfOptions {
+interface FormCsrfOptions {
   /** Keep every value of a repeated field (an array), as parseBody's `all`; otherwise the last. */
   all?: boolean;
 }

@@ -12,7 +12,7 @@ const NAV: { href: string; label: string; admin?: boolean }[] = [
 ];
 
 /** Who the header is for: their name, the sign-out form's CSRF token, and how many requests wait for them. */
-export interface HeaderViewer {
+interface HeaderViewer {
   user: UserRow;
   csrf: string;
   waiting?: number;

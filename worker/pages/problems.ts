@@ -1,7 +1,7 @@
 import { ApiError } from '../errors';
 
 /** An error as a person reads it beside a form: which field it is about, and what to do. */
-export interface Described {
+interface Described {
   field?: string;
   message: string;
 }

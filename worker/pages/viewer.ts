@@ -24,13 +24,12 @@ export interface Viewer {
 export type ConsoleEnv = { Bindings: Env; Variables: { session: Session | null; viewer: Viewer; caller: Caller } };
 
 /** The signed-in user as the services know a caller: what a token with the `api` scope would be. */
-export const callerOf = (user: UserRow): Caller => ({
+const callerOf = (user: UserRow): Caller => ({
   id: user.id,
   username: user.username,
   name: user.name,
   admin: user.admin,
   scopes: ['api'],
-  clientId: null,
   grantId: null,
   tokenId: null,
   profile: { email: user.email, createdAt: user.created_at, twoFactorEnabled: user.two_factor_enabled },

@@ -52,7 +52,7 @@ export const normalizeUserCode = (typed: string): string | null => {
 /** A user code as shown: XXXX-XXXX. */
 export const formatUserCode = (code: string): string => `${code.slice(0, 4)}-${code.slice(4)}`;
 
-export const DEVICE_CODE_PREFIX = 'knock_dc_';
+const DEVICE_CODE_PREFIX = 'knock_dc_';
 
 /**
  * A device code naming the partition of the device authorizations that holds it

@@ -6,12 +6,12 @@
  * Signed like id_tokens, with the `typ` header `logout+jwt` (§2.4, RFC 8725 §3.11).
  */
 
-export const BACKCHANNEL_LOGOUT_EVENT = 'http://schemas.openid.net/event/backchannel-logout';
+const BACKCHANNEL_LOGOUT_EVENT = 'http://schemas.openid.net/event/backchannel-logout';
 export const LOGOUT_TOKEN_TYPE = 'logout+jwt';
 /** §2.4 recommends a short life: two minutes, as id_tokens. */
-export const LOGOUT_TOKEN_TTL_SECONDS = 120;
+const LOGOUT_TOKEN_TTL_SECONDS = 120;
 
-export interface LogoutTokenRequest {
+interface LogoutTokenRequest {
   issuer: string;
   clientId: string;
   userId: number;

@@ -7,7 +7,7 @@ import type { Result } from '../durable/result';
 import type { Env } from '../env';
 
 /** What a new account is made of (the API's `POST /users` and the sign-up form validate it). */
-export interface NewAccount {
+interface NewAccount {
   username: string;
   name: string;
   password: string;
@@ -29,7 +29,7 @@ export const createAccount = async (env: Env, input: NewAccount): Promise<Result
   });
 
 /** A sign-in's verdict: refused for now (throttled), or the user whose password it was (null: none). */
-export type PasswordCheck = { retryAfter: number } | { user: UserRow | null };
+type PasswordCheck = { retryAfter: number } | { user: UserRow | null };
 
 /**
  * Checks a username and password (docs/decisions.md, "Sign-in throttling"), reaching only the

@@ -11,10 +11,10 @@ import { hashSecret } from '../store/tokens';
 /** OAuth applications (GitLab's applications API): what the API's routes and the administrators' pages do. */
 
 /** The prefix of client secrets (so a leaked one is recognisable, as GitLab's `gloas-`). */
-export const CLIENT_SECRET_PREFIX = 'knock_cs_';
+const CLIENT_SECRET_PREFIX = 'knock_cs_';
 
 /** An application to register, as the API's `POST /applications` and the administrators' page validate it. */
-export interface NewApplication {
+interface NewApplication {
   name: string;
   redirect_uri: string[];
   scopes: string[];
@@ -24,7 +24,7 @@ export interface NewApplication {
 }
 
 /** Registers an OAuth application; its secret (none for a public client) is returned this once. */
-export const registerApplication = async (env: Env, input: NewApplication, ownerId: number) => {
+export const registerApplication = async (env: Env, input: NewApplication) => {
   if (input.backchannel_logout_uri !== null) {
     // The URL guard of webhooks (GitLab's wording), as a hook's URL is checked when it is saved.
     const reason = await checkDestination(input.backchannel_logout_uri, config(env));
@@ -38,7 +38,6 @@ export const registerApplication = async (env: Env, input: NewApplication, owner
     redirectUris: input.redirect_uri,
     scopes: input.scopes,
     confidential: input.confidential,
-    ownerId,
     backchannelLogoutUri: input.backchannel_logout_uri,
     postLogoutRedirectUris: input.post_logout_redirect_uris,
   });

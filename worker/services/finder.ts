@@ -23,7 +23,7 @@ export const parseNamespaceId = (id: string | number): number | string =>
  * What the finder reads from a request: the bindings and who is asking. An API handler's context
  * is one (`c.var.caller` from the token); so is an HTML page's (the browser session's user).
  */
-export interface FinderContext {
+interface FinderContext {
   env: Env;
   var: { caller: Pick<Caller, 'id' | 'admin' | 'username' | 'name'> };
 }
@@ -69,7 +69,7 @@ export const recordOf = (row: NamespaceRow, ancestorIds: number[]): RegistryReco
  * `404 Group Not Found`. Only ids the registry knows reach a Durable Object, so guessing ids
  * creates none.
  */
-export const findNamespace = async (c: FinderContext, kind: Kind, id: string | number, fresh = false): Promise<Target> => {
+const findNamespace = async (c: FinderContext, kind: Kind, id: string | number, fresh = false): Promise<Target> => {
   const caller = c.var.caller;
   const ref = parseNamespaceId(id);
   let record: RegistryRecord | null = fresh ? null : cachedRecord(ref);

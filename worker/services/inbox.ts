@@ -55,11 +55,11 @@ export const readInbox = async (
 const everyRequest = async (env: Env, filter: InboxFilter, page: Window, known: KnownVersion): Promise<{ version: number; page: InboxPage | null }> => {
   const partitions = allIndexPartitions(env);
   if (known !== null) {
-    const versions = await Promise.all(partitions.map((p) => p.everyRequest(filter, 0, 0, 'any')));
+    const versions = await Promise.all(partitions.map((p) => p.everyRequest(filter, 0, 'any')));
     const version = versions.reduce((sum, v) => sum + v.version, 0);
     if (known === 'any' || version === known) return { version, page: null };
   }
-  const parts = await Promise.all(partitions.map((p) => p.everyRequest(filter, 0, page.offset + page.limit, null)));
+  const parts = await Promise.all(partitions.map((p) => p.everyRequest(filter, page.offset + page.limit, null)));
   const version = parts.reduce((sum, v) => sum + v.version, 0);
   const items = parts.flatMap((p) => p.page?.items ?? []).sort(compareBy(filter.sort));
   const total = parts.reduce((sum, p) => sum + (p.page?.total ?? 0), 0);

@@ -8,7 +8,7 @@ import type { Env } from '../env';
  * once deployed: another location may read the former value for up to a minute
  * (docs/deploy.md, "Consistency once deployed").
  */
-export interface InstanceSettings {
+interface InstanceSettings {
   /** Every user must set up a second factor before they may use the console or authorize an application. */
   require_two_factor_authentication: boolean;
 }

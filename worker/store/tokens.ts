@@ -15,10 +15,9 @@ export interface AccessTokenRecord {
   grantId: string | null;
   /**
    * The Directory's row of a personal access token or impersonation token (for
-   * `/personal_access_tokens/self` and `last_used_at`); null for OAuth tokens, absent in records
-   * written before it existed.
+   * `/personal_access_tokens/self` and `last_used_at`); null for OAuth tokens.
    */
-  tokenId?: number | null;
+  tokenId: number | null;
   /** Epoch seconds. */
   createdAt: number;
   expiresAt: number;
@@ -52,11 +51,11 @@ export interface GroupClaims {
   developer: string[];
 }
 
-/** What a token's record says besides the user; `tokenId` must be given (null for OAuth tokens). */
-export type TokenFacts = Pick<AccessTokenRecord, 'scopes' | 'clientId' | 'grantId' | 'createdAt' | 'expiresAt' | 'groups'> & { tokenId: number | null };
+/** What a token's record says besides the user. */
+export type TokenFacts = Pick<AccessTokenRecord, 'scopes' | 'clientId' | 'grantId' | 'tokenId' | 'createdAt' | 'expiresAt' | 'groups'>;
 
 /** Who a token's record says it was issued to: the fields of a user row the API answers from it. */
-export interface TokenUser {
+interface TokenUser {
   id: number;
   username: string;
   name: string;
@@ -89,13 +88,13 @@ interface Tombstone {
 
 type StoredToken = AccessTokenRecord | Tombstone;
 
-export type TokenLookup =
+type TokenLookup =
   | { status: 'active'; record: AccessTokenRecord }
   | { status: 'expired' }
   | { status: 'revoked' }
   | { status: 'unknown' };
 
-export const ACCESS_TOKEN_PREFIX = 'knock_at_';
+const ACCESS_TOKEN_PREFIX = 'knock_at_';
 export const REFRESH_TOKEN_PREFIX = 'knock_rt_';
 export const AUTHORIZATION_CODE_PREFIX = 'knock_ac_';
 
@@ -181,8 +180,7 @@ export const callerOf = (record: AccessTokenRecord): Caller => ({
   name: record.name,
   admin: record.admin,
   scopes: record.scopes,
-  clientId: record.clientId,
-  grantId: record.grantId ?? null,
-  tokenId: record.tokenId ?? null,
+  grantId: record.grantId,
+  tokenId: record.tokenId,
   profile: { email: record.email, createdAt: record.userCreatedAt, twoFactorEnabled: record.twoFactorEnabled },
 });

@@ -13,7 +13,7 @@ type MemberFields = Pick<MemberRow, 'access_level' | 'created_at' | 'expires_at'
 const createdByOf = (u: ActorFields): NonNullable<Member['created_by']> => ({ id: u.id, username: u.username, name: u.name });
 
 /** What a request asked and the approvals it has, as its row holds them. */
-export type AskFields = Pick<AccessRequestRow, 'requested_at' | 'reason' | 'access_level' | 'expires_at' | 'approvals_required' | 'approvals'>;
+type AskFields = Pick<AccessRequestRow, 'requested_at' | 'reason' | 'access_level' | 'expires_at' | 'approvals_required' | 'approvals'>;
 
 /**
  * What a request asked, from the JSON a copy of it carries (the index partitions' and the inbox's

@@ -29,8 +29,9 @@ export class AuditLog extends DurableObject<Env> {
     });
   }
 
-  async listEvents(filter: AuditFilter, offset: number, limit: number): Promise<{ total: number; items: LoggedEvent[] }> {
-    const page = this.log.list(filter, offset, limit);
+  /** The first `limit` events of this part that `filter` keeps, newest first, and how many it keeps. */
+  async listEvents(filter: AuditFilter, limit: number): Promise<{ total: number; items: LoggedEvent[] }> {
+    const page = this.log.list(filter, 0, limit);
     return { total: page.total, items: await this.log.withNames(page.items, (ids) => directory(this.env).getUsers(ids)) };
   }
 
@@ -48,7 +49,7 @@ export class AuditLog extends DurableObject<Env> {
  * event is looked up by id in the part of its group's or project's id, which another number
  * would move.
  */
-export const AUDIT_LOG_PARTS = 16;
+const AUDIT_LOG_PARTS = 16;
 
 /**
  * The part of group or project `namespaceId`: a hash of the id, not the id modulo the parts, since
@@ -74,7 +75,7 @@ export const getInstanceEvent = (env: Env, id: number): Promise<LoggedEvent | nu
  * administrators only.
  */
 export const listInstanceEvents = async (env: Env, filter: AuditFilter, offset: number, limit: number): Promise<{ total: number; items: LoggedEvent[] }> => {
-  const pages = await Promise.all(Array.from({ length: AUDIT_LOG_PARTS }, (_, p) => part(env, p).listEvents(filter, 0, offset + limit)));
+  const pages = await Promise.all(Array.from({ length: AUDIT_LOG_PARTS }, (_, p) => part(env, p).listEvents(filter, offset + limit)));
   const items = pages
     .flatMap((page) => page.items)
     .sort((a, b) => (a.record.created_at === b.record.created_at ? b.record.id - a.record.id : a.record.created_at < b.record.created_at ? 1 : -1));

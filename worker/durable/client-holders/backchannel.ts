@@ -1,5 +1,5 @@
 import { KNOCK_VERSION } from '../../../shared/version';
-import { clock, isoNow } from '../../clock';
+import { clock } from '../../clock';
 import { config } from '../../config';
 import type { Env } from '../../env';
 import { notSent, post, type AttemptResult } from '../../events/delivery';
@@ -68,7 +68,7 @@ export class BackchannelLogouts {
     for (const n of notices) {
       if (this.sql.exec('SELECT 1 FROM logout_log WHERE jti = ? LIMIT 1', n.jti).toArray().length > 0) continue;
       this.sql.exec(
-        `INSERT INTO logout_deliveries (jti, user_id, sid, issuer, reason, next_attempt_at, created_at) VALUES (?, ?, ?, ?, ?, ?, ?)
+        `INSERT INTO logout_deliveries (jti, user_id, sid, issuer, reason, next_attempt_at) VALUES (?, ?, ?, ?, ?, ?)
          ON CONFLICT (jti) DO NOTHING`,
         n.jti,
         n.userId,
@@ -76,7 +76,6 @@ export class BackchannelLogouts {
         n.issuer,
         n.reason,
         now,
-        isoNow(),
       );
     }
   }
@@ -115,8 +114,8 @@ export class BackchannelLogouts {
         else this.sql.exec('UPDATE logout_deliveries SET attempts = ?, next_attempt_at = ? WHERE jti = ?', attemptNo, at + schedule[attemptNo - 1] * 1000, d.jti);
         const note = !result.ok && lastTry ? `; no more retries after ${attemptNo} attempts` : '';
         this.sql.exec(
-          `INSERT INTO logout_log (jti, user_id, sid, reason, url, attempt, response_status, response_body, duration_ms, error, created_at)
-           VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+          `INSERT INTO logout_log (jti, user_id, sid, reason, url, attempt, response_status, response_body, error, created_at)
+           VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
           d.jti,
           d.userId,
           d.sid,
@@ -125,7 +124,6 @@ export class BackchannelLogouts {
           attemptNo,
           result.status,
           result.responseBody,
-          result.durationMs,
           result.ok ? null : `${result.error ?? `HTTP ${result.status}`}${note}`,
           new Date(at).toISOString(),
         );

@@ -28,8 +28,7 @@ export const CLIENT_HOLDERS_SCHEMA = [
      issuer TEXT NOT NULL,
      reason TEXT NOT NULL,
      attempts INTEGER NOT NULL DEFAULT 0,
-     next_attempt_at INTEGER NOT NULL,
-     created_at TEXT NOT NULL
+     next_attempt_at INTEGER NOT NULL
    );
    CREATE INDEX logout_deliveries_due ON logout_deliveries (next_attempt_at);
    CREATE TABLE logout_log (
@@ -42,7 +41,6 @@ export const CLIENT_HOLDERS_SCHEMA = [
      attempt INTEGER NOT NULL,
      response_status INTEGER,
      response_body TEXT NOT NULL,
-     duration_ms REAL NOT NULL,
      error TEXT,
      created_at TEXT NOT NULL
    );

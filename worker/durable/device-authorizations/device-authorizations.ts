@@ -13,7 +13,7 @@ import { plainRows } from '../plain-rows';
 /** An expired authorization is kept this long, so a late poll hears `expired_token` rather than `invalid_grant`. */
 const KEPT_AFTER_EXPIRY_SECONDS = 3600;
 
-export interface NewDeviceAuthorization {
+interface NewDeviceAuthorization {
   deviceHash: string;
   userCodeHash: string;
   clientId: string;
@@ -23,16 +23,16 @@ export interface NewDeviceAuthorization {
 }
 
 /** What the verification page shows of an authorization still waiting for its user. */
-export interface PendingDeviceAuthorization {
+interface PendingDeviceAuthorization {
   clientId: string;
   scopes: string[];
 }
 
 /** The user's answer: approve with the authorization code their `User` object issued for it, or deny. */
-export type DeviceDecision = { approve: { userId: number; code: string } } | { deny: true };
+type DeviceDecision = { approve: { userId: number; code: string } } | { deny: true };
 
 /** What a poll that won the approval takes to the user's `User` object. */
-export interface ApprovedDevice {
+interface ApprovedDevice {
   userId: number;
   code: string;
 }

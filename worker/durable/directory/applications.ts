@@ -26,15 +26,14 @@ export abstract class DirectoryApplications extends DirectoryUserChanges {
   createApplication(input: NewApplication): ApplicationRow {
     const row = this.sql
       .exec<RawApplication>(
-        `INSERT INTO applications (client_id, secret_hash, name, redirect_uris, scopes, confidential, owner_id, created_at, backchannel_logout_uri, post_logout_redirect_uris)
-         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING *`,
+        `INSERT INTO applications (client_id, secret_hash, name, redirect_uris, scopes, confidential, created_at, backchannel_logout_uri, post_logout_redirect_uris)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING *`,
         input.clientId,
         input.secretHash,
         input.name,
         JSON.stringify(input.redirectUris),
         input.scopes.join(' '),
         input.confidential ? 1 : 0,
-        input.ownerId,
         isoNow(),
         input.backchannelLogoutUri,
         JSON.stringify(input.postLogoutRedirectUris),

@@ -134,7 +134,7 @@ export abstract class DirectoryRegistry extends DirectoryCore {
    * per changed attribute (`events`), kept here until the namespace's object has them
    * (`ackNamespaceEvents`); the alarm hands over any the caller could not.
    */
-  async updateNamespace(kind: 'group' | 'project', id: number, changes: NamespaceChanges, author: UserRef | null = null) {
+  async updateNamespace(kind: 'group' | 'project', id: number, changes: NamespaceChanges, author: UserRef) {
     const updated = this.ctx.storage.transactionSync(() => {
       const before = namespaceById(this.sql, kind, id);
       const result = updateNamespace(this.sql, kind, id, changes);

@@ -56,7 +56,6 @@ export const DIRECTORY_SCHEMA = [
      redirect_uris TEXT NOT NULL,
      scopes TEXT NOT NULL,
      confidential INTEGER NOT NULL,
-     owner_id INTEGER,
      created_at TEXT NOT NULL,
      backchannel_logout_uri TEXT,
      post_logout_redirect_uris TEXT NOT NULL DEFAULT '[]'

@@ -8,7 +8,7 @@ const ATTRIBUTES = ['name', 'path', 'description', 'visibility', 'request_access
  * One `settings_changed` event per attribute that changed (GitLab records a change per
  * attribute: `change`, `from`, `to`), describing the group or project as it is after the change.
  */
-export const settingsEvents = (before: NamespaceRow, after: NamespaceRow, author: UserRef | null): EventDraft[] => {
+export const settingsEvents = (before: NamespaceRow, after: NamespaceRow, author: UserRef): EventDraft[] => {
   if (after.kind === 'user') return [];
   const entity = { id: after.id, kind: after.kind, full_path: after.full_path, name: after.name, visibility: after.visibility };
   return ATTRIBUTES.filter((a) => before[a] !== after[a]).map((attribute) =>

@@ -107,18 +107,6 @@ export abstract class DirectoryTokens extends DirectoryUsers {
     });
   }
 
-  /**
-   * Ends every personal and impersonation token of a user (tombstones in KV, then the rows marked
-   * revoked); the fan-out of a block, deactivation or deletion does the same. Returns how many.
-   */
-  revokeAllAccessTokensOf(userId: number): Promise<number> {
-    return this.serial(userId, async () => {
-      const live = this.liveTokensOf(userId);
-      await revokeAccessTokens(this.env, live.map((t) => ({ hash: t.token_hash, expiresAt: t.expires_at })));
-      return this.markRevoked(live);
-    });
-  }
-
   /** A user's tokens that KV may still accept: not revoked, not expired. */
   protected liveTokensOf(userId: number): LiveToken[] {
     return this.sql

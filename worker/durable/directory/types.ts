@@ -23,7 +23,7 @@ export interface UserRow {
 }
 
 /** A user who was deleted: final, so it outranks every version a live row could have had. */
-export interface DeletedUser {
+interface DeletedUser {
   id: number;
   state: 'deleted';
   version: number;
@@ -127,7 +127,6 @@ export interface NewApplication {
   redirectUris: string[];
   scopes: string[];
   confidential: boolean;
-  ownerId: number;
   backchannelLogoutUri: string | null;
   postLogoutRedirectUris: string[];
 }

@@ -105,6 +105,6 @@ export const removePendingRequestsOf = async (env: Env, userId: number, where: n
 };
 
 /** The names stored with a user's pending requests follow a rename (newer versions only). */
-export const renameRequester = async (env: Env, user: UserRow, where: number[]): Promise<void> => {
+const renameRequester = async (env: Env, user: UserRow, where: number[]): Promise<void> => {
   await Promise.all(where.map((id) => namespaceObject(env, id).renameRequester(user.id, { username: user.username, name: user.name }, user.version)));
 };

@@ -3,7 +3,7 @@ import { KINDS } from '../../auth/policy';
 import { warnAtSql } from '../../dates';
 
 /** How long a break-glass grant stays among its Owners' alerts. */
-export const BREAK_GLASS_ALERT_HOURS = 24;
+const BREAK_GLASS_ALERT_HOURS = 24;
 
 /**
  * An alert for a manager (`GET /user/access_alerts`): a break-glass grant in a group or project

@@ -328,11 +328,11 @@ export const inboxOutboxWaiting = (sql: SqlStorage): boolean => sql.exec('SELECT
 // ---- the administrators' inbox: every pending request ----
 
 /**
- * A page of every pending request here, oldest first (index `pending_requests_open`) unless the filter sorts otherwise, with the
+ * The first `limit` of every pending request here, oldest first (index `pending_requests_open`) unless the filter sorts otherwise, with the
  * administrators' version read in the same transaction; only the version while it is `known`.
  * Run in a transaction.
  */
-export const everyRequest = (sql: SqlStorage, filter: InboxFilter, offset: number, limit: number, known: KnownVersion): { version: number; page: InboxPage | null } => {
+export const everyRequest = (sql: SqlStorage, filter: InboxFilter, limit: number, known: KnownVersion): { version: number; page: InboxPage | null } => {
   const version = sql.exec<{ version: number }>('SELECT version FROM inbox_versions WHERE user_id = ?', EVERY_REQUEST).toArray()[0]?.version ?? 0;
   if (known === 'any' || known === version) return { version, page: null };
   const columns = { kind: 'n.kind', requestedAt: 'i.requested_at', fullPath: 'n.full_path', username: 'u.username', name: 'u.name', namespaceId: 'i.namespace_id', userId: 'i.user_id' };
@@ -345,10 +345,9 @@ export const everyRequest = (sql: SqlStorage, filter: InboxFilter, offset: numbe
     .exec<InboxItem>(
       `SELECT i.namespace_id, n.kind, n.name AS source_name, n.full_path AS source_full_path, i.user_id, u.username, u.name, u.state,
               i.requested_at, ${OWNER} AS access_level, i.details
-       ${body} ORDER BY ${orderBy(filter.sort, columns)} LIMIT ? OFFSET ?`,
+       ${body} ORDER BY ${orderBy(filter.sort, columns)} LIMIT ?`,
       ...args,
       limit,
-      offset,
     )
     .toArray();
   return { version, page: { version, total, items } };

@@ -420,8 +420,8 @@ export class IndexPartition extends DurableObject<Env> {
   }
 
   /** The administrators' inbox here: every pending request (inbox-index.ts); only the version while it is `known`. */
-  everyRequest(filter: InboxFilter, offset: number, limit: number, known: KnownVersion): { version: number; page: InboxPage | null } {
-    return this.ctx.storage.transactionSync(() => everyRequest(this.sql, filter, offset, limit, known));
+  everyRequest(filter: InboxFilter, limit: number, known: KnownVersion): { version: number; page: InboxPage | null } {
+    return this.ctx.storage.transactionSync(() => everyRequest(this.sql, filter, limit, known));
   }
 
   /** A manager's alerts here: break-glass grants where they are an Owner, others' access that ends soon (alerts.ts). */

@@ -257,7 +257,7 @@ export abstract class NamespaceAccess extends NamespaceChecks {
   }
 
   /** Deny (by a manager, with an optional reason the requester sees) or withdraw (by the requester). */
-  async removeAccessRequest(ref: NamespaceRef, actor: Actor, userId: number, reason: string | null = null): Promise<NamespaceResult<null>> {
+  async removeAccessRequest(ref: NamespaceRef, actor: Actor, userId: number, reason: string | null): Promise<NamespaceResult<null>> {
     const here = await this.ready(ref);
     if (!here.ok) return here;
     const kind = KINDS[ref.kind];

@@ -13,7 +13,7 @@ import type { AccessAsk } from './types';
  */
 
 /** An auto-approve entry as stored: the group named by `member_of` resolved to its id when the rules were saved. */
-export type StoredAutoApprove = AccessRequestRules['auto_approve'][number] & { member_of_id?: number };
+type StoredAutoApprove = AccessRequestRules['auto_approve'][number] & { member_of_id?: number };
 export type StoredRules = Omit<AccessRequestRules, 'auto_approve'> & { auto_approve: StoredAutoApprove[] };
 
 /** No rules: every request waits for one manager, as GitLab's do. */

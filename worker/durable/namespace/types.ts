@@ -121,7 +121,7 @@ export type MemberRow = {
 };
 
 /** The new member, with the requester's name as their request carried it. */
-export type ApprovedMemberRow = MemberRow & Pick<AccessRequestRow, 'username' | 'name'>;
+type ApprovedMemberRow = MemberRow & Pick<AccessRequestRow, 'username' | 'name'>;
 
 export interface PageOf<T> {
   total: number;

@@ -68,7 +68,7 @@ export interface HookLogRow {
 export type StatusFilter = number | 'successful' | 'client_failure' | 'server_failure';
 
 /** GitLab keeps a hook's delivery log for a week. */
-export const LOG_RETENTION_MS = 7 * 24 * 3600_000;
+const LOG_RETENTION_MS = 7 * 24 * 3600_000;
 /** GitLab's limit is 100 per project and 50 per group; one object serves its hooks, so fewer. */
 export const MAX_HOOKS = 20;
 /** Attempts in flight at once to a healthy hook, and in one pass of the alarm. */
@@ -266,11 +266,6 @@ export class Webhooks {
         PERMANENTLY_DISABLED_FAILURE_THRESHOLD,
       )
       .one().due;
-  }
-
-  /** Whether any delivery is queued at all (for tests and the crash check). */
-  queued(): number {
-    return this.sql.exec<{ n: number }>('SELECT COUNT(*) AS n FROM deliveries').one().n;
   }
 
   /**

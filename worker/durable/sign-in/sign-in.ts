@@ -8,8 +8,8 @@ import { SIGN_IN_SCHEMA } from './schema';
 import { plainRows } from '../plain-rows';
 
 /** Failed sign-ins allowed per username and per client address within the window. */
-export const LOGIN_FAILURE_LIMIT = 10;
-export const LOGIN_WINDOW_MS = 15 * 60 * 1000;
+const LOGIN_FAILURE_LIMIT = 10;
+const LOGIN_WINDOW_MS = 15 * 60 * 1000;
 
 /** A user's login record as a `name:` partition keeps it: the user (as copies of it are told) and the password hash. */
 export interface Login {
@@ -28,7 +28,7 @@ export interface LoginChange {
 }
 
 /** The first half of a sign-in in the name's partition: refused for now, or the attempt counted and the record (if any). */
-export type SignInAttempt = { retryAfter: number } | { attempt: number; login: Login | null };
+type SignInAttempt = { retryAfter: number } | { attempt: number; login: Login | null };
 
 /** The `name:` partition object of a username. */
 export const namePartition = (env: Env, username: string) => env.SIGN_IN.getByName(partitionName('name', partitionOfName(username, partitionCount(env))));

@@ -10,7 +10,6 @@ export const signingKeysMigrations = [
      kid TEXT PRIMARY KEY,
      public_jwk TEXT NOT NULL,
      sealed_private_jwk TEXT NOT NULL,
-     created_at INTEGER NOT NULL,
      signs_from INTEGER NOT NULL,
      published_until INTEGER
    );

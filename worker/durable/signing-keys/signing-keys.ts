@@ -9,19 +9,19 @@ import { plainRows } from '../plain-rows';
 
 const DAY_MS = 24 * 3600 * 1000;
 /** Each key signs for this long before the next one takes over. */
-export const KEY_SIGNS_FOR_MS = 30 * DAY_MS;
+const KEY_SIGNS_FOR_MS = 30 * DAY_MS;
 /**
  * The next key is published this long before it signs, so relying parties that cache the JWKS
  * (Knock's answer may be cached 5 minutes, and Workers keep it a minute) have it before the first
  * id_token it signs.
  */
-export const KEY_PUBLISHED_AHEAD_MS = DAY_MS;
+const KEY_PUBLISHED_AHEAD_MS = DAY_MS;
 /**
  * A key stays published this long after it stopped signing: the last id_token it signed lives two
  * minutes, and a Worker that has not yet heard of an unscheduled rotation may sign with it for one
  * more (its cache of the keys); the rest is for clocks that disagree.
  */
-export const KEY_KEPT_AFTER_MS = 10 * 60 * 1000;
+const KEY_KEPT_AFTER_MS = 10 * 60 * 1000;
 
 /** A key as the Worker takes it: the public JWK it publishes, and the private one, sealed. */
 export interface PublishedKey {
@@ -118,7 +118,7 @@ export class SigningKeys extends DurableObject<Env> {
         this.sql.exec('DELETE FROM keys WHERE signs_from > ?', now);
         this.sql.exec('UPDATE keys SET published_until = MIN(COALESCE(published_until, ?1), ?1)', now + KEY_KEPT_AFTER_MS);
       }
-      this.insert(made, now, now);
+      this.insert(made, now);
     });
     await this.scheduleAlarm();
     return this.published();
@@ -148,28 +148,27 @@ export class SigningKeys extends DurableObject<Env> {
     const next = this.sql.exec('SELECT 1 FROM keys WHERE signs_from > ?', now).toArray().length > 0;
     if (!current) {
       const made = await newKeyPair(this.env);
-      this.ctx.storage.transactionSync(() => this.insert(made, now, now));
+      this.ctx.storage.transactionSync(() => this.insert(made, now));
     } else if (!next && now >= current.signs_from + KEY_SIGNS_FOR_MS - KEY_PUBLISHED_AHEAD_MS) {
       const made = await newKeyPair(this.env);
       const signsFrom = Math.max(now + KEY_PUBLISHED_AHEAD_MS, current.signs_from + KEY_SIGNS_FOR_MS);
-      this.ctx.storage.transactionSync(() => this.insert(made, now, signsFrom));
+      this.ctx.storage.transactionSync(() => this.insert(made, signsFrom));
     }
     await this.scheduleAlarm();
   }
 
   /** Stores a key; every older key without an end leaves the JWKS KEY_KEPT_AFTER_MS after this one takes over. */
-  private insert(made: { kid: string; publicJwk: JWK; sealed: string }, now: number, signsFrom: number): void {
+  private insert(made: { kid: string; publicJwk: JWK; sealed: string }, signsFrom: number): void {
     this.sql.exec(
       'UPDATE keys SET published_until = ? WHERE published_until IS NULL AND signs_from < ?',
       signsFrom + KEY_KEPT_AFTER_MS,
       signsFrom,
     );
     this.sql.exec(
-      'INSERT INTO keys (kid, public_jwk, sealed_private_jwk, created_at, signs_from) VALUES (?, ?, ?, ?, ?)',
+      'INSERT INTO keys (kid, public_jwk, sealed_private_jwk, signs_from) VALUES (?, ?, ?, ?)',
       made.kid,
       JSON.stringify(made.publicJwk),
       made.sealed,
-      now,
       signsFrom,
     );
   }

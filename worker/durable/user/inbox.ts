@@ -85,7 +85,7 @@ export const INBOX_SORTS = ['oldest', 'newest', 'requester', 'source'] as const;
 export type InboxSort = (typeof INBOX_SORTS)[number];
 
 /** The columns of an inbox read, by what they hold (each inbox has its own table and aliases). */
-export interface InboxColumns {
+interface InboxColumns {
   kind: string;
   requestedAt: string;
   fullPath: string;

@@ -80,7 +80,7 @@ export const handOverLogouts = async (env: Env, sql: SqlStorage, userId: number)
 };
 
 /** A live token pair issued with group claims, whose application was not yet told of a loss. */
-export interface PairWithClaims {
+interface PairWithClaims {
   refreshHash: string;
   grantId: string;
   groups: GroupClaims;

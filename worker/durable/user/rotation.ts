@@ -25,7 +25,7 @@ export interface RotationInput {
 }
 
 /** A decision, or what the transaction needs first (read outside it, then it runs again): the user, never told this object, or the group claims. */
-export type RotationOutcome = Outcome | { kind: 'ask'; for: 'user' | 'claims' };
+type RotationOutcome = Outcome | { kind: 'ask'; for: 'user' | 'claims' };
 
 /**
  * RFC 6749 §6 with rotation (RFC 9700 §4.14.2), in one transaction: the presented pair is read,
@@ -51,9 +51,8 @@ export const rotate = (sql: SqlStorage, env: Env, input: RotationInput, user: Us
 
   const pair = pairOf(env, fresh, current.client_id, current.grant_id, scopes, input.groups);
   sql.exec(
-    `UPDATE token_pairs SET state = 'rotated', rotated_at = ?, successor_hash = ?, retry_request = ?, retry_response = ?, retry_until = ?
+    `UPDATE token_pairs SET state = 'rotated', successor_hash = ?, retry_request = ?, retry_response = ?, retry_until = ?
      WHERE refresh_hash = ?`,
-    now,
     pair.refreshHash,
     retryRequest,
     input.sealed,

@@ -67,7 +67,7 @@ export type Outcome =
   | Decision
   | { kind: 'retry'; sealed: ArrayBuffer; successor: { scope: string; createdAt: number; expiresAt: number }; authentication: Authentication; groups: GroupClaims | null };
 
-export const PAIR_SELECT = `SELECT p.*, g.client_id, g.user_id, g.scopes AS grant_scopes, g.revoked_at AS grant_revoked_at, g.auth_time, g.sid
+const PAIR_SELECT = `SELECT p.*, g.client_id, g.user_id, g.scopes AS grant_scopes, g.revoked_at AS grant_revoked_at, g.auth_time, g.sid
   FROM token_pairs p JOIN grants g ON g.id = p.grant_id`;
 
 /** Redeemed codes are kept this long past their expiry so a late replay still revokes. */

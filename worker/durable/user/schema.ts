@@ -89,7 +89,6 @@ export const USER_SCHEMA = [
      scopes TEXT NOT NULL,
      created_at INTEGER NOT NULL,
      state TEXT NOT NULL,
-     rotated_at INTEGER,
      successor_hash TEXT,
      retry_request TEXT,
      retry_response BLOB,

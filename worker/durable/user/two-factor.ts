@@ -39,7 +39,7 @@ export interface RelyingParty {
   name: string;
 }
 
-export interface PasskeyInfo {
+interface PasskeyInfo {
   id: string;
   name: string;
   createdAt: string;
@@ -54,7 +54,7 @@ export interface TwoFactorStatus {
 }
 
 /** A sign-in with the right password, waiting for the second factor. */
-export interface SecondStep {
+interface SecondStep {
   returnTo: string;
   totp: boolean;
   passkeys: boolean;
@@ -63,28 +63,28 @@ export interface SecondStep {
 /** What proves the second step: a code (TOTP or recovery code, one field as GitLab's) or a passkey's answer. */
 export type SecondFactorProof = { code: string } | { passkey: AuthenticationResponseJSON; rp: RelyingParty };
 
-export type SecondStepResult = { signedIn: true; returnTo: string } | { signedIn: false; problem: 'invalid' | 'expired' | 'inactive' };
+type SecondStepResult = { signedIn: true; returnTo: string } | { signedIn: false; problem: 'invalid' | 'expired' | 'inactive' };
 
 /** A new session's facts, as session.ts makes them. */
-export interface NewSession {
+interface NewSession {
   idHash: string;
   csrfToken: string;
   ttlSeconds: number;
 }
 
 /** What the `User` object lends: its sessions and its alarm. */
-export interface TwoFactorHost {
+interface TwoFactorHost {
   createSession(user: UserRow, idHash: string, csrfToken: string, ttlSeconds: number): boolean;
   /** The user as the object was last told, while active. */
   activeUser(): UserRow | null;
   alarmBy(at: number): Promise<void>;
 }
 
-export const RECOVERY_CODE_COUNT = 10;
+const RECOVERY_CODE_COUNT = 10;
 /** A challenge or a second step lasts this long (Web Authentication §5.4: a few minutes). */
 export const SECOND_STEP_SECONDS = 300;
 /** Wrong codes a second step takes before the password must be given again. */
-export const SECOND_STEP_FAILURES = 5;
+const SECOND_STEP_FAILURES = 5;
 /** The Directory is asked again this long after it could not take the flag. */
 const FLAG_RETRY_MS = 10_000;
 const TOTP_PURPOSE = 'totp secret';

@@ -332,7 +332,7 @@ export class User extends DurableObject<Env> {
    * Ends one browser session (signing out; RP-initiated logout). The applications given `openid`
    * in it, but `exceptClient` (the one that asked, ending its own session), get a logout token.
    */
-  async deleteSession(idHash: string, exceptClient: string | null = null): Promise<void> {
+  async deleteSession(idHash: string, exceptClient: string | null): Promise<void> {
     const sid = await sessionSid(idHash);
     // Already ended (signing out everywhere ends this one too): its applications were told then.
     if (this.sql.exec('SELECT 1 FROM sessions WHERE id_hash = ?', idHash).toArray().length === 0) return;

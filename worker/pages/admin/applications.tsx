@@ -156,7 +156,7 @@ export const adminApplicationPages = new Hono<ConsoleEnv>()
     };
     try {
       const input = parseForm(NewApplicationSchema, values);
-      const { application, secret } = await registerApplication(c.env, input, c.var.viewer.user.id);
+      const { application, secret } = await registerApplication(c.env, input);
       // The secret is shown on this answer only: storage keeps its keyed hash.
       c.header('Cache-Control', 'no-store');
       return c.html(<ApplicationsPage c={c} flash={{}} created={{ name: application.name, clientId: application.client_id, secret }} />, 201);

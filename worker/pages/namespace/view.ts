@@ -90,7 +90,7 @@ export const pagePathOf = (kind: Kind, fullPath: string) => (kind.name === 'proj
 export const actionsOf = (kind: Kind, id: number) => `/${kind.route}/${id}/-`;
 
 /** Loads the view of a group or project the viewer may see (else the service raises its 404). */
-export const loadView = async (c: PageContext, kind: Kind, target: Target, flash: Flash, tab: Tab = TABS[0]!): Promise<NamespaceView> => {
+export const loadView = async (c: PageContext, kind: Kind, target: Target, flash: Flash, tab: Tab): Promise<NamespaceView> => {
   const [standing, row, pending] = await Promise.all([
     service.standingOn(c.env, target),
     service.describe(c.env, kind, target),
