@@ -1,36 +1,19 @@
-// Every value the extension keeps, defined once (WXT storage items). Since version 2 the extension
-// talks to several Knock servers: each value below is a list or a record keyed by the server's
-// origin (`https://knock.example`, the id of a server everywhere in the extension).
-//
-// Version 1 knew one server. Its keys are kept and their values migrated in place (WXT runs an
-// item's `migrations` when it is first used after an update), so an installation signed in to
-// one server is still signed in to it after the update (migrations.ts says how).
+// Every value the extension keeps, defined once (WXT storage items). The extension talks to
+// several Knock servers: each value below is a list or a record keyed by the server's origin
+// (`https://knock.example`, the id of a server everywhere in the extension). These shapes are the
+// baseline: no release of the extension has stored any other (docs/deploy.md says how a later
+// release changes one).
 
 import type { AuthorizationServer } from 'oauth4webapi';
 import type { AccessAlert, OwnAccessRequest } from '../../shared/api-types';
 import { storage } from 'wxt/utils/storage';
-import {
-  accessTokensFromV1,
-  accountsFromV1,
-  accountsFromV2,
-  authorizationServersFromV1,
-  credentialsFromV1,
-  inboxFromV1,
-  inboxFromV2,
-  notifiedFromV1,
-  serversFromV1,
-} from './migrations';
 import type { PendingSource } from './pending-requests';
 
 /** A server's origin, e.g. `https://knock.example` or `http://127.0.0.1:8787`. */
 export type ServerUrl = string;
 
 /** The servers, in the order they were added. */
-export const serversItem = storage.defineItem<ServerUrl[]>('local:serverUrl', {
-  fallback: [],
-  version: 2,
-  migrations: { 2: serversFromV1 },
-});
+export const serversItem = storage.defineItem<ServerUrl[]>('local:servers', { fallback: [] });
 
 /** Who is signed in on a server. A server without one is signed out. */
 export interface Account {
@@ -43,22 +26,14 @@ export interface Account {
   /** When they signed in (ms since epoch): outcomes of their requests decided before are not announced. */
   signedInAt: number;
 }
-export const accountsItem = storage.defineItem<Record<ServerUrl, Account>>('local:account', {
-  fallback: {},
-  version: 3,
-  migrations: { 2: accountsFromV1, 3: accountsFromV2 },
-});
+export const accountsItem = storage.defineItem<Record<ServerUrl, Account>>('local:accounts', { fallback: {} });
 
 /**
  * What the extension signs its calls with, per server; survives restarts. An OAuth refresh token
  * (rotated on every refresh) or a personal access token (kept until signed out).
  */
 export type Credential = { kind: 'oauth'; refreshToken: string } | { kind: 'personal-access-token'; token: string };
-export const credentialsItem = storage.defineItem<Record<ServerUrl, Credential>>('local:refreshToken', {
-  fallback: {},
-  version: 2,
-  migrations: { 2: credentialsFromV1 },
-});
+export const credentialsItem = storage.defineItem<Record<ServerUrl, Credential>>('local:credentials', { fallback: {} });
 
 export interface AccessTokenRecord {
   token: string;
@@ -67,17 +42,10 @@ export interface AccessTokenRecord {
 }
 
 /** OAuth access tokens: only as long as the browser session (RFC 9700 §4.14: keep them short-lived). */
-export const accessTokensItem = storage.defineItem<Record<ServerUrl, AccessTokenRecord>>('session:accessToken', {
-  fallback: {},
-  version: 2,
-  migrations: { 2: accessTokensFromV1 },
-});
+export const accessTokensItem = storage.defineItem<Record<ServerUrl, AccessTokenRecord>>('session:accessTokens', { fallback: {} });
 
 /** Each server's authorization server metadata (RFC 8414), found at sign-in or first use. */
-export const authorizationServersItem = storage.defineItem<Record<ServerUrl, AuthorizationServer>>(
-  'session:authorizationServer',
-  { fallback: {}, version: 2, migrations: { 2: authorizationServersFromV1 } },
-);
+export const authorizationServersItem = storage.defineItem<Record<ServerUrl, AuthorizationServer>>('session:authorizationServers', { fallback: {} });
 
 export interface Settings {
   pollMinutes: number;
@@ -86,10 +54,7 @@ export interface Settings {
 /** Browsers do not repeat alarms more often than about this. */
 export const MIN_POLL_MINUTES = 1;
 const DEFAULT_SETTINGS: Settings = { pollMinutes: 5, notificationsEnabled: true };
-export const settingsItem = storage.defineItem<Settings>('local:settings', {
-  fallback: DEFAULT_SETTINGS,
-  version: 1,
-});
+export const settingsItem = storage.defineItem<Settings>('local:settings', { fallback: DEFAULT_SETTINGS });
 
 /** Why the last attempt to reach a server failed. */
 export type ServerProblem =
@@ -133,18 +98,10 @@ export interface ServerInbox {
  * The pending requests, per server: written only by the background (after each refresh, and at
  * once when a request is approved or denied, put back if the server refuses); the popup renders it.
  */
-export const inboxItem = storage.defineItem<Record<ServerUrl, ServerInbox>>('local:inbox', {
-  fallback: {},
-  version: 3,
-  migrations: { 2: inboxFromV1, 3: inboxFromV2 },
-});
+export const inboxItem = storage.defineItem<Record<ServerUrl, ServerInbox>>('local:inbox', { fallback: {} });
 
 /** Requests a notification was already shown for (`requestKey` + `requested_at`). */
-export const notifiedRequestsItem = storage.defineItem<string[]>('local:notifiedRequests', {
-  fallback: [],
-  version: 2,
-  migrations: { 2: notifiedFromV1 },
-});
+export const notifiedRequestsItem = storage.defineItem<string[]>('local:notifiedRequests', { fallback: [] });
 
 /**
  * Outcomes of the user's own requests a notification was already shown (or deliberately not
