@@ -57,7 +57,7 @@ const random = (seed) => () => {
  * below) and drop the moved rows from the Directory's entry: each object then holds what a
  * deployment of N users gives it.
  */
-export const SEEDS = [
+const SEEDS = [
   {
     binding: 'DIRECTORY',
     object: () => 'directory',

@@ -117,7 +117,7 @@ export function renderSvg(results) {
 }
 
 /** The partitions scenarios (issue 16): one object's ceiling, calls per object, latency by users. */
-export function renderPartitions(pt) {
+function renderPartitions(pt) {
   if (!pt?.available) return pt && pt.reason !== 'not run' ? [`Past one object — not available: ${pt.reason}`] : [];
   const lines = [`Past one object — ${pt.partitions} partitions`];
   const c = pt.ceiling;

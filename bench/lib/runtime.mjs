@@ -15,7 +15,7 @@ import { ROOT } from './paths.mjs';
  * Knock's Worker as `wrangler dev` would run it, from wrangler.toml (and `.dev.vars`, whose
  * secrets the callers replace): `compat`, `vars`, `durableObjects`, `kvNamespaces`.
  */
-export const knockConfig = () => {
+const knockConfig = () => {
   const level = process.env.WRANGLER_LOG;
   // The secrets wrangler.toml requires are given to Miniflare below, not read from the environment.
   process.env.WRANGLER_LOG = 'error';

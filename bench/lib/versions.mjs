@@ -13,7 +13,7 @@ import { freshStateDir, startRuntime } from './runtime.mjs';
 import * as setup from './setup.mjs';
 
 /** The repository at `rev`, unpacked into `dir` beside the working tree's node_modules. */
-export function checkoutRevision(rev, dir) {
+function checkoutRevision(rev, dir) {
   mkdirSync(dir);
   execFileSync('sh', ['-c', `git -C "${ROOT}" archive "${rev}" | tar -x -C "${dir}"`]);
   symlinkSync(join(ROOT, 'node_modules'), join(dir, 'node_modules'));
@@ -24,7 +24,7 @@ export function checkoutRevision(rev, dir) {
  * A runtime of Knock built from `root` (named `name` in `work`), with the bench's Workers beside
  * it, on state in `persistTo`; `entry`: Knock's module, when not wrangler.toml's `main`.
  */
-export async function startVersion(work, name, root, persistTo, entry) {
+async function startVersion(work, name, root, persistTo, entry) {
   const build = (dir) => buildBenchWorker(`bench/${dir}/worker.ts`, join(work, `${name}-${dir}.mjs`));
   return startRuntime({
     knock: await buildKnock(join(work, `${name}-knock`), root, entry),
