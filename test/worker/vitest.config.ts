@@ -41,7 +41,8 @@ export default defineConfig({
     // inbox, the instance audit log, the users list) scoped to what it made; setupFiles gives
     // every test the real clock back.
     isolate: false,
-    // The first request starts the Worker in workerd, which takes seconds on 2 cores.
+    // The runtime starts the Worker before the first file runs (support/setup.ts); these budgets
+    // are for a test's own work on a machine also running the other projects.
     testTimeout: 30_000,
     hookTimeout: 30_000,
     include: ['**/*.test.ts'],
