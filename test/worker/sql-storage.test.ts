@@ -1,6 +1,6 @@
 import { runInDurableObject } from 'cloudflare:test';
 import { env } from 'cloudflare:workers';
-import { describe, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { plainRows } from '../../worker/durable/plain-rows';
 import { SQL_STORAGE_CONTRACT } from '../unit/support/sql-storage-contract';
 
@@ -19,4 +19,11 @@ describe("workerd's SQL storage with rows built in JavaScript (plainRows)", () =
   for (const [name, check] of Object.entries(SQL_STORAGE_CONTRACT)) {
     it(name, () => inObject((storage) => check({ sql: plainRows(storage.sql), transactionSync: (closure) => storage.transactionSync(closure) })));
   }
+});
+
+describe('plainRows', () => {
+  it('gives one wrapper per storage, so the helpers an object lends its storage to share the object’s', () =>
+    inObject((storage) => {
+      expect(plainRows(storage.sql)).toBe(plainRows(storage.sql));
+    }));
 });

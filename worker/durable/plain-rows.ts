@@ -60,13 +60,25 @@ const rowOf = <T>(names: string[], values: SqlStorageValue[]): T => {
   return row as T;
 };
 
-/** `sql` with its rows built in JavaScript; an object class wraps its storage's once, when it is made. */
-export const plainRows = (sql: SqlStorage): SqlStorage => ({
-  exec: <T extends Record<string, SqlStorageValue>>(query: string, ...bindings: unknown[]): SqlStorageCursor<T> =>
-    new PlainRowCursor<T>(sql.exec<T>(query, ...bindings)) as unknown as SqlStorageCursor<T>,
-  get databaseSize(): number {
-    return sql.databaseSize;
-  },
-  Cursor: sql.Cursor,
-  Statement: sql.Statement,
-});
+const wrapped = new WeakMap<SqlStorage, SqlStorage>();
+
+/**
+ * `sql` with its rows built in JavaScript. One wrapper per storage: the helpers an object lends its
+ * storage to (its second factor, its webhooks, its logouts) get the object's own.
+ */
+export const plainRows = (sql: SqlStorage): SqlStorage => {
+  let plain = wrapped.get(sql);
+  if (!plain) {
+    plain = {
+      exec: <T extends Record<string, SqlStorageValue>>(query: string, ...bindings: unknown[]): SqlStorageCursor<T> =>
+        new PlainRowCursor<T>(sql.exec<T>(query, ...bindings)) as unknown as SqlStorageCursor<T>,
+      get databaseSize(): number {
+        return sql.databaseSize;
+      },
+      Cursor: sql.Cursor,
+      Statement: sql.Statement,
+    };
+    wrapped.set(sql, plain);
+  }
+  return plain;
+};
