@@ -263,7 +263,7 @@ describe('back-channel logout delivery', () => {
     // The group's push of a demotion to Reporter commits in its tree's partition, which stops
     // before it tells bob's `User` (a crash): what `applyChanges` commits first, alone.
     const partition = treeIndex(env, acme.id, []);
-    const source: SourceCopy = { id: acme.id, kind: 'group', name: acme.name, full_path: acme.full_path, visibility: 'public', version: 1, ancestorIds: [] };
+    const source: SourceCopy = { id: acme.id, kind: 'group', name: acme.full_path, full_path: acme.full_path, visibility: 'public', version: 1, ancestorIds: [] };
     const demoted = { userId: bob.id, accessLevel: 20, createdAt: new Date().toISOString(), createdBy: alice.id, version: 1_000_000 };
     await runInDurableObject(partition, (instance: IndexPartition) => {
       expect(instance['applyLocally'](source, [demoted], [], [])).toBe(true);

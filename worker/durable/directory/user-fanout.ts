@@ -46,7 +46,8 @@ export const isActive = (s: UserSnapshot): s is UserRow => s.state === 'active';
  *   end there, their browser sessions are refused, and their access tokens become tombstones; a new
  *   password ends the sessions begun before it);
  * - groups and projects: pending requests follow a rename, or go when the user may no longer act;
- *   a deleted user's memberships go, and so do their personal projects.
+ *   a deleted user's memberships go (their personal projects, and a new username's paths, reach
+ *   the projects' objects through the registry's outbox, registry.ts).
  */
 export const fanOut = async (env: Env, plan: FanOut): Promise<void> => {
   const user = plan.snapshot;
