@@ -113,7 +113,7 @@ export abstract class DirectoryRegistry extends DirectoryCore {
         ...deleted.map((id) => namespaceObject(this.env, id).markDeleted()),
       ]);
     } catch (e) {
-      console.warn('registry rows could not be copied to their index partitions; the alarm will retry', e);
+      console.warn('registry rows could not be copied to their index partitions or objects; the alarm will retry', e);
       return false;
     }
     this.sql.exec('DELETE FROM registry_outbox WHERE seq <= ?', queued[queued.length - 1].seq);
