@@ -4,7 +4,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import type { Namespace } from '../../worker/durable/namespace/namespace';
 import type { NamespaceRef } from '../../worker/durable/namespace/types';
 import { unique } from './support/http';
-import { indexedMembership } from './support/indexes';
+import { indexedMembership, indexedPendingRequests } from './support/indexes';
 import { treeIndex } from '../../worker/durable/index-partition/index-partition';
 import { admin, as, createSource, KIND_ROUTES, person, startWorker } from './support/namespaces';
 
@@ -122,11 +122,13 @@ describe('the membership index', () => {
       expect(state.storage.sql.exec("SELECT entry FROM outbox ORDER BY version").toArray().map((r) => r.entry)).toEqual(['request', 'member']);
       expect(await state.storage.getAlarm()).not.toBeNull();
     });
-    // The member exists in the project; the index has not heard of it yet.
+    // The member exists in the project; the index has not heard of it yet, and still lists the request.
     expect(await indexedMembership(source.id, requester.id)).toBeNull();
+    expect(await indexedPendingRequests(requester.id)).toEqual([{ id: source.id, kind: 'project' }]);
 
     expect(await runDurableObjectAlarm(stub)).toBe(true);
     expect(await indexedMembership(source.id, requester.id)).toMatchObject({ access_level: 30 });
+    expect(await indexedPendingRequests(requester.id)).toEqual([]);
     await runInDurableObject(stub, async (_i: Namespace, state) => {
       expect(state.storage.sql.exec('SELECT COUNT(*) AS n FROM outbox').one().n).toBe(0);
       expect(await state.storage.getAlarm()).toBeNull();

@@ -147,6 +147,22 @@ describe('an index partition', () => {
     expect((await p.applyChanges(g, [member(11, DEVELOPER, 3)], [], [])).departed).toEqual([11]);
   });
 
+  it("lists itself in a newcomer's User when the push is retried after a crash between its commit and the registration", async () => {
+    const p = partition();
+    const here = next - 1;
+    const u = users();
+    const g = group(1);
+    // The push commits, and the partition stops before it tells the member's `User` (a crash):
+    // what `applyChanges` commits first, alone; the pushing object keeps the change in its outbox.
+    await runInDurableObject(p, (instance: IndexPartition) => {
+      expect(instance['applyLocally'](g, [member(u(10), OWNER, 1)], [], [])).toBe(true);
+    });
+    expect(await userObject(env, u(10)).indexPartitions()).toEqual([]);
+    // The object's alarm pushes the same change again.
+    await p.applyChanges(g, [member(u(10), OWNER, 1)], [], []);
+    expect(await userObject(env, u(10)).indexPartitions()).toEqual([here]);
+  });
+
   it("delivers a change to its managers' inboxes from its alarm after a crash between its commit and the sending", async () => {
     const p = partition();
     const u = users();

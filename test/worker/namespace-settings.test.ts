@@ -1,5 +1,7 @@
+import { runDurableObjectAlarm, runInDurableObject } from 'cloudflare:test';
 import { env } from 'cloudflare:workers';
 import { beforeAll, describe, expect, it } from 'vitest';
+import type { Directory } from '../../worker/durable/directory/directory';
 import { cachedRecord, forgetRecord, rememberRecord } from '../../worker/services/registry-cache';
 import { expectError } from './support/contract';
 import { indexedPendingRequests } from './support/indexes';
@@ -198,5 +200,44 @@ describe('the requester index', () => {
     expect(listed.find((r) => r.id === req.id)).toMatchObject({ username: `${req.username}x`, name: 'New Name' });
     expect((await as(req).delete(`/groups/${b.id}/access_requests/${req.id}`)).status).toBe(204);
     expect(await indexedPendingRequests(req.id)).toEqual([]);
+  });
+});
+
+/**
+ * A change of a registry row whose handing-over never ran: the Directory's transaction committed,
+ * then the Worker went away. What the triggers queued in that transaction (`registry_outbox`) is
+ * all the Directory's alarm has to finish it by.
+ */
+describe("a registry change left queued by a crash", () => {
+  const directory = () => env.DIRECTORY.getByName('directory');
+  const committedOnly = (sql: string, id: number) =>
+    runInDurableObject(directory(), async (_i: Directory, state) => {
+      state.storage.sql.exec(sql, id);
+      await state.storage.setAlarm(Date.now());
+    });
+
+  it("reaches the group's object from the Directory's alarm, also where an isolate still caches the row as it was", async () => {
+    const [owner, req] = await Promise.all([person('own'), person('req')]);
+    const group = await createGroup(owner);
+    expect((await as(req).get(`/groups/${group.id}`)).status).toBe(200);
+    const before = cachedRecord(group.id)!.snapshot.version;
+    await committedOnly('UPDATE namespaces SET request_access_enabled = 0, version = version + 1 WHERE id = ?', group.id);
+    expect(await runDurableObjectAlarm(directory())).toBe(true);
+    // This isolate still has the row as it was; the object judges by its own copy, now the newer.
+    expect(cachedRecord(group.id)!.snapshot.version).toBe(before);
+    await expectError(await as(req).post(`/groups/${group.id}/access_requests`), 403, { message: '403 Forbidden' });
+  });
+
+  it("is finished by the Directory's alarm for a deletion: the group answers 404 and leaves its members' lists", async () => {
+    const [owner, dev] = await Promise.all([person('own'), person('dev')]);
+    const group = await createGroup(owner);
+    expect((await as(owner).post(`/groups/${group.id}/members`, { user_id: dev.id, access_level: 30 })).status).toBe(201);
+    await committedOnly('DELETE FROM namespaces WHERE id = ?', group.id);
+    forgetRecord(group.id);
+    expect(await runDurableObjectAlarm(directory())).toBe(true);
+    forgetRecord(group.id);
+    await expectError(await as(dev).get(`/groups/${group.id}`), 404, { message: '404 Group Not Found' });
+    const mine = (await (await as(dev).get('/groups?min_access_level=10')).json()) as { id: number }[];
+    expect(mine.map((g) => g.id)).not.toContain(group.id);
   });
 });

@@ -13,6 +13,7 @@ import { fetchJwks, OPENID_SCOPES, refreshed, verifyIdToken, type OidcTokens } f
 import { consoleSession, consoleUser, fieldErrorsOf } from './support/console';
 import { Receiver, settle } from './support/receiver';
 import { grantsStub, runDueAlarms } from './support/storage';
+import { treeIndex, type IndexPartition, type SourceCopy } from '../../worker/durable/index-partition/index-partition';
 
 beforeAll(startWorker, 30_000);
 
@@ -247,6 +248,29 @@ describe('back-channel logout delivery', () => {
       await state.storage.setAlarm(Date.now());
     });
     expect(await runDurableObjectAlarm(user)).toBe(true);
+    await deliver(rp);
+    expect(await logoutTokens(receiver, rp)).toMatchObject([{ sid, sub: String(bob.id) }]);
+  });
+
+  it("for a lost group claim is sent by the index partition's alarm after a crash between its commit and the telling", async () => {
+    const receiver = new Receiver();
+    const rp = await logoutApp();
+    const alice = await newUser('alice');
+    const bob = await newUser('bob');
+    const acme = await createGroup(alice.person);
+    expect((await as(alice.person).post(`/groups/${acme.id}/members`, { user_id: bob.id, access_level: 40 })).status).toBe(201);
+    const { sid } = await signIn(bob.browser, rp);
+    // The group's push of a demotion to Reporter commits in its tree's partition, which stops
+    // before it tells bob's `User` (a crash): what `applyChanges` commits first, alone.
+    const partition = treeIndex(env, acme.id, []);
+    const source: SourceCopy = { id: acme.id, kind: 'group', name: acme.full_path, full_path: acme.full_path, visibility: 'public', version: 1, ancestorIds: [] };
+    const demoted = { userId: bob.id, accessLevel: 20, createdAt: new Date().toISOString(), createdBy: alice.id, version: 1_000_000 };
+    await runInDurableObject(partition, (instance: IndexPartition) => {
+      expect(instance['applyLocally'](source, [demoted], [], [])).toBe(true);
+    });
+    await deliver(rp);
+    expect(await logoutTokens(receiver, rp)).toEqual([]);
+    expect(await runDurableObjectAlarm(partition)).toBe(true);
     await deliver(rp);
     expect(await logoutTokens(receiver, rp)).toMatchObject([{ sid, sub: String(bob.id) }]);
   });

@@ -5,7 +5,7 @@ import { env } from 'cloudflare:workers';
 import { runDurableObjectAlarm, runInDurableObject } from 'cloudflare:test';
 import { beforeAll, describe, expect, it, vi } from 'vitest';
 import type { Directory } from '../../worker/durable/directory/directory';
-import { snapshotOf } from '../../worker/durable/namespace-registry';
+import { renameUserNamespace, snapshotOf } from '../../worker/durable/namespace-registry';
 import { issueAccessToken, TOKEN_KINDS } from '../../worker/services/access-tokens';
 import { expectError } from './support/contract';
 import { indexedMembership, indexedPendingRequests } from './support/indexes';
@@ -429,6 +429,39 @@ describe('a block whose fan-out never ran (the Worker went away right after the 
     expect(await runDurableObjectAlarm(stub)).toBe(true);
     await expectLockedOut(h, { status: 403, message: 'Your account has been blocked' });
     expect((await waiting()).rows).toBe(0);
+  });
+});
+
+describe('a rename whose fan-out never ran (the Worker went away right after the transaction)', () => {
+  it("is finished by the Directory's alarm: tokens, the pending request, members lists, the owners' inbox and sign-in show the new name", async () => {
+    const h = await holder('crashren');
+    const group = await createGroup(h.owner);
+    expect((await as(h.owner).post(`/groups/${group.id}/members`, { user_id: h.user.id, access_level: 20 })).status).toBe(201);
+    const username = unique('moved');
+    const stub = directory();
+    // Only the rename's transaction: the users row, the personal namespace, the outbox row and its alarm.
+    await runInDurableObject(stub, (instance: Directory, state) => {
+      state.storage.transactionSync(() => {
+        const sql = instance['sql'];
+        const { version } = sql.exec<{ version: number }>("UPDATE users SET username = ?, name = 'Moved Name', version = version + 1 WHERE id = ? RETURNING version", username, h.user.id).one();
+        renameUserNamespace(sql, h.user.username, username, 'Moved Name');
+        instance['queueFanOut'](h.user.id, version, false, [h.user.username]);
+      });
+    });
+    expect(await (await call('/api/v4/user', { headers: { 'PRIVATE-TOKEN': h.personal } })).json()).toMatchObject({ username: h.user.username });
+
+    expect(await runDurableObjectAlarm(stub)).toBe(true);
+    for (const [kind, headers] of tokensOf(h)) {
+      expect(await (await call('/api/v4/user', { headers })).json(), kind).toMatchObject({ id: h.user.id, username, name: 'Moved Name' });
+    }
+    const pending = (await (await as(h.owner).get(`/groups/${h.group.id}/access_requests`)).json()) as { id: number; username: string; name: string }[];
+    expect(pending.find((r) => r.id === h.user.id)).toMatchObject({ username, name: 'Moved Name' });
+    const members = (await (await as(h.owner).get(`/groups/${group.id}/members/all`)).json()) as { id: number; username: string; name: string }[];
+    expect(members.find((m) => m.id === h.user.id)).toMatchObject({ username, name: 'Moved Name' });
+    const inbox = (await (await as(h.owner).get('/access_requests')).json()) as { id: number; username: string; name: string }[];
+    expect(inbox.find((r) => r.id === h.user.id)).toMatchObject({ username, name: 'Moved Name' });
+    expect((await new Browser().signIn({ ...h.user, username })).status).toBe(303);
+    expect((await new Browser().signIn(h.user)).status).toBe(401);
   });
 });
 

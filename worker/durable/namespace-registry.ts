@@ -61,7 +61,7 @@ export interface NamespaceSnapshot {
   version: number;
 }
 
-export const snapshotOf = (row: NamespaceRow): NamespaceSnapshot => ({
+export const snapshotOf = (row: Omit<NamespaceRow, 'parent'>): NamespaceSnapshot => ({
   visibility: row.visibility,
   request_access_enabled: row.request_access_enabled,
   full_path: row.full_path,

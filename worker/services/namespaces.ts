@@ -123,8 +123,8 @@ export const updateNamespace = async (env: Env, kind: Kind, target: Target, edit
   if (!mayEditSettings(kind, standing, ownsPart)) return raise(problems.forbidden());
   const { actor } = target;
   const author = { id: actor.userId, username: actor.username ?? null, name: actor.name ?? null };
+  // The Directory hands the new row to the object of each group and project it changed before it answers.
   const { row, changed, events } = unwrap(await directory(env).updateNamespace(kind.name, target.id, changes, author));
-  await Promise.all(changed.map((c) => namespaceObject(env, c.id).applySnapshot(c.snapshot)));
   // The audit events were recorded with the change; the object's log takes them now, or, if it
   // cannot, the Directory's alarm hands them over later. The change is made either way.
   if (events.length > 0) {
@@ -142,15 +142,14 @@ export const updateNamespace = async (env: Env, kind: Kind, target: Target, edit
 
 /**
  * `DELETE /groups/:id`, `DELETE /projects/:id` (Owner). The registry row goes first, in one
- * Directory transaction that refuses a group with subgroups or projects; then the object drops
- * its members and requests, tells its tree's index partition, and answers every later call as
- * gone.
+ * Directory transaction that refuses a group with subgroups or projects and queues the deletion;
+ * then, before the Directory answers (or from its alarm), the object drops its members and
+ * requests, tells its tree's index partition, and answers every later call as gone.
  */
 export const deleteNamespace = async (env: Env, kind: Kind, target: Target): Promise<void> => {
   const standing = await standingOn(env, target);
   if (!mayDelete(kind, standing)) return raise(problems.forbidden());
   unwrap(await directory(env).deleteNamespace(kind.name, target.id));
-  await objectOf(env, target).markDeleted();
   forgetRecord(target.id);
 };
 

@@ -1,6 +1,5 @@
 import { clock } from '../../clock';
 import { problems } from '../../errors';
-import { namespaceById, namespacesBelow, snapshotOf } from '../namespace-registry';
 import { partitionCount, partitionOfName } from '../partitions';
 import { fail, ok, type Result } from '../result';
 import type { LoginChange } from '../sign-in/sign-in';
@@ -30,18 +29,15 @@ export abstract class DirectoryFanOut extends DirectoryTokens {
    * transaction that changes the row; the alarm is set in the same synchronous turn, so it is
    * stored with the change (Durable Object writes without an intervening await commit together).
    */
-  protected queueFanOut(id: number, version: number, deletedNamespaces: number[], endSessions = false, formerNames: string[] = []): void {
+  protected queueFanOut(id: number, version: number, endSessions = false, formerNames: string[] = []): void {
     this.sql.exec(
-      `INSERT INTO user_changes (user_id, version, deleted_namespaces, end_sessions, former_names) VALUES (?, ?, ?, ?, ?)
+      `INSERT INTO user_changes (user_id, version, end_sessions, former_names) VALUES (?, ?, ?, ?)
        ON CONFLICT (user_id) DO UPDATE SET version = excluded.version,
          end_sessions = MAX(user_changes.end_sessions, excluded.end_sessions),
-         deleted_namespaces = (SELECT json_group_array(value) FROM (
-           SELECT value FROM json_each(user_changes.deleted_namespaces) UNION SELECT value FROM json_each(excluded.deleted_namespaces))),
          former_names = (SELECT json_group_array(value) FROM (
            SELECT value FROM json_each(user_changes.former_names) UNION SELECT value FROM json_each(excluded.former_names)))`,
       id,
       version,
-      JSON.stringify(deletedNamespaces),
       Number(endSessions),
       JSON.stringify(formerNames),
     );
@@ -67,13 +63,10 @@ export abstract class DirectoryFanOut extends DirectoryTokens {
     return this.serial(id, async () => {
       for (;;) {
         const change = this.sql
-          .exec<{ version: number; deleted_namespaces: string; end_sessions: number; former_names: string }>(
-            'SELECT version, deleted_namespaces, end_sessions, former_names FROM user_changes WHERE user_id = ?',
-            id,
-          )
+          .exec<{ version: number; end_sessions: number; former_names: string }>('SELECT version, end_sessions, former_names FROM user_changes WHERE user_id = ?', id)
           .toArray()[0];
         if (!change) return;
-        const plan = this.fanOutPlan(id, JSON.parse(change.deleted_namespaces) as number[], change.end_sessions === 1, JSON.parse(change.former_names) as string[]);
+        const plan = this.fanOutPlan(id, change.end_sessions === 1, JSON.parse(change.former_names) as string[]);
         await fanOut(this.env, plan);
         this.ctx.storage.transactionSync(() => {
           if (!isActive(plan.snapshot)) this.markRevoked(plan.tokens);
@@ -84,23 +77,9 @@ export abstract class DirectoryFanOut extends DirectoryTokens {
   }
 
   /** What the fan-out of user `id` must reach, read from the tables as they are now. */
-  private fanOutPlan(id: number, deletedNamespaces: number[], endSessions: boolean, formerNames: string[]): FanOut {
+  private fanOutPlan(id: number, endSessions: boolean, formerNames: string[]): FanOut {
     const snapshot = this.userSnapshot(id);
-    const personal = isActive(snapshot) ? this.personalNamespace(snapshot.username) : null;
-    return {
-      snapshot,
-      logins: this.loginChanges(snapshot, formerNames),
-      tokens: this.liveTokensOf(id),
-      deletedNamespaces,
-      endSessions,
-      personalProjects:
-        personal === null
-          ? []
-          : namespacesBelow(this.sql, personal).flatMap((pid) => {
-              const row = namespaceById(this.sql, 'project', pid);
-              return row ? [{ id: pid, snapshot: snapshotOf(row) }] : [];
-            }),
-    };
+    return { snapshot, logins: this.loginChanges(snapshot, formerNames), tokens: this.liveTokensOf(id), endSessions };
   }
 
   /**

@@ -11,12 +11,14 @@ import {
   namespaceById,
   registryCopies,
   resolveNamespace,
+  snapshotOf,
   updateNamespace,
   type ListFilter,
   type NamespaceChanges,
   type NewNamespace,
   type RegistryCopy,
 } from '../namespace-registry';
+import { namespaceObject } from '../namespace/types';
 import { partitionOfId, partitionOfName } from '../partitions';
 import { ok } from '../result';
 import { DirectoryCore } from './core';
@@ -54,10 +56,10 @@ export abstract class DirectoryRegistry extends DirectoryCore {
   /**
    * Pushes the registry rows queued so far (`registry_outbox`, written by triggers in the
    * transaction of every change of a row) to the index partitions of their trees, which keep
-   * copies for the lists of groups and projects a user reaches; called before a change answers,
-   * so those lists show it at once. A row changed meanwhile is queued again under a later number,
-   * so nothing queued is dropped unpushed. False when a partition could not be reached: the alarm
-   * retries, and until then the lists show the row as it was.
+   * copies for the lists of groups and projects a user reaches, and to the objects of the groups
+   * and projects changed or deleted; called before a change answers, so those show it at once. A
+   * row changed meanwhile is queued again under a later number, so nothing queued is dropped
+   * unpushed. False when a partition or an object could not be reached: the alarm retries.
    */
   protected async publishRegistry(): Promise<boolean> {
     const upTo = this.sql.exec<{ seq: number | null }>('SELECT MAX(seq) AS seq FROM registry_outbox').one().seq;
@@ -76,11 +78,16 @@ export abstract class DirectoryRegistry extends DirectoryCore {
     return true;
   }
 
-  /** The oldest queued registry rows, as they are now, to their partitions; false when one failed. */
+  /**
+   * The oldest queued registry rows, as they are now, to their partitions, and a changed or
+   * deleted group's or project's to its object; false when one failed.
+   */
   private async pushRegistryBatch(): Promise<boolean> {
-    const queued = this.sql.exec<{ seq: number; namespace_id: number }>('SELECT seq, namespace_id FROM registry_outbox ORDER BY seq LIMIT ?', REGISTRY_PUSH_BATCH).toArray();
+    const queued = this.sql
+      .exec<{ seq: number; namespace_id: number; deleted: number }>('SELECT seq, namespace_id, deleted FROM registry_outbox ORDER BY seq LIMIT ?', REGISTRY_PUSH_BATCH)
+      .toArray();
     if (queued.length === 0) return true;
-    // A row deleted since it was queued has nothing to copy: its object tells its partition.
+    // A row deleted since it was queued has nothing to copy: its object, told below, tells its partition.
     // Each row goes to its tree's partition, which is also its id's (partitions.ts `idInTreeOf`);
     // a top-level row's path, to the partition of the path's name, where the finder asks for it.
     const count = this.partitions();
@@ -90,14 +97,23 @@ export abstract class DirectoryRegistry extends DirectoryCore {
       if (!entry) byPartition.set(p, (entry = { rows: [], tops: [] }));
       return entry;
     };
-    for (const row of registryCopies(this.sql, [...new Set(queued.map((q) => q.namespace_id))])) {
+    const copies = registryCopies(this.sql, [...new Set(queued.map((q) => q.namespace_id))]);
+    for (const row of copies) {
       to(partitionOfId(row.root_id, count)).rows.push(row);
       if (row.parent_id === null) to(partitionOfName(row.path, count)).tops.push([row.path, row.id]);
     }
+    // The object keeps its own copy of the row's settings and path (`meta`), and judges by it when
+    // a caller's is older; a created row (version 1) has none older, and no object for a user's.
+    const changed = copies.filter((row) => row.kind !== 'user' && row.version > 1);
+    const deleted = [...new Set(queued.filter((q) => q.deleted === 1).map((q) => q.namespace_id))];
     try {
-      await Promise.all([...byPartition].map(([p, { rows, tops }]) => indexPartition(this.env, p).applyRegistryRows(rows, tops)));
+      await Promise.all([
+        ...[...byPartition].map(([p, { rows, tops }]) => indexPartition(this.env, p).applyRegistryRows(rows, tops)),
+        ...changed.map((row) => namespaceObject(this.env, row.id).applySnapshot(snapshotOf(row))),
+        ...deleted.map((id) => namespaceObject(this.env, id).markDeleted()),
+      ]);
     } catch (e) {
-      console.warn('registry rows could not be copied to their index partitions; the alarm will retry', e);
+      console.warn('registry rows could not be copied to their index partitions or objects; the alarm will retry', e);
       return false;
     }
     this.sql.exec('DELETE FROM registry_outbox WHERE seq <= ?', queued[queued.length - 1].seq);
@@ -169,7 +185,10 @@ export abstract class DirectoryRegistry extends DirectoryCore {
     return this.sql.exec('SELECT 1 FROM namespace_events LIMIT 1').toArray().length > 0;
   }
 
-  deleteNamespace(kind: 'group' | 'project', id: number) {
-    return this.ctx.storage.transactionSync(() => deleteNamespace(this.sql, kind, id));
+  /** Deletes a group's or project's row; its object, told before this answers, ends its members and requests. */
+  async deleteNamespace(kind: 'group' | 'project', id: number) {
+    const deleted = this.ctx.storage.transactionSync(() => deleteNamespace(this.sql, kind, id));
+    if (deleted.ok) await this.publishRegistry();
+    return deleted;
   }
 }

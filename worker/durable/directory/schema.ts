@@ -15,10 +15,11 @@
  * - `namespaces`: groups, projects and personal (user) namespaces share one path registry, so a
  *   full path names exactly one of them. `version` rises with every change of a row that the
  *   groups' and projects' objects and the index partitions keep a copy of (its settings, its full
- *   path, also when an ancestor is renamed). Every insert and update queues the row's id in
- *   `registry_outbox` in the same statement (the triggers), so no code path can change a row
- *   without it; the queue is pushed to the index partitions before the change answers, and by the
- *   alarm after a crash.
+ *   path, also when an ancestor is renamed). Every insert and update of a row, and the deletion of
+ *   a group or project, queues its id in `registry_outbox` in the same statement (the triggers),
+ *   so no code path can change a row without it; the queue is pushed before the change answers,
+ *   and by the alarm after a crash: each row to its index partitions, a changed or deleted group's
+ *   or project's to its object (registry.ts `pushRegistryBatch`).
  * - `access_tokens`: personal access tokens and impersonation tokens (GitLab's
  *   `personal_access_tokens`), what lists and revokes them; the token itself is only in KV, under
  *   its keyed hash. `last_used_at` is written at most every 10 minutes per token and isolate.
@@ -44,7 +45,6 @@ export const DIRECTORY_SCHEMA = [
    CREATE TABLE user_changes (
      user_id INTEGER PRIMARY KEY,
      version INTEGER NOT NULL,
-     deleted_namespaces TEXT NOT NULL DEFAULT '[]',
      end_sessions INTEGER NOT NULL DEFAULT 0,
      former_names TEXT NOT NULL DEFAULT '[]'
    );
@@ -80,13 +80,17 @@ export const DIRECTORY_SCHEMA = [
    CREATE INDEX namespaces_kind ON namespaces (kind, id);
    CREATE TABLE registry_outbox (
      seq INTEGER PRIMARY KEY AUTOINCREMENT,
-     namespace_id INTEGER NOT NULL
+     namespace_id INTEGER NOT NULL,
+     deleted INTEGER NOT NULL DEFAULT 0
    );
    CREATE TRIGGER namespaces_inserted AFTER INSERT ON namespaces BEGIN
      INSERT INTO registry_outbox (namespace_id) VALUES (NEW.id);
    END;
    CREATE TRIGGER namespaces_updated AFTER UPDATE ON namespaces BEGIN
      INSERT INTO registry_outbox (namespace_id) VALUES (NEW.id);
+   END;
+   CREATE TRIGGER namespaces_deleted AFTER DELETE ON namespaces WHEN OLD.kind <> 'user' BEGIN
+     INSERT INTO registry_outbox (namespace_id, deleted) VALUES (OLD.id, 1);
    END;
    CREATE TABLE access_tokens (
      id INTEGER PRIMARY KEY AUTOINCREMENT,

@@ -46,7 +46,7 @@ export abstract class DirectoryUserChanges extends DirectoryFanOut {
           isoNow(),
         )
         .one();
-      this.queueFanOut(row.id, row.version, []);
+      this.queueFanOut(row.id, row.version);
       return ok(toUser(row));
     } catch (e) {
       if (!isUniqueViolation(e)) throw e;
@@ -90,7 +90,7 @@ export abstract class DirectoryUserChanges extends DirectoryFanOut {
       renameUserNamespace(this.sql, user.username, updated.username, updated.name);
       // A new password ends the user's browser sessions (in their `User` object) through the fan-out.
       const formerNames = updated.username.toLowerCase() === user.username.toLowerCase() ? [] : [user.username];
-      this.queueFanOut(id, updated.version, [], changes.passwordHash !== undefined, formerNames);
+      this.queueFanOut(id, updated.version, changes.passwordHash !== undefined, formerNames);
       return ok(updated);
     });
     if (!result.ok) return result;
@@ -110,7 +110,7 @@ export abstract class DirectoryUserChanges extends DirectoryFanOut {
       const row = this.sql
         .exec<{ version: number }>('UPDATE users SET two_factor_enabled = ?, version = version + 1 WHERE id = ? AND two_factor_enabled != ? RETURNING version', enabled ? 1 : 0, id, enabled ? 1 : 0)
         .toArray()[0];
-      if (row) this.queueFanOut(id, row.version, []);
+      if (row) this.queueFanOut(id, row.version);
       return row !== undefined;
     });
     if (changed && !(await this.settleFanOut(id)).ok) return false;
@@ -138,7 +138,7 @@ export abstract class DirectoryUserChanges extends DirectoryFanOut {
       if ('problem' in t) return fail(t.problem);
       if (t.next === user.state) return ok({ user, answer: t.answer });
       const updated = toUser(this.sql.exec<RawUser>(`UPDATE users SET state = ?, version = version + 1 WHERE id = ? RETURNING ${USER_COLUMNS}`, t.next, id).one());
-      this.queueFanOut(id, updated.version, []);
+      this.queueFanOut(id, updated.version);
       return ok({ user: updated, answer: t.answer });
     });
   }
@@ -161,10 +161,12 @@ export abstract class DirectoryUserChanges extends DirectoryFanOut {
       for (const projectId of gone) deleteNamespace(this.sql, 'project', projectId);
       if (personal !== null) this.sql.exec('DELETE FROM namespaces WHERE id = ?', personal);
       this.sql.exec('DELETE FROM users WHERE id = ?', id);
-      this.queueFanOut(id, user.version + 1, gone, false, [user.username]);
+      this.queueFanOut(id, user.version + 1, false, [user.username]);
       return ok(null);
     });
     if (!result.ok) return result;
+    // The personal projects' objects end their members and requests (the registry's outbox).
+    await this.publishRegistry();
     return this.settleFanOut(id);
   }
 }

@@ -5,7 +5,6 @@ import { userObject } from '../user/user';
 import type { LoginChange } from '../sign-in/sign-in';
 import { indexPartition } from '../index-partition/index-partition';
 import { namespaceObject } from '../namespace/types';
-import type { NamespaceSnapshot } from '../namespace-registry';
 import { partitionName } from '../partitions';
 
 /**
@@ -31,12 +30,8 @@ export interface FanOut {
   logins: { partition: number; change: LoginChange }[];
   /** The user's personal and impersonation tokens (the Directory's `access_tokens`) still live. */
   tokens: LiveToken[];
-  /** Groups and projects deleted with the user (their personal projects). */
-  deletedNamespaces: number[];
   /** The password changed: the browser sessions begun before this version end. */
   endSessions: boolean;
-  /** The user's personal projects, whose full path follows a new username. */
-  personalProjects: { id: number; snapshot: NamespaceSnapshot }[];
 }
 
 export const isActive = (s: UserSnapshot): s is UserRow => s.state === 'active';
@@ -51,7 +46,8 @@ export const isActive = (s: UserSnapshot): s is UserRow => s.state === 'active';
  *   end there, their browser sessions are refused, and their access tokens become tombstones; a new
  *   password ends the sessions begun before it);
  * - groups and projects: pending requests follow a rename, or go when the user may no longer act;
- *   a deleted user's memberships go, and so do their personal projects.
+ *   a deleted user's memberships go (their personal projects, and a new username's paths, reach
+ *   the projects' objects through the registry's outbox, registry.ts).
  */
 export const fanOut = async (env: Env, plan: FanOut): Promise<void> => {
   const user = plan.snapshot;
@@ -69,17 +65,11 @@ export const fanOut = async (env: Env, plan: FanOut): Promise<void> => {
   const pendingIn = found.flatMap((f) => f.pendingIn);
   const memberOf = user.state === 'deleted' ? found.flatMap((f) => f.memberOf) : [];
   if (isActive(user)) {
-    await Promise.all([
-      renameRequester(env, user, pendingIn),
-      ...plan.personalProjects.map((p) => namespaceObject(env, p.id).applySnapshot(p.snapshot)),
-    ]);
+    await renameRequester(env, user, pendingIn);
     return;
   }
   await removePendingRequestsOf(env, user.id, pendingIn);
-  await Promise.all([
-    ...memberOf.map((id) => namespaceObject(env, id).removeDeletedUser(user.id)),
-    ...plan.deletedNamespaces.map((id) => namespaceObject(env, id).markDeleted()),
-  ]);
+  await Promise.all(memberOf.map((id) => namespaceObject(env, id).removeDeletedUser(user.id)));
 };
 
 /** The profile inside each live token's KV record becomes the new one. */
