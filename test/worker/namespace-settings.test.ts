@@ -2,6 +2,7 @@ import { runDurableObjectAlarm, runInDurableObject } from 'cloudflare:test';
 import { env } from 'cloudflare:workers';
 import { beforeAll, describe, expect, it } from 'vitest';
 import type { Directory } from '../../worker/durable/directory/directory';
+import { snapshotOf } from '../../worker/durable/namespace-registry';
 import { cachedRecord, forgetRecord, rememberRecord } from '../../worker/services/registry-cache';
 import { expectError } from './support/contract';
 import { indexedPendingRequests } from './support/indexes';
@@ -239,5 +240,26 @@ describe("a registry change left queued by a crash", () => {
     await expectError(await as(dev).get(`/groups/${group.id}`), 404, { message: '404 Group Not Found' });
     const mine = (await (await as(dev).get('/groups?min_access_level=10')).json()) as { id: number }[];
     expect(mine.map((g) => g.id)).not.toContain(group.id);
+  });
+
+  it('reaches a group whose object was never set up (a crash before its first call): an isolate still holding the row finds it gone', async () => {
+    const owner = await person('own');
+    const path = unique('g');
+    // The row as the Directory creates it, without the object's first call that would follow.
+    const row = await directory().createNamespace({
+      kind: 'group', name: path, path, parentId: null, visibility: 'public', requestAccessEnabled: true, description: '', creatorId: owner.id,
+    });
+    if (!row.ok) throw new Error('the group was not created');
+    const { value } = row;
+    // What an isolate that found the row holds (no call has reached the object yet).
+    const record = { id: value.id, kind: 'group' as const, creatorId: owner.id, createdAt: value.created_at, ancestorIds: [], snapshot: snapshotOf(value) };
+    await committedOnly('DELETE FROM namespaces WHERE id = ?', value.id);
+    expect(await runDurableObjectAlarm(directory())).toBe(true);
+    // An isolate still holding the row calls the object with it: the object must not come alive.
+    const id = value.id;
+    rememberRecord(record);
+    await expectError(await as(owner).post(`/groups/${id}/access_requests`), 404, { message: '404 Group Not Found' });
+    rememberRecord(record);
+    await expectError(await as(owner).get(`/groups/${id}/members`), 404, { message: '404 Group Not Found' });
   });
 });

@@ -84,7 +84,10 @@ export abstract class DirectoryRegistry extends DirectoryCore {
    */
   private async pushRegistryBatch(): Promise<boolean> {
     const queued = this.sql
-      .exec<{ seq: number; namespace_id: number; deleted: number }>('SELECT seq, namespace_id, deleted FROM registry_outbox ORDER BY seq LIMIT ?', REGISTRY_PUSH_BATCH)
+      .exec<{ seq: number; namespace_id: number; deleted_kind: 'group' | 'project' | null }>(
+        'SELECT seq, namespace_id, deleted_kind FROM registry_outbox ORDER BY seq LIMIT ?',
+        REGISTRY_PUSH_BATCH,
+      )
       .toArray();
     if (queued.length === 0) return true;
     // A row deleted since it was queued has nothing to copy: its object, told below, tells its partition.
@@ -105,12 +108,12 @@ export abstract class DirectoryRegistry extends DirectoryCore {
     // The object keeps its own copy of the row's settings and path (`meta`), and judges by it when
     // a caller's is older; a created row (version 1) has none older, and no object for a user's.
     const changed = copies.filter((row) => row.kind !== 'user' && row.version > 1);
-    const deleted = [...new Set(queued.filter((q) => q.deleted === 1).map((q) => q.namespace_id))];
+    const deleted = new Map(queued.flatMap((q) => (q.deleted_kind === null ? [] : [[q.namespace_id, q.deleted_kind] as const])));
     try {
       await Promise.all([
         ...[...byPartition].map(([p, { rows, tops }]) => indexPartition(this.env, p).applyRegistryRows(rows, tops)),
         ...changed.map((row) => namespaceObject(this.env, row.id).applySnapshot(snapshotOf(row))),
-        ...deleted.map((id) => namespaceObject(this.env, id).markDeleted()),
+        ...[...deleted].map(([id, kind]) => namespaceObject(this.env, id).markDeleted(id, kind)),
       ]);
     } catch (e) {
       console.warn('registry rows could not be copied to their index partitions or objects; the alarm will retry', e);

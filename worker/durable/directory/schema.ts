@@ -81,7 +81,8 @@ export const DIRECTORY_SCHEMA = [
    CREATE TABLE registry_outbox (
      seq INTEGER PRIMARY KEY AUTOINCREMENT,
      namespace_id INTEGER NOT NULL,
-     deleted INTEGER NOT NULL DEFAULT 0
+     -- A deleted group's or project's kind ('group' or 'project'); NULL for an inserted or updated row.
+     deleted_kind TEXT
    );
    CREATE TRIGGER namespaces_inserted AFTER INSERT ON namespaces BEGIN
      INSERT INTO registry_outbox (namespace_id) VALUES (NEW.id);
@@ -90,7 +91,7 @@ export const DIRECTORY_SCHEMA = [
      INSERT INTO registry_outbox (namespace_id) VALUES (NEW.id);
    END;
    CREATE TRIGGER namespaces_deleted AFTER DELETE ON namespaces WHEN OLD.kind <> 'user' BEGIN
-     INSERT INTO registry_outbox (namespace_id, deleted) VALUES (OLD.id, 1);
+     INSERT INTO registry_outbox (namespace_id, deleted_kind) VALUES (OLD.id, OLD.kind);
    END;
    CREATE TABLE access_tokens (
      id INTEGER PRIMARY KEY AUTOINCREMENT,

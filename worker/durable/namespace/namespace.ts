@@ -1,5 +1,6 @@
 import { ok } from '../result';
 import type { EventDraft, EventRecord } from '../../events/event';
+import type { NamespaceKind } from '../../../shared/access-levels';
 import type { NamespaceSnapshot } from '../namespace-registry';
 import { requesterRef } from './core';
 import { NamespaceHooks } from './hooks';
@@ -71,8 +72,13 @@ export class Namespace extends NamespaceHooks {
    * tree's index partition drops its rows (`pushDeletion`), and every later call is told `Stale`,
    * so the caller looks it up again and finds nothing.
    */
-  async markDeleted(): Promise<void> {
-    if (!this.load()) return;
+  async markDeleted(id: number, kind: NamespaceKind): Promise<void> {
+    // An object never set up (a crash between its row's creation and its first call) records the
+    // deletion too, so that a caller still holding the row cannot set it up afterwards.
+    if (!this.load()) {
+      this.sql.exec('INSERT INTO meta (singleton, namespace_id, kind) VALUES (1, ?, ?)', id, kind);
+      this.load();
+    }
     this.ctx.storage.transactionSync(() => {
       this.sql.exec('DELETE FROM members');
       this.sql.exec('DELETE FROM access_requests');
