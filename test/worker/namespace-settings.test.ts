@@ -242,21 +242,37 @@ describe("a registry change left queued by a crash", () => {
     expect(mine.map((g) => g.id)).not.toContain(group.id);
   });
 
-  it('reaches a group whose object was never set up (a crash before its first call): an isolate still holding the row finds it gone', async () => {
-    const owner = await person('own');
+  /** A group's row as the Directory creates it, without the object's first call that follows, and what an isolate caches of it. */
+  const rowWithoutObject = async (owner: { id: number }) => {
     const path = unique('g');
-    // The row as the Directory creates it, without the object's first call that would follow.
     const row = await directory().createNamespace({
       kind: 'group', name: path, path, parentId: null, visibility: 'public', requestAccessEnabled: true, description: '', creatorId: owner.id,
     });
     if (!row.ok) throw new Error('the group was not created');
     const { value } = row;
-    // What an isolate that found the row holds (no call has reached the object yet).
-    const record = { id: value.id, kind: 'group' as const, creatorId: owner.id, createdAt: value.created_at, ancestorIds: [], snapshot: snapshotOf(value) };
-    await committedOnly('DELETE FROM namespaces WHERE id = ?', value.id);
+    return { id: value.id, record: { id: value.id, kind: 'group' as const, creatorId: owner.id, createdAt: value.created_at, ancestorIds: [], snapshot: snapshotOf(value) } };
+  };
+
+  it('reaches a group whose object was never set up (a crash before its first call): its first call judges by the newer row', async () => {
+    const [owner, req] = await Promise.all([person('own'), person('req')]);
+    const { id, record } = await rowWithoutObject(owner);
+    await committedOnly('UPDATE namespaces SET request_access_enabled = 0, version = version + 1 WHERE id = ?', id);
     expect(await runDurableObjectAlarm(directory())).toBe(true);
+    // An isolate still holding the row as created calls the object with it, its first call.
+    rememberRecord(record);
+    await expectError(await as(req).post(`/groups/${id}/access_requests`), 403, { message: '403 Forbidden' });
+    expect((await as(owner).get(`/groups/${id}/members`)).status).toBe(200);
+  });
+
+  it('reaches a group whose object was never set up (a crash before its first call): an isolate still holding the row finds it gone', async () => {
+    const owner = await person('own');
+    const { id, record } = await rowWithoutObject(owner);
+    await committedOnly('DELETE FROM namespaces WHERE id = ?', id);
+    expect(await runDurableObjectAlarm(directory())).toBe(true);
+    // The object, told though it was never set up, took the row out of its tree's index partition.
+    const partition = env.INDEX_PARTITIONS.getByName(`index:${id % 64}`);
+    expect(await runInDurableObject(partition, (_i, state) => state.storage.sql.exec('SELECT id FROM namespaces WHERE id = ?', id).toArray())).toEqual([]);
     // An isolate still holding the row calls the object with it: the object must not come alive.
-    const id = value.id;
     rememberRecord(record);
     await expectError(await as(owner).post(`/groups/${id}/access_requests`), 404, { message: '404 Group Not Found' });
     rememberRecord(record);

@@ -19,8 +19,18 @@ export abstract class NamespaceChecks extends NamespaceReplication {
    * (idempotent); a newer registry snapshot is taken; a deleted object, or a full path from a
    * cache older than the object's copy, answers `Stale`; members whose date has come are removed.
    */
-  protected async ready(ref: NamespaceRef): Promise<Result<Settings> | Stale> {
+  protected async ready(ref: NamespaceRef, fresh = false): Promise<Result<Settings> | Stale> {
     if (!this.load()) {
+      // Set up by its creation's call, with the row the registry just made (`fresh`). Any other
+      // first call follows a crash before that one, and may carry an older copy of the row than a
+      // change the registry pushed meanwhile to an object not yet set up: so the registry is asked.
+      const row = fresh ? ref.snapshot : await this.registryRow(ref);
+      if (row === null) {
+        this.sql.exec('INSERT INTO meta (singleton, namespace_id, kind, deleted) VALUES (1, ?, ?, 1)', ref.id, ref.kind);
+        this.load();
+        return STALE;
+      }
+      if (row.version > ref.snapshot.version) ref = { ...ref, snapshot: row };
       const entity: EventEntity = { id: ref.id, kind: ref.kind, full_path: ref.snapshot.full_path, name: ref.snapshot.name, visibility: ref.snapshot.visibility };
       this.mutate(() => {
         this.sql.exec('INSERT INTO meta (singleton, namespace_id, kind) VALUES (1, ?, ?)', ref.id, ref.kind);

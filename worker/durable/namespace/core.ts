@@ -8,9 +8,9 @@ import { directory } from '../directory/directory';
 import type { IndexReply } from '../directory/types';
 import { EventLog, type UserLookup } from '../event-log';
 import { migrate } from '../migrations';
-import type { NamespaceSnapshot } from '../namespace-registry';
+import { snapshotOf, type NamespaceSnapshot } from '../namespace-registry';
 import { NAMESPACE_SCHEMA } from './schema';
-import type { AccessRequestRow, Actor, MemberRow, PageOf, RuleApproval, Stale } from './types';
+import type { AccessRequestRow, Actor, MemberRow, NamespaceRef, PageOf, RuleApproval, Stale } from './types';
 import { Webhooks } from './webhooks';
 import { plainRows } from '../plain-rows';
 
@@ -85,6 +85,12 @@ export abstract class NamespaceCore extends DurableObject<Env> {
   protected forwardSince: string | null | undefined = undefined;
 
   protected readonly lookup: UserLookup = (ids) => directory(this.env).getUsers(ids);
+
+  /** The registry's row of this group or project as it is now, or null when it was deleted. */
+  protected async registryRow(ref: NamespaceRef): Promise<NamespaceSnapshot | null> {
+    const row = await directory(this.env).getNamespace(ref.kind, ref.id);
+    return row === null ? null : snapshotOf(row);
+  }
 
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);

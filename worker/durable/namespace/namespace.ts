@@ -17,7 +17,7 @@ import type { GroupMembership, NamespaceRef, Requester } from './types';
 export class Namespace extends NamespaceHooks {
   /** Creates the object's state for a new group or project: its creator as Owner. */
   async initialize(ref: NamespaceRef): Promise<void> {
-    await this.ready(ref);
+    await this.ready(ref, true);
   }
 
   /**
