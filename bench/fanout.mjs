@@ -16,14 +16,17 @@ import { readFileSync, rmSync, mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { buildBenchWorker } from './lib/build.mjs';
-import { measureGroup } from './lib/load.mjs';
+import { CONNECTIONS, DURATION_S, ROUNDS, measureGroup } from './lib/load.mjs';
 import { freshStateDir, knockConfig, script, socket, start as startWorkers } from './lib/runtime.mjs';
 
 const SIZES = (process.env.FANOUT_ROWS ?? '1000,100000').split(',').map(Number);
 const OFFSET = Number(process.env.FANOUT_OFFSET ?? 1000);
 const PER_PAGE = 20;
+/** How many times its pace alone a member answers at BENCH_CONNECTIONS, about (measured here: 3 to 5). */
+const PACE = 3;
 const log = (msg) => console.error(`[fanout] ${msg}`);
 const load = () => readFileSync('/proc/loadavg', 'utf8').split(' ').slice(0, 3).join(' ');
+const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 
 const work = mkdtempSync(join(tmpdir(), 'knock-fanout-'));
 const state = freshStateDir();
@@ -47,6 +50,26 @@ try {
     if (!res.ok) throw new Error(`${method} ${path}: ${res.status} ${await res.text()}`);
     return res.json();
   };
+  /**
+   * A member: its latency alone (the median of five requests one at a time, after two), and its
+   * target, a fixed number of requests per round of about BENCH_DURATION / BENCH_ROUNDS seconds at
+   * that pace (at least one per connection). A slice of fixed time would leave its last requests
+   * in flight, and a deep fan-out's would run on into the next member's slice.
+   */
+  const timeAlone = async (method, path) => {
+    const times = [];
+    for (let i = 0; i < 7; i++) {
+      const t0 = process.hrtime.bigint();
+      await call(method, path);
+      times.push(Number(process.hrtime.bigint() - t0) / 1e6);
+    }
+    return median(times.slice(2));
+  };
+  const member = async (id, method, path) => {
+    const alone = await timeAlone(method, path);
+    const amount = Math.max(CONNECTIONS, Math.round((DURATION_S / ROUNDS) * (1000 / alone) * PACE));
+    return { id, alone, target: { url: `${base}${path}`, method, amount } };
+  };
 
   const members = [];
   const pages = [];
@@ -64,17 +87,21 @@ try {
         const ids = (p) => `${p.total}:${p.rows.map((r) => r.id).join(',')}`;
         if (ids(one) !== ids(fan) || one.rows.length !== PER_PAGE) throw new Error(`${q}: one object ${ids(one)}, fan-out ${ids(fan)}`);
         const id = `${rows}:${order}:${offset}`;
-        pages.push({ id, rows, order, offset });
-        members.push({ id: `${id}:one`, target: { url: `${base}/one?${q}` } }, { id: `${id}:fan`, target: { url: `${base}/fan?${q}` } });
+        // The busiest part's share of the rows is about 1/64 of them: part 0's answer stands for each.
+        pages.push({ id, rows, order, offset, part: await timeAlone('GET', `/fan?${q}&p=0`) });
+        members.push(await member(`${id}:one`, 'GET', `/one?${q}`), await member(`${id}:fan`, 'GET', `/fan?${q}`));
       }
     }
   }
   await call('POST', `/decide/setup?rows=${SIZES[0]}`);
-  members.push({ id: 'decide:own', target: { url: `${base}/decide`, method: 'POST' } }, { id: 'decide:asks', target: { url: `${base}/decide?asks=1`, method: 'POST' } });
+  members.push(await member('decide:own', 'POST', '/decide'), await member('decide:asks', 'POST', '/decide?asks=1'));
+  const alone = Object.fromEntries(members.map((x) => [x.id, x.alone]));
 
   const loadBefore = load();
   log(`measuring ${members.length} members interleaved (load average ${loadBefore})`);
+  // The members were warmed up by their requests alone.
   const m = await measureGroup(members, {
+    warmup: 0,
     onMember: (id, r) => log(`  ${id}: ${r.rps.toFixed(0)} req/s, p50 ${r.p50.toFixed(2)} ms${r.failed ? `, ${r.failed} failed` : ''}`),
   });
   const failed = Object.entries(m).filter(([, r]) => r.failed || !r.requests);
@@ -82,18 +109,21 @@ try {
 
   const f = (x, d = 2) => x.toFixed(d);
   console.log(`\nOne copy fewer, measured (${new Date().toISOString().slice(0, 16)} UTC; load average ${loadBefore} before, ${load()} after):`);
-  console.log('rows     order  offset   one p50  fan p50   ÷    one req/s  fan req/s   ÷');
+  console.log(`A page of 20; ms alone (one request at a time; "part": one of the fan-out's calls alone), p50 (ms) and req/s at ${CONNECTIONS} connections; fan-out ÷ one object:`);
+  console.log('rows     order  offset |  one alone  fan alone    ÷  part alone |  one p50  fan p50     ÷  | one req/s  fan req/s     ÷');
+  const cols = (a, b, d) => `${f(a, d).padStart(9)}  ${f(b, d).padStart(9)}  ${f(b / a, b / a < 10 ? 2 : 1).padStart(5)}`;
   for (const p of pages) {
-    const [one, fan] = [m[`${p.id}:one`], m[`${p.id}:fan`]];
+    const [one, fan] = [`${p.id}:one`, `${p.id}:fan`];
     console.log(
-      `${String(p.rows).padEnd(8)} ${p.order.padEnd(6)} ${String(p.offset).padStart(6)}  ${f(one.p50).padStart(7)}  ${f(fan.p50).padStart(7)}  ${f(fan.p50 / one.p50, 1).padStart(5)}` +
-        `  ${f(one.rps, 0).padStart(9)}  ${f(fan.rps, 0).padStart(9)}  ${f(fan.rps / one.rps).padStart(5)}`,
+      `${String(p.rows).padEnd(8)} ${p.order.padEnd(6)} ${String(p.offset).padStart(6)} | ${cols(alone[one], alone[fan], 2)}  ${f(p.part).padStart(10)} | ${cols(m[one].p50, m[fan].p50, 2)} | ${cols(m[one].rps, m[fan].rps, 0)}`,
     );
   }
   const [own, asks] = [m['decide:own'], m['decide:asks']];
-  console.log(`\nrequest deciding on its own copy: p50 ${f(own.p50)} ms, ${f(own.rps, 0)} req/s`);
-  console.log(`request asking the registry first: p50 ${f(asks.p50)} ms, ${f(asks.rps, 0)} req/s`);
-  console.log(`asks ÷ own: p50 ${f(asks.p50 / own.p50)} (+${f(asks.p50 - own.p50)} ms), req/s ${f(asks.rps / own.rps)}`);
+  console.log(`\nAn access request deciding on its own copy of the settings: ${f(alone['decide:own'])} ms alone, p50 ${f(own.p50)} ms, ${f(own.rps, 0)} req/s`);
+  console.log(`The same asking the registry row's object first:          ${f(alone['decide:asks'])} ms alone, p50 ${f(asks.p50)} ms, ${f(asks.rps, 0)} req/s`);
+  console.log(
+    `asks ÷ own: alone ${f(alone['decide:asks'] / alone['decide:own'])} (+${f(alone['decide:asks'] - alone['decide:own'])} ms), p50 ${f(asks.p50 / own.p50)} (+${f(asks.p50 - own.p50)} ms), req/s ${f(asks.rps / own.rps)}`,
+  );
 } finally {
   await runtime?.mf.dispose().catch(() => {});
   rmSync(work, { recursive: true, force: true });

@@ -10,7 +10,8 @@
 // `GET /one?rows=&order=id|name&offset=`: a page of 20 projects a signed-in non-member may see
 // (not private; GitLab's `GET /projects`), with their total and each row's parent, from one
 // object. `GET /fan?…`: the same page from the PARTS objects at once, each answering its total and
-// its first offset + 20 rows in that order, merged here. `order=id` is by id descending (GitLab's
+// its first offset + 20 rows in that order, merged here (`&p=` answers one part's alone: what the
+// fan-out would wait for if its calls ran side by side, as on Cloudflare). `order=id` is by id descending (GitLab's
 // default for projects, by creation), `name` by name then id.
 //
 // `POST /decide?asks=0|1`: a minimal access request (an object reads the settings it decides by,
@@ -218,10 +219,13 @@ app.get('/one', async (c) => {
   return c.json(await c.env.REGISTRY.getByName(`one:${rows}`).page(order, offset, PER_PAGE));
 });
 
+/** Part `p`'s answer to the fan-out (`p` given), or all PARTS answers merged. */
 app.get('/fan', async (c) => {
   const { rows, order, offset } = query(c.req.url);
-  const parts = await Promise.all(Array.from({ length: PARTS }, (_, p) => c.env.REGISTRY.getByName(`part:${rows}:${p}`).page(order, 0, offset + PER_PAGE)));
-  return c.json(merge(parts, order, offset));
+  const part = (p: number) => c.env.REGISTRY.getByName(`part:${rows}:${p}`).page(order, 0, offset + PER_PAGE);
+  const p = c.req.query('p');
+  if (p !== undefined) return c.json(await part(Number(p)));
+  return c.json(merge(await Promise.all(Array.from({ length: PARTS }, (_, i) => part(i))), order, offset));
 });
 
 /** The decisions' project: project 70 (public, requests enabled) of the single object of `rows`, its settings copied once. */
