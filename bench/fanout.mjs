@@ -111,7 +111,8 @@ try {
   console.log(`\nOne copy fewer, measured (${new Date().toISOString().slice(0, 16)} UTC; load average ${loadBefore} before, ${load()} after):`);
   console.log(`A page of 20; ms alone (one request at a time; "part": one of the fan-out's calls alone), p50 (ms) and req/s at ${CONNECTIONS} connections; fan-out ÷ one object:`);
   console.log('rows     order  offset |  one alone  fan alone    ÷  part alone |  one p50  fan p50     ÷  | one req/s  fan req/s     ÷');
-  const cols = (a, b, d) => `${f(a, d).padStart(9)}  ${f(b, d).padStart(9)}  ${f(b / a, b / a < 10 ? 2 : 1).padStart(5)}`;
+  const n = (x, d) => f(x, d === 0 && x < 10 ? 1 : d);
+  const cols = (a, b, d) => `${n(a, d).padStart(9)}  ${n(b, d).padStart(9)}  ${f(b / a, b / a < 10 ? 2 : 1).padStart(5)}`;
   for (const p of pages) {
     const [one, fan] = [`${p.id}:one`, `${p.id}:fan`];
     console.log(
