@@ -4,14 +4,15 @@
 // Runs bench/fanout/worker.ts alone on one Miniflare (workerd on 127.0.0.1, state on /dev/shm,
 // deleted at the end), seeds FANOUT_ROWS rows in all (1,000 and 100,000) into one object and,
 // the same rows, into 64 objects by id mod 64, checks that both designs answer the same pages,
-// and measures one interleaved group (bench/lib/load.mjs: BENCH_CONNECTIONS, BENCH_DURATION,
-// BENCH_WARMUP, BENCH_ROUNDS):
+// times each member alone (one request at a time), then measures them in one interleaved group
+// (bench/lib/load.mjs: BENCH_CONNECTIONS, BENCH_DURATION, BENCH_ROUNDS):
 // - a page of 20 projects by id descending and by name, the first page and the one at offset
 //   FANOUT_OFFSET (1,000; at 1,000 rows the last full page), from one object against the fan-out
 //   to 64 (each answering its first offset + 20, merged in the Worker);
 // - an access request deciding on the settings in its own object against the same request that
 //   first asks the registry row's owner for them (one object call more).
-// Prints p50 and req/s of each, fan-out ÷ one object and asks ÷ own, and the load average.
+// Prints each member's latency alone (and one of the fan-out's calls alone), p50 and req/s, the
+// ratios fan-out ÷ one object and asks ÷ own, and the load average. About 5 minutes.
 import { readFileSync, rmSync, mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -22,7 +23,7 @@ import { freshStateDir, knockConfig, script, socket, start as startWorkers } fro
 const SIZES = (process.env.FANOUT_ROWS ?? '1000,100000').split(',').map(Number);
 const OFFSET = Number(process.env.FANOUT_OFFSET ?? 1000);
 const PER_PAGE = 20;
-/** How many times its pace alone a member answers at BENCH_CONNECTIONS, about (measured here: 3 to 5). */
+/** How many times its pace alone a member answers at BENCH_CONNECTIONS, at most (here about 3 for the fastest, 1 for a fan-out). */
 const PACE = 3;
 const log = (msg) => console.error(`[fanout] ${msg}`);
 const load = () => readFileSync('/proc/loadavg', 'utf8').split(' ').slice(0, 3).join(' ');
@@ -50,12 +51,7 @@ try {
     if (!res.ok) throw new Error(`${method} ${path}: ${res.status} ${await res.text()}`);
     return res.json();
   };
-  /**
-   * A member: its latency alone (the median of five requests one at a time, after two), and its
-   * target, a fixed number of requests per round of about BENCH_DURATION / BENCH_ROUNDS seconds at
-   * that pace (at least one per connection). A slice of fixed time would leave its last requests
-   * in flight, and a deep fan-out's would run on into the next member's slice.
-   */
+  /** The median of five requests one at a time, after two, in ms. */
   const timeAlone = async (method, path) => {
     const times = [];
     for (let i = 0; i < 7; i++) {
@@ -65,6 +61,12 @@ try {
     }
     return median(times.slice(2));
   };
+  /**
+   * A member: its latency alone, and its target, a fixed number of requests per round of at most
+   * about BENCH_DURATION / BENCH_ROUNDS seconds (at least one per connection). A round of fixed
+   * time would leave its last requests in flight, and a deep fan-out's would run on into the next
+   * member's round.
+   */
   const member = async (id, method, path) => {
     const alone = await timeAlone(method, path);
     const amount = Math.max(CONNECTIONS, Math.round((DURATION_S / ROUNDS) * (1000 / alone) * PACE));
