@@ -110,6 +110,7 @@ try {
   if (failed.length) throw new Error(`failed or no requests: ${failed.map(([id, r]) => `${id} ${r.failed} failed, ${r.requests} answered`).join('; ')}`);
 
   const f = (x, d = 2) => x.toFixed(d);
+  const signed = (x) => `${x < 0 ? '' : '+'}${f(x)}`;
   console.log(`\nOne copy fewer, measured (${new Date().toISOString().slice(0, 16)} UTC; load average ${loadBefore} before, ${load()} after):`);
   console.log(`A page of 20; ms alone (one request at a time; "part": one of the fan-out's calls alone), p50 (ms) and req/s at ${CONNECTIONS} connections; fan-out ÷ one object:`);
   console.log('rows     order  offset |  one alone  fan alone    ÷  part alone |  one p50  fan p50     ÷  | one req/s  fan req/s     ÷');
@@ -125,7 +126,7 @@ try {
   console.log(`\nAn access request deciding on its own copy of the settings: ${f(alone['decide:own'])} ms alone, p50 ${f(own.p50)} ms, ${f(own.rps, 0)} req/s`);
   console.log(`The same asking the registry row's object first:          ${f(alone['decide:asks'])} ms alone, p50 ${f(asks.p50)} ms, ${f(asks.rps, 0)} req/s`);
   console.log(
-    `asks ÷ own: alone ${f(alone['decide:asks'] / alone['decide:own'])} (+${f(alone['decide:asks'] - alone['decide:own'])} ms), p50 ${f(asks.p50 / own.p50)} (+${f(asks.p50 - own.p50)} ms), req/s ${f(asks.rps / own.rps)}`,
+    `asks ÷ own: alone ${f(alone['decide:asks'] / alone['decide:own'])} (${signed(alone['decide:asks'] - alone['decide:own'])} ms), p50 ${f(asks.p50 / own.p50)} (${signed(asks.p50 - own.p50)} ms), req/s ${f(asks.rps / own.rps)}`,
   );
 } finally {
   await runtime?.mf.dispose().catch(() => {});
