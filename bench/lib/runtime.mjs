@@ -15,7 +15,7 @@ import { ROOT } from './paths.mjs';
  * Knock's Worker as `wrangler dev` would run it, from wrangler.toml (and `.dev.vars`, whose
  * secrets the callers replace): `compat`, `vars`, `durableObjects`, `kvNamespaces`.
  */
-const knockConfig = () => {
+export const knockConfig = () => {
   const level = process.env.WRANGLER_LOG;
   // The secrets wrangler.toml requires are given to Miniflare below, not read from the environment.
   process.env.WRANGLER_LOG = 'error';
@@ -33,8 +33,8 @@ const knockConfig = () => {
   }
 };
 
-const socket = (name) => ({ unsafeDirectSockets: [{ host: '127.0.0.1', port: 0 }], name });
-const script = (path) => ({ modules: true, scriptPath: path, modulesRoot: dirname(path) });
+export const socket = (name) => ({ unsafeDirectSockets: [{ host: '127.0.0.1', port: 0 }], name });
+export const script = (path) => ({ modules: true, scriptPath: path, modulesRoot: dirname(path) });
 
 /** A fresh state directory, on tmpfs where there is one: local KV and SQLite on a disk would measure the disk. */
 export const freshStateDir = () => mkdtempSync(join(existsSync('/dev/shm') ? '/dev/shm' : tmpdir(), 'knock-bench-state-'));
@@ -69,7 +69,7 @@ const knockWorker = (knock, config, bindings) => ({
 const sharedWith = (durableObjects) => Object.fromEntries(Object.entries(durableObjects).map(([k, v]) => [k, { ...v, scriptName: 'knock' }]));
 
 /** One Miniflare running `workers`, and the address of each. */
-const start = async (workers, { persistTo, inspectorPort }) => {
+export const start = async (workers, { persistTo, inspectorPort }) => {
   const mf = new Miniflare(
     convertV4MiniflareOptions({
       host: '127.0.0.1',
