@@ -207,6 +207,8 @@ describe('DELETE /users/:id', () => {
     expect((await as(h.owner).post(`/groups/${group.id}/members`, { user_id: h.user.id, access_level: 30 })).status).toBe(201);
     const personal = await createProject({ ...h.user, name: h.user.username, headers: { 'PRIVATE-TOKEN': h.impersonation } });
 
+    const namespaceId = ((await (await admin.get(`/projects/${personal.id}`)).json()) as { namespace: { id: number } }).namespace.id;
+
     const res = await admin.delete(`/users/${h.user.id}`);
     expect(res.status).toBe(204);
     expect(await res.text()).toBe('');
@@ -218,6 +220,11 @@ describe('DELETE /users/:id', () => {
     expect(await indexedMembership(group.id, h.user.id)).toMatchObject({ access_level: 0 });
     await expectError(await admin.get(`/projects/${personal.id}`), 404, { message: '404 Project Not Found' });
     await expectError(await admin.get(`/projects/${encodeURIComponent(personal.full_path)}`), 404, { message: '404 Project Not Found' });
+    // The personal namespace's copy left its index partition (its id's: it is its own tree's root).
+    const copies = await runInDurableObject(env.INDEX_PARTITIONS.getByName(`index:${namespaceId % 64}`), (_i, state) =>
+      state.storage.sql.exec('SELECT id FROM namespaces WHERE id = ?', namespaceId).toArray(),
+    );
+    expect(copies).toEqual([]);
 
     // The username is free again; the new user is someone else.
     const reborn = await admin.post('/users', { username: h.user.username, name: 'Someone else', password: 'correct horse battery' });

@@ -84,7 +84,7 @@ export abstract class DirectoryRegistry extends DirectoryCore {
    */
   private async pushRegistryBatch(): Promise<boolean> {
     const queued = this.sql
-      .exec<{ seq: number; namespace_id: number; deleted_kind: 'group' | 'project' | null }>(
+      .exec<{ seq: number; namespace_id: number; deleted_kind: 'group' | 'project' | 'user' | null }>(
         'SELECT seq, namespace_id, deleted_kind FROM registry_outbox ORDER BY seq LIMIT ?',
         REGISTRY_PUSH_BATCH,
       )
@@ -108,12 +108,17 @@ export abstract class DirectoryRegistry extends DirectoryCore {
     // The object keeps its own copy of the row's settings and path (`meta`), and judges by it when
     // a caller's is older; a created row (version 1) has none older, and no object for a user's.
     const changed = copies.filter((row) => row.kind !== 'user' && row.version > 1);
+    // A deleted group or project: its object ends its members and requests and tells its partition.
+    // A deleted personal namespace (its user's deletion) has no object: its partition, which is its
+    // id's (it is its own tree's root), drops the copy.
     const deleted = new Map(queued.flatMap((q) => (q.deleted_kind === null ? [] : [[q.namespace_id, q.deleted_kind] as const])));
     try {
       await Promise.all([
         ...[...byPartition].map(([p, { rows, tops }]) => indexPartition(this.env, p).applyRegistryRows(rows, tops)),
         ...changed.map((row) => namespaceObject(this.env, row.id).applySnapshot(snapshotOf(row))),
-        ...[...deleted].map(([id, kind]) => namespaceObject(this.env, id).markDeleted(id, kind)),
+        ...[...deleted].map(([id, kind]) =>
+          kind === 'user' ? indexPartition(this.env, partitionOfId(id, count)).deleteSource(id) : namespaceObject(this.env, id).markDeleted(id, kind),
+        ),
       ]);
     } catch (e) {
       console.warn('registry rows could not be copied to their index partitions or objects; the alarm will retry', e);

@@ -15,11 +15,11 @@
  * - `namespaces`: groups, projects and personal (user) namespaces share one path registry, so a
  *   full path names exactly one of them. `version` rises with every change of a row that the
  *   groups' and projects' objects and the index partitions keep a copy of (its settings, its full
- *   path, also when an ancestor is renamed). Every insert and update of a row, and the deletion of
- *   a group or project, queues its id in `registry_outbox` in the same statement (the triggers),
- *   so no code path can change a row without it; the queue is pushed before the change answers,
- *   and by the alarm after a crash: each row to its index partitions, a changed or deleted group's
- *   or project's to its object (registry.ts `pushRegistryBatch`).
+ *   path, also when an ancestor is renamed). Every insert, update and deletion of a row queues
+ *   its id in `registry_outbox` in the same statement (the triggers), so no code path can change
+ *   a row without it; the queue is pushed before the change answers, and by the alarm after a
+ *   crash: each row to its index partitions, a changed or deleted group's or project's to its
+ *   object, a deleted personal namespace's to its partition (registry.ts `pushRegistryBatch`).
  * - `access_tokens`: personal access tokens and impersonation tokens (GitLab's
  *   `personal_access_tokens`), what lists and revokes them; the token itself is only in KV, under
  *   its keyed hash. `last_used_at` is written at most every 10 minutes per token and isolate.
@@ -81,7 +81,7 @@ export const DIRECTORY_SCHEMA = [
    CREATE TABLE registry_outbox (
      seq INTEGER PRIMARY KEY AUTOINCREMENT,
      namespace_id INTEGER NOT NULL,
-     -- A deleted group's or project's kind ('group' or 'project'); NULL for an inserted or updated row.
+     -- A deleted row's kind ('group', 'project' or 'user'); NULL for an inserted or updated row.
      deleted_kind TEXT
    );
    CREATE TRIGGER namespaces_inserted AFTER INSERT ON namespaces BEGIN
@@ -90,7 +90,7 @@ export const DIRECTORY_SCHEMA = [
    CREATE TRIGGER namespaces_updated AFTER UPDATE ON namespaces BEGIN
      INSERT INTO registry_outbox (namespace_id) VALUES (NEW.id);
    END;
-   CREATE TRIGGER namespaces_deleted AFTER DELETE ON namespaces WHEN OLD.kind <> 'user' BEGIN
+   CREATE TRIGGER namespaces_deleted AFTER DELETE ON namespaces BEGIN
      INSERT INTO registry_outbox (namespace_id, deleted_kind) VALUES (OLD.id, OLD.kind);
    END;
    CREATE TABLE access_tokens (
