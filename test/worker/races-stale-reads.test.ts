@@ -3,6 +3,7 @@
 // in the object (support/object-gate.ts), so the interleaving happens every time.
 import { env } from 'cloudflare:workers';
 import { beforeAll, describe, expect, it } from 'vitest';
+import { unique } from './support/http';
 import { objectGate } from './support/object-gate';
 import { as, createSource, KIND_ROUTES, person, startWorker } from './support/namespaces';
 
@@ -38,5 +39,31 @@ describe.each(KIND_ROUTES)('stale reads on %s', (kind) => {
     expect(((await approved.json()) as { access_level: number }).access_level).toBe(10);
     const members = (await (await as(owner).get(`/${kind}/${source.id}/members`)).json()) as { id: number; access_level: number }[];
     expect(members.find((m) => m.id === requester.id)?.access_level).toBe(10);
+  });
+});
+
+describe('signing keys', () => {
+  it("a rotation that withdraws every key, made while the first key was being made, leaves its own key alone in the JWKS", async () => {
+    // An instance of this test's own: the deployment's keys (`keys`) stay as they are.
+    const keys = env.SIGNING_KEYS.getByName(unique('keys'));
+    const gate = objectGate(keys as unknown as DurableObjectStub);
+    let rotated: { kid: string }[];
+    try {
+      // The first read makes the first key, and is held once it is made, before it is stored.
+      await gate.hold('makeKey', 'after');
+      const first = keys.published();
+      await gate.held(0);
+      // Meanwhile an operator rotates after a leak: its key is made and stored.
+      const rotation = keys.rotateNow(true);
+      await gate.held(1);
+      await gate.release(1);
+      await gate.open();
+      await first;
+      rotated = await rotation;
+    } finally {
+      await gate.open();
+    }
+    expect(rotated).toHaveLength(1);
+    expect((await keys.published()).map((k) => k.kid)).toEqual([rotated[0].kid]);
   });
 });
