@@ -5,7 +5,8 @@ import { env } from 'cloudflare:workers';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { unique } from './support/http';
 import { objectGate } from './support/object-gate';
-import { as, createSource, KIND_ROUTES, person, startWorker } from './support/namespaces';
+import { admin, as, createGroup, createProject, createSource, KIND_ROUTES, person, startWorker } from './support/namespaces';
+import { settle } from './support/receiver';
 
 beforeAll(startWorker, 30_000);
 
@@ -65,5 +66,22 @@ describe('signing keys', () => {
     }
     expect(rotated).toHaveLength(1);
     expect((await keys.published()).map((k) => k.kid)).toEqual([rotated[0].kid]);
+  });
+});
+
+describe('a deletion before the alarm', () => {
+  it("copies up the events a project recorded just before it was deleted: its group's log and the instance log have them", async () => {
+    const [owner, bob] = await Promise.all([person('own'), person('bob')]);
+    const group = await createGroup(owner);
+    const project = await createProject(owner, { namespace_id: group.id });
+    await settle(project.id, group.id);
+    // A request, then the project deleted before its alarm copied the request's event up.
+    expect((await as(bob).post(`/projects/${project.id}/access_requests`)).status).toBe(201);
+    expect((await as(owner).delete(`/projects/${project.id}`)).status).toBe(202);
+    await settle(project.id, group.id);
+    const inGroup = (await (await as(owner).get(`/groups/${group.id}/audit_events?per_page=100`)).json()) as { event_name: string; entity_id: number }[];
+    expect(inGroup.filter((e) => e.entity_id === project.id).map((e) => e.event_name)).toContain('access_request_created');
+    const instance = (await (await admin.get(`/audit_events?entity_type=Project&entity_id=${project.id}&per_page=100`)).json()) as { event_name: string }[];
+    expect(instance.map((e) => e.event_name)).toContain('access_request_created');
   });
 });
