@@ -6,7 +6,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { unique } from './support/http';
 import { objectGate } from './support/object-gate';
 import { admin, as, createGroup, createProject, createSource, KIND_ROUTES, person, startWorker } from './support/namespaces';
-import { settle } from './support/receiver';
+import { Receiver, settle } from './support/receiver';
 
 beforeAll(startWorker, 30_000);
 
@@ -40,6 +40,39 @@ describe.each(KIND_ROUTES)('stale reads on %s', (kind) => {
     expect(((await approved.json()) as { access_level: number }).access_level).toBe(10);
     const members = (await (await as(owner).get(`/${kind}/${source.id}/members`)).json()) as { id: number; access_level: number }[];
     expect(members.find((m) => m.id === requester.id)?.access_level).toBe(10);
+  });
+});
+
+describe.each(KIND_ROUTES)('webhooks of %s', (kind) => {
+  it("two edits of one hook at once: a new name does not undo the other edit's new URL (and the token it dropped)", async () => {
+    const owner = await person('own');
+    const source = await createSource(kind, owner);
+    const hooks = `/${kind}/${source.id}/hooks`;
+    const created = await as(owner).post(hooks, { url: 'https://hooks.example.com/old', token: 'old-token' });
+    expect(created.status).toBe(201);
+    const { id } = (await created.json()) as { id: number };
+
+    const gate = objectGate(env.NAMESPACES.getByName(String(source.id)) as unknown as DurableObjectStub);
+    let renamed: Response;
+    try {
+      // Each edit is held just before its transaction, the renaming first.
+      await gate.hold('mutate', 'before');
+      const renaming = as(owner).put(`${hooks}/${id}`, { name: 'Renamed' });
+      await gate.held(0);
+      const moving = as(owner).put(`${hooks}/${id}`, { url: 'https://hooks.example.com/new' });
+      await gate.held(1);
+      await gate.release(1);
+      expect((await moving).status).toBe(200);
+      await gate.open();
+      renamed = await renaming;
+    } finally {
+      await gate.open();
+    }
+    expect(renamed.status).toBe(200);
+    expect(await (await as(owner).get(`${hooks}/${id}`)).json()).toMatchObject({ url: 'https://hooks.example.com/new', name: 'Renamed' });
+    const receiver = new Receiver();
+    expect((await as(owner).post(`${hooks}/${id}/test`)).status).toBe(201);
+    expect(receiver.received.map((d) => [d.url, d.headers['x-gitlab-token']])).toEqual([['https://hooks.example.com/new', undefined]]);
   });
 });
 

@@ -190,7 +190,7 @@ export class Webhooks {
    * Inside the caller's transaction. Editing a hook enables it again (GitLab's `enable!`), and
    * what waited for it is due at once: an edit is how an owner says the receiver is fixed.
    */
-  update(id: number, s: HookSettings, sealedToken: string | null): HookRow {
+  update(id: number, s: Omit<HookSettings, 'token'>, sealedToken: string | null): HookRow {
     this.sql.exec('UPDATE deliveries SET next_attempt_at = MIN(next_attempt_at, ?) WHERE hook_id = ?', clock.now(), id);
     return toHook(
       this.sql
