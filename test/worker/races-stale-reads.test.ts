@@ -1,6 +1,7 @@
 // Rules that read state, wait for another object, and then write: what they read before the wait
 // must not decide the write when another call changed it meanwhile. Each race is ordered by a gate
 // in the object (support/object-gate.ts), so the interleaving happens every time.
+import { runDurableObjectAlarm } from 'cloudflare:test';
 import { env } from 'cloudflare:workers';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { unique } from './support/http';
@@ -73,6 +74,49 @@ describe.each(KIND_ROUTES)('webhooks of %s', (kind) => {
     const receiver = new Receiver();
     expect((await as(owner).post(`${hooks}/${id}/test`)).status).toBe(201);
     expect(receiver.received.map((d) => [d.url, d.headers['x-gitlab-token']])).toEqual([['https://hooks.example.com/new', undefined]]);
+  });
+});
+
+describe('a webhook edited while a delivery to its old URL is under way', () => {
+  it("the old URL's failure neither counts against the edited hook nor puts its retry off: it goes to the new URL at once", async () => {
+    const [owner, bob] = await Promise.all([person('own'), person('bob')]);
+    const source = await createSource('groups', owner);
+    const hooks = `/groups/${source.id}/hooks`;
+    const created = await as(owner).post(hooks, { url: 'https://hooks.example.com/broken', member_events: true });
+    const { id } = (await created.json()) as { id: number };
+    await settle(source.id);
+    // The old URL answers 500, once the test lets it.
+    const receiver = new Receiver();
+    let answer!: () => void;
+    const answered = new Promise<void>((resolve) => (answer = resolve));
+    let arrived!: () => void;
+    const attempted = new Promise<void>((resolve) => (arrived = resolve));
+    receiver.respond = async (d) => {
+      if (!d.url.endsWith('/broken')) return new Response('ok');
+      arrived();
+      await answered;
+      return new Response('down', { status: 500 });
+    };
+    expect((await as(owner).post(`/groups/${source.id}/members`, { user_id: bob.id, access_level: 30 })).status).toBe(201);
+    const object = env.NAMESPACES.getByName(String(source.id)) as unknown as DurableObjectStub;
+    const delivering = runDurableObjectAlarm(object);
+    await attempted;
+    // The owner fixes the hook meanwhile.
+    expect((await as(owner).put(`${hooks}/${id}`, { url: 'https://hooks.example.com/fixed' })).status).toBe(200);
+    answer();
+    await delivering;
+    expect(await (await as(owner).get(`${hooks}/${id}`)).json()).toMatchObject({ url: 'https://hooks.example.com/fixed', alert_status: 'executable', disabled_until: null });
+    await settle(source.id);
+    expect(receiver.received.map((d) => [d.url, d.json.event_name])).toEqual([
+      ['https://hooks.example.com/broken', 'user_add_to_group'],
+      ['https://hooks.example.com/fixed', 'user_add_to_group'],
+    ]);
+    // The failed attempt is logged with the URL it went to.
+    const log = (await (await as(owner).get(`${hooks}/${id}/events`)).json()) as { url: string; response_status: string }[];
+    expect(log.map((l) => [l.url, l.response_status])).toEqual([
+      ['https://hooks.example.com/fixed', '200'],
+      ['https://hooks.example.com/broken', '500'],
+    ]);
   });
 });
 
