@@ -264,6 +264,17 @@ describe("a registry change left queued by a crash", () => {
     expect((await as(owner).get(`/groups/${id}/members`)).status).toBe(200);
   });
 
+  it('sets up a group whose object was never set up once when its first calls come together: each answers, and the creator is its one Owner', async () => {
+    const [owner, req] = await Promise.all([person('own'), person('req')]);
+    const { id, record } = await rowWithoutObject(owner);
+    // Both calls wait for the registry's row while setting up (another call runs meanwhile).
+    rememberRecord(record);
+    const [members, request] = await Promise.all([as(owner).get(`/groups/${id}/members`), as(req).post(`/groups/${id}/access_requests`)]);
+    expect([members.status, request.status]).toEqual([200, 201]);
+    const listed = (await (await as(owner).get(`/groups/${id}/members`)).json()) as { id: number; access_level: number }[];
+    expect(listed.map((m) => [m.id, m.access_level])).toEqual([[owner.id, 50]]);
+  });
+
   it('reaches a group whose object was never set up (a crash before its first call): an isolate still holding the row finds it gone', async () => {
     const owner = await person('own');
     const { id, record } = await rowWithoutObject(owner);

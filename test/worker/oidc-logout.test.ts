@@ -12,6 +12,7 @@ import { Browser, authorizeCode, csrfOf, exchange, type App } from './support/oa
 import { fetchJwks, OPENID_SCOPES, refreshed, verifyIdToken, type OidcTokens } from './support/oidc';
 import { consoleSession, consoleUser, fieldErrorsOf } from './support/console';
 import { Receiver, settle } from './support/receiver';
+import { objectGate } from './support/object-gate';
 import { grantsStub, runDueAlarms } from './support/storage';
 import { treeIndex, type IndexPartition, type SourceCopy } from '../../worker/durable/index-partition/index-partition';
 
@@ -250,6 +251,33 @@ describe('back-channel logout delivery', () => {
     expect(await runDurableObjectAlarm(user)).toBe(true);
     await deliver(rp);
     expect(await logoutTokens(receiver, rp)).toMatchObject([{ sid, sub: String(bob.id) }]);
+  });
+
+  it('for a lost group claim is not sent for a token issued while the claims were being read: a promotion is no loss', async () => {
+    const receiver = new Receiver();
+    const rp = await logoutApp();
+    const alice = await newUser('alice');
+    const bob = await newUser('bob');
+    const acme = await createGroup(alice.person);
+    expect((await as(alice.person).post(`/groups/${acme.id}/members`, { user_id: bob.id, access_level: 30 })).status).toBe(201);
+    const developer = await signIn(bob.browser, rp);
+    // bob's `User` reads his claims for a check (Developer of acme) and is held with what it read.
+    const user = env.USERS.getByName(String(bob.id));
+    const gate = objectGate(user as unknown as DurableObjectStub);
+    try {
+      await gate.hold('claimsNow', 'after');
+      const check = user.checkGroupClaims();
+      await gate.held(0);
+      // Meanwhile he is promoted, and his refresh issues a token that claims Maintainer of acme.
+      expect((await as(alice.person).put(`/groups/${acme.id}/members/${bob.id}`, { access_level: 40 })).status).toBe(200);
+      await refreshed(rp, developer);
+      await gate.open();
+      await check;
+    } finally {
+      await gate.open();
+    }
+    await deliver(rp);
+    expect(await logoutTokens(receiver, rp)).toEqual([]);
   });
 
   it("for a lost group claim is sent by the index partition's alarm after a crash between its commit and the telling", async () => {

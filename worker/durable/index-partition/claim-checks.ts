@@ -10,6 +10,12 @@ import { userObject } from '../user/user';
  * managers' inbox shares are. Only groups: projects are never in the group claims.
  */
 
+/**
+ * A user already queued is queued again: a check sent before this loss was applied may have read
+ * the claims before it, so its answer must not take the user off the queue (`sendClaimChecks`).
+ */
+const ANOTHER_LOSS = 'ON CONFLICT (user_id) DO UPDATE SET losses = losses + 1';
+
 /** Inside the push's transaction, before the changes: each changed member's level now (0 for none). */
 export const levelsBefore = (sql: SqlStorage, namespaceId: number, members: MembershipChange[]): Map<number, number> =>
   new Map(
@@ -23,22 +29,26 @@ export const levelsBefore = (sql: SqlStorage, namespaceId: number, members: Memb
 export const queueLowered = (sql: SqlStorage, namespaceId: number, before: Map<number, number>): void => {
   for (const [userId, was] of before) {
     const now = sql.exec<{ access_level: number }>('SELECT access_level FROM memberships WHERE user_id = ? AND namespace_id = ?', userId, namespaceId).toArray()[0]?.access_level ?? 0;
-    if (now < was) sql.exec('INSERT INTO claim_checks (user_id) VALUES (?) ON CONFLICT DO NOTHING', userId);
+    if (now < was) sql.exec(`INSERT INTO claim_checks (user_id) VALUES (?) ${ANOTHER_LOSS}`, userId);
   }
 };
 
 /** Inside the transaction that deletes a group: every member loses it. */
 export const queueAllMembers = (sql: SqlStorage, namespaceId: number): void => {
-  sql.exec('INSERT INTO claim_checks (user_id) SELECT user_id FROM memberships WHERE namespace_id = ? AND access_level > 0 ON CONFLICT DO NOTHING', namespaceId);
+  sql.exec(`INSERT INTO claim_checks (user_id) SELECT user_id FROM memberships WHERE namespace_id = ? AND access_level > 0 ${ANOTHER_LOSS}`, namespaceId);
 };
 
 export const claimChecksWaiting = (sql: SqlStorage): boolean => sql.exec('SELECT 1 FROM claim_checks LIMIT 1').toArray().length > 0;
 
-/** Tells each queued user's `User`; true when all were told (the rest stay queued). */
+/**
+ * Tells each queued user's `User`; true when all were told (the rest stay queued). A user whose
+ * membership was lost again while the check was under way stays queued (`losses` moved on), and
+ * is told again: that check may have read the claims before the loss.
+ */
 export const sendClaimChecks = async (env: Env, sql: SqlStorage): Promise<boolean> => {
-  const users = sql.exec<{ user_id: number }>('SELECT user_id FROM claim_checks LIMIT 50').toArray().map((r) => r.user_id);
-  const sent = await Promise.allSettled(users.map((id) => userObject(env, id).checkGroupClaims()));
-  const told = users.filter((_, i) => sent[i].status === 'fulfilled');
-  sql.exec('DELETE FROM claim_checks WHERE user_id IN (SELECT value FROM json_each(?))', JSON.stringify(told));
-  return told.length === users.length;
+  const queued = sql.exec<{ user_id: number; losses: number }>('SELECT user_id, losses FROM claim_checks LIMIT 50').toArray();
+  const sent = await Promise.allSettled(queued.map((q) => userObject(env, q.user_id).checkGroupClaims()));
+  const told = queued.filter((_, i) => sent[i].status === 'fulfilled');
+  for (const t of told) sql.exec('DELETE FROM claim_checks WHERE user_id = ? AND losses = ?', t.user_id, t.losses);
+  return told.length === queued.length;
 };

@@ -85,8 +85,10 @@ export const INDEX_PARTITION_SCHEMA = [
      path TEXT PRIMARY KEY COLLATE NOCASE,
      root_id INTEGER NOT NULL
    );
-   -- Users whose group membership ended or went down, for their User object (claim-checks.ts).
+   -- Users whose group membership ended or went down, for their User object (claim-checks.ts);
+   -- \`losses\` counts the changes queued, so a check sent before the last one does not clear it.
    CREATE TABLE claim_checks (
-     user_id INTEGER PRIMARY KEY
+     user_id INTEGER PRIMARY KEY,
+     losses INTEGER NOT NULL DEFAULT 1
    );`,
 ];

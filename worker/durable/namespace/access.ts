@@ -204,11 +204,15 @@ export abstract class NamespaceAccess extends NamespaceChecks {
     const here = await this.ready(ref);
     if (!here.ok) return here;
     const kind = KINDS[ref.kind];
-    const accessLevel = choice.accessLevel ?? this.pendingRequest(userId)?.access_level ?? DEFAULT_APPROVAL_LEVEL;
-    const [standing, inherited] = await Promise.all([
-      this.standing(actor, (s) => mayManageRequests(kind, s) && mayGrantLevel(kind, s, accessLevel)),
-      this.inheritedMembership(userId, accessLevel),
-    ]);
+    const levelAsked = () => choice.accessLevel ?? this.pendingRequest(userId)?.access_level ?? DEFAULT_APPROVAL_LEVEL;
+    let accessLevel = levelAsked();
+    let [standing, inherited] = await this.approverAndHeir(kind, actor, userId, accessLevel);
+    // The request may have been withdrawn and asked again at another level while this waited:
+    // the checks are made again for the level it asks now, and the decision follows them at once.
+    while (this.pendingRequest(userId) !== null && levelAsked() !== accessLevel) {
+      accessLevel = levelAsked();
+      [standing, inherited] = await this.approverAndHeir(kind, actor, userId, accessLevel);
+    }
     const result = this.mutate((): Result<ApprovalOutcome> => {
       if (!maySee(here.value.visibility, standing)) return fail(kind.notFound());
       const request = this.pendingRequest(userId);
@@ -254,6 +258,11 @@ export abstract class NamespaceAccess extends NamespaceChecks {
     });
     await this.push();
     return result;
+  }
+
+  /** What an approval at `level` is judged by: where the approver stands, and the requester's membership inherited from above. */
+  private approverAndHeir(kind: Kind, actor: Actor, userId: number, level: number): Promise<[Standing, GroupMembership | null]> {
+    return Promise.all([this.standing(actor, (s) => mayManageRequests(kind, s) && mayGrantLevel(kind, s, level)), this.inheritedMembership(userId, level)]);
   }
 
   /** Deny (by a manager, with an optional reason the requester sees) or withdraw (by the requester). */

@@ -25,6 +25,8 @@ export abstract class NamespaceChecks extends NamespaceReplication {
       // first call follows a crash before that one, and may carry an older copy of the row than a
       // change the registry pushed meanwhile to an object not yet set up: so the registry is asked.
       const row = fresh ? ref.snapshot : await this.registryRow(ref);
+      // Another first call may have set the object up while this one waited for the registry.
+      if (this.load()) return this.ready(row !== null && row.version > ref.snapshot.version ? { ...ref, snapshot: row } : ref);
       if (row === null) {
         this.sql.exec('INSERT INTO meta (singleton, namespace_id, kind, deleted) VALUES (1, ?, ?, 1)', ref.id, ref.kind);
         this.load();

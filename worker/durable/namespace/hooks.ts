@@ -83,17 +83,18 @@ export abstract class NamespaceHooks extends NamespaceAccess {
     if (!here.ok) return here;
     const before = this.hooks.get(hookId);
     if (!before) return fail(problems.notFound('Hook'));
-    const url = change.url ?? before.url;
-    const token = change.token !== undefined ? change.token : url === before.url ? await this.hooks.openToken(before) : null;
-    const sealedToken = await this.hooks.sealToken(before.uuid, token);
+    // Only a new token is sealed before the transaction; every other field, and whether the token
+    // stays, is decided in it from the hook as it is then (another edit may have run meanwhile).
+    const newToken = change.token === undefined ? undefined : await this.hooks.sealToken(before.uuid, change.token);
     return this.mutate(() => {
       const current = this.hooks.get(hookId);
-      if (!current) return fail(problems.notFound('Hook'));
-      const settings: HookSettings = {
+      if (!current || current.uuid !== before.uuid) return fail(problems.notFound('Hook'));
+      const url = change.url ?? current.url;
+      const sealedToken = newToken !== undefined ? newToken : url === current.url ? current.token : null;
+      const settings: Omit<HookSettings, 'token'> = {
         url,
         name: change.name ?? current.name,
         description: change.description ?? current.description,
-        token,
         member_events: change.member_events ?? current.member_events,
         access_request_events: change.access_request_events ?? current.access_request_events,
         enable_ssl_verification: change.enable_ssl_verification ?? current.enable_ssl_verification,

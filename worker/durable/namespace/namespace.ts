@@ -88,7 +88,9 @@ export class Namespace extends NamespaceHooks {
     });
     this.settings = null;
     this.nextExpiry = null;
-    await this.ctx.storage.deleteAlarm();
+    // Its events recorded before the deletion are still copied up by the alarm (`afterDeletion`).
+    const forward = this.forwardDue();
+    await (forward === null ? this.ctx.storage.deleteAlarm() : this.ctx.storage.setAlarm(forward));
     await this.pushDeletion();
   }
 

@@ -79,9 +79,7 @@ export abstract class NamespaceReplication extends NamespaceCore {
     const now = clock.now();
     const retry = this.outboxSize() > 0 || this.sourceUnpushed() ? now + PUSH_RETRY_MS : Infinity;
     const expiry = this.earliestExpiry();
-    this.forwardSince ??= this.log.oldestPendingForward();
-    const pending = this.forwardSince;
-    const forward = pending === null ? Infinity : Math.max(Date.parse(pending) + BACKGROUND_BATCH_MS, this.forwardRetryAt);
+    const forward = this.forwardDue() ?? Infinity;
     const delivery = (this.hooks.nextDue() ?? Infinity) + BACKGROUND_BATCH_MS;
     // An alarm cannot be set past the year 2189 (workerd refuses it): a later expiry wakes the
     // object a year from now instead, and that alarm sets the next one.
@@ -285,16 +283,38 @@ export abstract class NamespaceReplication extends NamespaceCore {
    * has. An object that never learnt its tree (no push of it ever reached its partition) tells
    * every partition: the registry row is gone, so there is no asking where it was.
    */
-  protected async pushDeletion(): Promise<void> {
+  protected async pushDeletion(): Promise<boolean> {
     const id = this.namespaceId ?? 0;
     const tree = this.knownTree();
     try {
       await Promise.all((tree ? [treeIndex(this.env, id, tree)] : allIndexPartitions(this.env)).map((p) => p.deleteSource(id)));
       this.sql.exec('UPDATE meta SET index_deleted = 1');
+      return true;
     } catch (e) {
       console.warn('the index partition could not drop a deleted namespace; the alarm will retry', this.namespaceId, e);
       void this.ctx.storage.setAlarm(clock.now() + PUSH_RETRY_MS);
+      return false;
     }
+  }
+
+  /**
+   * A deleted group's or project's alarm: its index partition drops its rows, and the events it
+   * recorded before the deletion are still copied up (its group's and the instance's logs keep
+   * them); it rings again while either is left.
+   */
+  private async afterDeletion(): Promise<void> {
+    const dropped = this.sql.exec<{ d: number }>('SELECT index_deleted AS d FROM meta').one().d === 1 || (await this.pushDeletion());
+    await this.forward();
+    const now = clock.now();
+    const due = Math.min(dropped ? Infinity : now + PUSH_RETRY_MS, this.forwardDue() ?? Infinity);
+    if (due !== Infinity) await this.ctx.storage.setAlarm(due);
+  }
+
+  /** When events waiting to be copied up are due to go (epoch ms); null when none wait. */
+  protected forwardDue(): number | null {
+    this.forwardSince ??= this.log.oldestPendingForward();
+    const pending = this.forwardSince;
+    return pending === null ? null : Math.max(Date.parse(pending) + BACKGROUND_BATCH_MS, this.forwardRetryAt);
   }
 
   /**
@@ -303,10 +323,7 @@ export abstract class NamespaceReplication extends NamespaceCore {
    */
   async alarm(): Promise<void> {
     if (!this.load()) return;
-    if (this.readSettings().deleted) {
-      if (this.sql.exec<{ d: number }>('SELECT index_deleted AS d FROM meta').one().d === 0) await this.pushDeletion();
-      return;
-    }
+    if (this.readSettings().deleted) return this.afterDeletion();
     this.expireDue();
     await this.push();
     await this.forward();

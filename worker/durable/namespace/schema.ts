@@ -176,7 +176,9 @@ export const NAMESPACE_SCHEMA = [
      instance_url TEXT NOT NULL,
      recent_failures INTEGER NOT NULL DEFAULT 0,
      disabled_until INTEGER,
-     created_at TEXT NOT NULL
+     created_at TEXT NOT NULL,
+     -- Edits so far: an attempt's outcome counts for the hook only if no edit came after it began.
+     edits INTEGER NOT NULL DEFAULT 0
    );
    CREATE TABLE deliveries (
      id INTEGER PRIMARY KEY AUTOINCREMENT,

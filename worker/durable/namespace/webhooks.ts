@@ -34,6 +34,8 @@ export interface HookRow {
   /** Epoch milliseconds. */
   disabled_until: number | null;
   created_at: string;
+  /** Edits so far (`update`). */
+  edits: number;
 }
 
 /** What creating or editing a hook may set; `token` in clear, sealed here. */
@@ -190,13 +192,13 @@ export class Webhooks {
    * Inside the caller's transaction. Editing a hook enables it again (GitLab's `enable!`), and
    * what waited for it is due at once: an edit is how an owner says the receiver is fixed.
    */
-  update(id: number, s: HookSettings, sealedToken: string | null): HookRow {
+  update(id: number, s: Omit<HookSettings, 'token'>, sealedToken: string | null): HookRow {
     this.sql.exec('UPDATE deliveries SET next_attempt_at = MIN(next_attempt_at, ?) WHERE hook_id = ?', clock.now(), id);
     return toHook(
       this.sql
         .exec<RawHook>(
           `UPDATE hooks SET url = ?, name = ?, description = ?, token = ?, member_events = ?, access_request_events = ?,
-             enable_ssl_verification = ?, recent_failures = 0, disabled_until = NULL WHERE id = ? RETURNING *`,
+             enable_ssl_verification = ?, recent_failures = 0, disabled_until = NULL, edits = edits + 1 WHERE id = ? RETURNING *`,
           s.url,
           s.name,
           s.description,
@@ -342,7 +344,7 @@ export class Webhooks {
   private settle(sent: Sent[]): void {
     const now = clock.now();
     const schedule = config(this.env).webhookRetrySchedule;
-    const states = new Map<number, FailureState & { url: string }>();
+    const states = new Map<number, FailureState & { edits: number }>();
     const logs: unknown[] = [];
     const done: number[] = [];
     for (const { hook, message, trigger, queued, result } of sent) {
@@ -353,19 +355,22 @@ export class Webhooks {
           if (queued) done.push(queued.id);
           continue;
         }
-        state = { recent_failures: current.recent_failures, disabled_until: current.disabled_until, url: current.url };
+        state = { recent_failures: current.recent_failures, disabled_until: current.disabled_until, edits: current.edits };
       }
-      states.set(hook.id, { ...(result.ok ? ENABLED : afterFailure(state, now)), url: state.url });
+      // An attempt begun before an edit of the hook (the owner's fix) went to the hook as it was:
+      // its outcome says nothing of the hook now, whose deliveries the edit made due at once.
+      const counts = state.edits === hook.edits;
+      if (counts) states.set(hook.id, { ...(result.ok ? ENABLED : afterFailure(state, now)), edits: state.edits });
       const attemptNo = (queued?.attempts ?? 0) + 1;
       const lastTry = queued !== null && attemptNo > schedule.length;
-      if (queued && (result.ok || lastTry)) done.push(queued.id);
-      else if (queued) this.sql.exec('UPDATE deliveries SET attempts = ?, next_attempt_at = ? WHERE id = ?', attemptNo, now + schedule[attemptNo - 1] * 1000, queued.id);
+      if (queued && (result.ok || (counts && lastTry))) done.push(queued.id);
+      else if (queued && counts) this.sql.exec('UPDATE deliveries SET attempts = ?, next_attempt_at = ? WHERE id = ?', attemptNo, now + schedule[attemptNo - 1] * 1000, queued.id);
       const note = !result.ok && lastTry ? `; no more retries after ${attemptNo} attempts` : '';
       logs.push([
         hook.id,
         message.id,
         trigger,
-        redactedUrl(state.url),
+        redactedUrl(hook.url),
         attemptNo,
         JSON.stringify(result.requestHeaders),
         message.body,

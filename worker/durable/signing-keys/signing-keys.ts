@@ -110,7 +110,7 @@ export class SigningKeys extends DurableObject<Env> {
    * as after a scheduled rotation, and a successor made ahead is dropped.
    */
   async rotateNow(withdraw: boolean): Promise<PublishedKey[]> {
-    const made = await newKeyPair(this.env);
+    const made = await this.makeKey();
     this.ctx.storage.transactionSync(() => {
       const now = clock.now();
       if (withdraw) this.sql.exec('DELETE FROM keys');
@@ -139,22 +139,38 @@ export class SigningKeys extends DurableObject<Env> {
   /**
    * The schedule: expired keys go; with no key signing, one is made that signs from now (the first
    * use); within KEY_PUBLISHED_AHEAD_MS of the current key's end, its successor is made, and the
-   * keys before it get the time they leave the JWKS. Then the alarm is set for the next step.
+   * keys before it get the time they leave the JWKS. Then the alarm is set for the next step. A
+   * rotation (`rotateNow`) may run while a key is being made: the key is stored only if the
+   * schedule, read again in the transaction, still asks for it.
    */
   private async keep(): Promise<void> {
-    const now = clock.now();
-    this.sql.exec('DELETE FROM keys WHERE published_until IS NOT NULL AND published_until <= ?', now);
-    const current = this.sql.exec<{ signs_from: number }>('SELECT signs_from FROM keys WHERE signs_from <= ? ORDER BY signs_from DESC LIMIT 1', now).toArray()[0];
-    const next = this.sql.exec('SELECT 1 FROM keys WHERE signs_from > ?', now).toArray().length > 0;
-    if (!current) {
-      const made = await newKeyPair(this.env);
-      this.ctx.storage.transactionSync(() => this.insert(made, now));
-    } else if (!next && now >= current.signs_from + KEY_SIGNS_FOR_MS - KEY_PUBLISHED_AHEAD_MS) {
-      const made = await newKeyPair(this.env);
-      const signsFrom = Math.max(now + KEY_PUBLISHED_AHEAD_MS, current.signs_from + KEY_SIGNS_FOR_MS);
-      this.ctx.storage.transactionSync(() => this.insert(made, signsFrom));
+    let due = this.due(clock.now());
+    while (due) {
+      const wanted = due;
+      const made = await this.makeKey();
+      due = this.ctx.storage.transactionSync(() => {
+        const still = this.due(clock.now());
+        if (still === null || still.after !== wanted.after) return still;
+        this.insert(made, still.signsFrom);
+        return null;
+      });
     }
     await this.scheduleAlarm();
+  }
+
+  /** The key the schedule asks for now (`after`: the key it succeeds; null for the first), or null; expired keys go. */
+  private due(now: number): { signsFrom: number; after: string | null } | null {
+    this.sql.exec('DELETE FROM keys WHERE published_until IS NOT NULL AND published_until <= ?', now);
+    const current = this.sql.exec<{ kid: string; signs_from: number }>('SELECT kid, signs_from FROM keys WHERE signs_from <= ? ORDER BY signs_from DESC LIMIT 1', now).toArray()[0];
+    if (!current) return { signsFrom: now, after: null };
+    const next = this.sql.exec('SELECT 1 FROM keys WHERE signs_from > ?', now).toArray().length > 0;
+    if (next || now < current.signs_from + KEY_SIGNS_FOR_MS - KEY_PUBLISHED_AHEAD_MS) return null;
+    return { signsFrom: Math.max(now + KEY_PUBLISHED_AHEAD_MS, current.signs_from + KEY_SIGNS_FOR_MS), after: current.kid };
+  }
+
+  /** A new key pair, sealed. */
+  private makeKey(): Promise<{ kid: string; publicJwk: JWK; sealed: string }> {
+    return newKeyPair(this.env);
   }
 
   /** Stores a key; every older key without an end leaves the JWKS KEY_KEPT_AFTER_MS after this one takes over. */

@@ -8,6 +8,7 @@ import { sessionSid } from '../../protocol/session-id';
 import { openTokens, retryKey, sealTokens } from '../../protocol/sealed-response';
 import {
   AUTHORIZATION_CODE_PREFIX,
+  type GroupClaims,
   accessTokenRecord,
   hashSecret,
   newRoutedSecret,
@@ -378,15 +379,29 @@ export class User extends DurableObject<Env> {
    * claims the user no longer has (`claimsLost`) is told, once per pair. The grant stays: its
    * tokens say what they were issued with (docs/oidc.md), and its next refresh or sign-in reads
    * the claims again. Reads the claims as they are now from the user's index partitions: the cost
-   * follows the user's grants and partitions, never other users.
+   * follows the user's grants and partitions, never other users. Only pairs issued before the
+   * claims were read are judged by them: a pair issued meanwhile (a refresh) may carry claims read
+   * after them, so its gain would look like a loss; the claims are read again for it.
    */
   async checkGroupClaims(): Promise<void> {
-    if (pairsWithGroupClaims(this.sql).length === 0) return;
-    const now = await groupClaimsOf(this.env, this.indexPartitions(), Number(this.ctx.id.name));
-    const lost = pairsWithGroupClaims(this.sql).filter((p) => claimsLost(p.groups, now));
+    let pairs = pairsWithGroupClaims(this.sql);
+    let now: GroupClaims;
+    for (;;) {
+      if (pairs.length === 0) return;
+      const judged = new Set(pairs.map((p) => p.refreshHash));
+      now = await this.claimsNow();
+      pairs = pairsWithGroupClaims(this.sql);
+      if (pairs.every((p) => judged.has(p.refreshHash))) break;
+    }
+    const lost = pairs.filter((p) => claimsLost(p.groups, now));
     if (lost.length === 0) return;
     this.endAccess({ grantIds: [...new Set(lost.map((p) => p.grantId))] }, 'membership_ended', () => markClaimsLost(this.sql, lost));
     await this.handOverLogouts();
+  }
+
+  /** The user's group claims as their index partitions say now. */
+  private claimsNow(): Promise<GroupClaims> {
+    return groupClaimsOf(this.env, this.indexPartitions(), Number(this.ctx.id.name));
   }
 
   // ---- revocation and introspection ----
