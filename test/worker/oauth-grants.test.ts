@@ -124,6 +124,21 @@ describe('refresh tokens rotate (RFC 9700 §4.14.2)', () => {
     await expectRevoked(next.access_token);
   });
 
+  it('answers the retry of a refresh whose KV writes were lost (a crash after the rotation) with tokens that work as answered', async () => {
+    const { app, tokens } = await grantFor();
+    const key = async (token: string) => `at:${await hashSecret(env, token)}`;
+    const before = await env.TOKENS.get(await key(tokens.access_token));
+    const first = await pairOf(await refresh(app, tokens.refresh_token));
+    // As if the runtime stopped after the rotation's transaction, before its KV writes: the old
+    // token's record as it was, none for the new one. The client saw no answer and retries.
+    await env.TOKENS.put(await key(tokens.access_token), before!);
+    await env.TOKENS.delete(await key(first.access_token));
+    const retry = await pairOf(await refresh(app, tokens.refresh_token));
+    expect(retry).toEqual(first);
+    await expectWorks(retry.access_token);
+    await expectRevoked(tokens.access_token);
+  });
+
   it('treats a retry that differs (another scope) as reuse', async () => {
     const { app, tokens } = await grantFor();
     const first = await pairOf(await refresh(app, tokens.refresh_token));

@@ -1,7 +1,7 @@
 import { isoNow } from '../../clock';
 import type { Problem } from '../../errors';
 import type { TokenResponse } from '../../protocol/token-response';
-import type { AccessTokenRecord, GroupClaims, TokenFacts } from '../../store/tokens';
+import type { AccessTokenRecord, TokenFacts } from '../../store/tokens';
 import type { Authentication, Authorization } from './contract';
 
 /** The rows of a user's token-service tables (schema.ts) as user.ts reads them, and what its transactions decide. */
@@ -55,17 +55,19 @@ export interface PreparedPair {
 
 export type EndedToken = { hash: string; expiresAt: number };
 
+/** A pair issued: the effects outside the object (its KV writes) follow the transaction. */
+export type Issuance = { kind: 'issued'; pair: PreparedPair; record: AccessTokenRecord; ended: EndedToken[]; authentication: Authentication };
 /** What a transaction decided; the effects outside the object (KV writes) follow it. */
-export type Decision =
-  | { kind: 'issued'; pair: PreparedPair; record: AccessTokenRecord; ended: EndedToken[]; authentication: Authentication }
-  | { kind: 'refused'; problem: Problem; ended: EndedToken[] };
+export type Decision = Issuance | { kind: 'refused'; problem: Problem; ended: EndedToken[] };
 /**
  * A refresh may also be answered again with the answer of an identical earlier one: its sealed
  * tokens (protocol/sealed-response.ts) and the rest from the row of the pair they made (`successor`).
+ * Its KV writes (`issued`: the successor's record, the rotated token's tombstone) are made again
+ * before it answers, since the first answer may have been lost with them (a crash, a failed write).
  */
 export type Outcome =
   | Decision
-  | { kind: 'retry'; sealed: ArrayBuffer; successor: { scope: string; createdAt: number; expiresAt: number }; authentication: Authentication; groups: GroupClaims | null };
+  | { kind: 'retry'; sealed: ArrayBuffer; successor: { scope: string; createdAt: number; expiresAt: number }; issued: Omit<Issuance, 'pair'> & { pair: Omit<PreparedPair, 'response'> } };
 
 const PAIR_SELECT = `SELECT p.*, g.client_id, g.user_id, g.scopes AS grant_scopes, g.revoked_at AS grant_revoked_at, g.auth_time, g.sid
   FROM token_pairs p JOIN grants g ON g.id = p.grant_id`;

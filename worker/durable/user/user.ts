@@ -250,7 +250,7 @@ export class User extends DurableObject<Env> {
       if (outcome.kind === 'retry') {
         const again = await openTokens(key, outcome.sealed);
         if (!again) return fail(invalidGrant('The refresh token has already been used.'));
-        return ok({ response: retryAnswer(again, outcome.successor), idToken: outcome.groups ? { authentication: outcome.authentication, groups: outcome.groups } : null });
+        return this.settle({ ...outcome.issued, pair: { ...outcome.issued.pair, response: retryAnswer(again, outcome.successor) } });
       }
       if (outcome.kind === 'issued') await this.forgetRetryAnswerLater();
       return this.settle(outcome);
