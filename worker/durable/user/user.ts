@@ -454,9 +454,8 @@ export class User extends DurableObject<Env> {
     // A deleted application is not told: it has no registration left to deliver to.
     const ended = this.endAccess(forgetIndex ? null : { clientId }, 'authorization_revoked', () => {
       const now = epochSeconds();
-      const grants = this.sql
-        .exec<{ id: string }>('SELECT id FROM grants WHERE client_id = ? AND revoked_at IS NULL', clientId)
-        .toArray();
+      // Revoked ones too: a repeat after a crash before the tombstones must write them again.
+      const grants = this.sql.exec<{ id: string }>('SELECT id FROM grants WHERE client_id = ?', clientId).toArray();
       const ended = grants.flatMap((g) => revokeGrantRows(this.sql, g.id, now));
       this.sql.exec('DELETE FROM codes WHERE client_id = ? AND grant_id IS NULL', clientId);
       this.sql.exec('DELETE FROM consents WHERE client_id = ?', clientId);
