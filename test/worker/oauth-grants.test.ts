@@ -109,6 +109,26 @@ describe('refresh tokens rotate (RFC 9700 §4.14.2)', () => {
     await expectInvalidGrant(await refresh(app, next.refresh_token));
   });
 
+  it('ends the tokens of a grant a replay revoked even when a crash stopped it before KV had the tombstones: the alarm writes them', async () => {
+    const { app, user, tokens } = await grantFor();
+    const next = await pairOf(await refresh(app, tokens.refresh_token));
+    const key = `at:${await hashSecret(env, next.access_token)}`;
+    const live = await env.TOKENS.get(key);
+    advance(31);
+    await expectInvalidGrant(await refresh(app, tokens.refresh_token));
+    // As if the runtime stopped after the transaction that revoked the grant, before its KV write:
+    // the token's record as it was, its tombstone still queued.
+    await env.TOKENS.put(key, live!);
+    const stub = env.USERS.getByName(String(user.id));
+    await runInDurableObject(stub, async (_i, state) => {
+      state.storage.sql.exec('INSERT INTO tombstone_outbox (access_hash, expires_at) VALUES (?, ?)', await hashSecret(env, next.access_token), next.created_at + next.expires_in);
+    });
+    await expectWorks(next.access_token);
+    expect(await runDurableObjectAlarm(stub)).toBe(true);
+    await expectRevoked(next.access_token);
+    expect(await runInDurableObject(stub, (_i, state) => state.storage.sql.exec('SELECT COUNT(*) AS n FROM tombstone_outbox').one().n)).toBe(0);
+  });
+
   it('answers an identical retry within 30 seconds with the same pair (a lost response must not log the user out)', async () => {
     const { app, tokens } = await grantFor();
     const first = await pairOf(await refresh(app, tokens.refresh_token));

@@ -2,7 +2,8 @@ import { isoNow } from '../../clock';
 import type { Problem } from '../../errors';
 import type { TokenResponse } from '../../protocol/token-response';
 import type { AccessTokenRecord, TokenFacts } from '../../store/tokens';
-import type { Authentication, Authorization } from './contract';
+import type { Authentication, Authorization, RefreshTokenInfo } from './contract';
+import { queueTombstones } from './tombstones';
 
 /** The rows of a user's token-service tables (schema.ts) as user.ts reads them, and what its transactions decide. */
 
@@ -95,6 +96,12 @@ export const insertPair = (sql: SqlStorage, p: PreparedPair): void => {
   );
 };
 
+/** RFC 7662 for refresh tokens: what the pair's refresh token is while active, or null. */
+export const refreshTokenInfo = (pair: PairRow | undefined, now: number): RefreshTokenInfo | null => {
+  if (!pair || pair.state !== 'active' || pair.grant_revoked_at || pair.refresh_expires_at <= now) return null;
+  return { userId: pair.user_id, clientId: pair.client_id, scopes: scopeList(pair.grant_scopes), issuedAt: pair.created_at, expiresAt: pair.refresh_expires_at };
+};
+
 /** Revokes a grant and its pairs in the running transaction; the access tokens that must become tombstones. */
 export const revokeGrantRows = (sql: SqlStorage, grantId: string, now: number): EndedToken[] => {
   sql.exec('UPDATE grants SET revoked_at = ? WHERE id = ? AND revoked_at IS NULL', isoNow(), grantId);
@@ -109,7 +116,9 @@ export const revokeGrantRows = (sql: SqlStorage, grantId: string, now: number): 
     "UPDATE token_pairs SET state = 'revoked', retry_request = NULL, retry_response = NULL WHERE grant_id = ?",
     grantId,
   );
-  return live.map((t) => ({ hash: t.access_hash, expiresAt: t.access_expires_at }));
+  const ended = live.map((t) => ({ hash: t.access_hash, expiresAt: t.access_expires_at }));
+  queueTombstones(sql, ended);
+  return ended;
 };
 
 /** Forgets what can no longer matter: long-expired codes, dead pairs, stale retry answers. */
