@@ -367,14 +367,14 @@ export class User extends DurableObject<Env> {
 
   /** Sets the alarm, in the turn of the transaction that queued them, while logouts or tombstones wait (what a crash leaves). */
   private armOutboxes(): void {
-    if (!(logoutsWaiting(this.sql) || tombstonesWaiting(this.sql)) || (this.alarmAt !== null && this.alarmAt <= clock.now() + LOGOUT_HANDOVER_RETRY_MS)) return;
+    if ((this.alarmAt !== null && this.alarmAt <= clock.now() + LOGOUT_HANDOVER_RETRY_MS) || !(logoutsWaiting(this.sql) || tombstonesWaiting(this.sql))) return;
     this.alarmAt = clock.now() + LOGOUT_HANDOVER_RETRY_MS;
     void this.ctx.storage.setAlarm(this.alarmAt);
   }
 
   /** Ends `ended` in KV: their tombstones, queued with the change (tombstones.ts), written now; the alarm writes what a crash leaves. */
   private tombstone(ended: EndedToken[]): Promise<void> {
-    this.armOutboxes();
+    if (ended.length > 0) this.armOutboxes();
     return writeTombstones(this.env, this.sql, ended);
   }
 
