@@ -1,3 +1,4 @@
+import { env } from 'cloudflare:workers';
 import { describe, expect, it } from 'vitest';
 import {
   authorizeCode,
@@ -17,6 +18,7 @@ import {
   whoAmI,
   type Tokens,
 } from './support/oauth';
+import { hashSecret } from '../../worker/store/tokens';
 
 describe('authorization code flow through the pages (RFC 6749 §4.1)', () => {
   it('signs a signed-out user in, asks for consent, redirects with code, state and iss, and the code buys working tokens', async () => {
@@ -205,6 +207,22 @@ describe('authorization code flow through the pages (RFC 6749 §4.1)', () => {
     // Consent is forgotten: the page is shown again.
     const again = await browser.get(authorizePath({ client_id: app.clientId, redirect_uri: app.redirectUri, state: 'x' }));
     expect(again.status).toBe(200);
+  });
+
+  it('Revoke again, after a crash lost the KV writes of the first, still ends the tokens it answers for', async () => {
+    const app = await registerApp();
+    const { browser } = await signedIn();
+    const tokens = await exchange(app, (await authorizeCode(browser, app)).code);
+    const key = `at:${await hashSecret(env, tokens.access_token)}`;
+    const live = await env.TOKENS.get(key);
+    const html = await (await browser.get('/oauth/authorized_applications')).text();
+    expect((await browser.post('/oauth/authorized_applications/revoke', { client_id: app.clientId, authenticity_token: csrfOf(html) })).status).toBe(303);
+    // As if the runtime stopped after the grant authority's transaction, before the tombstone: the
+    // browser saw no redirect, and the user presses Revoke again.
+    await env.TOKENS.put(key, live!);
+    const again = await browser.post('/oauth/authorized_applications/revoke', { client_id: app.clientId, authenticity_token: csrfOf(html) });
+    expect(again.status).toBe(303);
+    expect((await whoAmI(tokens.access_token)).status).toBe(401);
   });
 
   it('sends a signed-out visitor of the authorized applications page to sign in', async () => {

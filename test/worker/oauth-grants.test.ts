@@ -109,6 +109,26 @@ describe('refresh tokens rotate (RFC 9700 §4.14.2)', () => {
     await expectInvalidGrant(await refresh(app, next.refresh_token));
   });
 
+  it('ends the tokens of a grant a replay revoked even when a crash stopped it before KV had the tombstones: the alarm writes them', async () => {
+    const { app, user, tokens } = await grantFor();
+    const next = await pairOf(await refresh(app, tokens.refresh_token));
+    const key = `at:${await hashSecret(env, next.access_token)}`;
+    const live = await env.TOKENS.get(key);
+    advance(31);
+    await expectInvalidGrant(await refresh(app, tokens.refresh_token));
+    // As if the runtime stopped after the transaction that revoked the grant, before its KV write:
+    // the token's record as it was, its tombstone still queued.
+    await env.TOKENS.put(key, live!);
+    const stub = env.USERS.getByName(String(user.id));
+    await runInDurableObject(stub, async (_i, state) => {
+      state.storage.sql.exec('INSERT INTO tombstone_outbox (access_hash, expires_at) VALUES (?, ?)', await hashSecret(env, next.access_token), next.created_at + next.expires_in);
+    });
+    await expectWorks(next.access_token);
+    expect(await runDurableObjectAlarm(stub)).toBe(true);
+    await expectRevoked(next.access_token);
+    expect(await runInDurableObject(stub, (_i, state) => state.storage.sql.exec('SELECT COUNT(*) AS n FROM tombstone_outbox').one().n)).toBe(0);
+  });
+
   it('answers an identical retry within 30 seconds with the same pair (a lost response must not log the user out)', async () => {
     const { app, tokens } = await grantFor();
     const first = await pairOf(await refresh(app, tokens.refresh_token));
@@ -122,6 +142,21 @@ describe('refresh tokens rotate (RFC 9700 §4.14.2)', () => {
     // Now that the successor was used, the old token is a reuse: the grant ends.
     await expectInvalidGrant(await refresh(app, tokens.refresh_token));
     await expectRevoked(next.access_token);
+  });
+
+  it('answers the retry of a refresh whose KV writes were lost (a crash after the rotation) with tokens that work as answered', async () => {
+    const { app, tokens } = await grantFor();
+    const key = async (token: string) => `at:${await hashSecret(env, token)}`;
+    const before = await env.TOKENS.get(await key(tokens.access_token));
+    const first = await pairOf(await refresh(app, tokens.refresh_token));
+    // As if the runtime stopped after the rotation's transaction, before its KV writes: the old
+    // token's record as it was, none for the new one. The client saw no answer and retries.
+    await env.TOKENS.put(await key(tokens.access_token), before!);
+    await env.TOKENS.delete(await key(first.access_token));
+    const retry = await pairOf(await refresh(app, tokens.refresh_token));
+    expect(retry).toEqual(first);
+    await expectWorks(retry.access_token);
+    await expectRevoked(tokens.access_token);
   });
 
   it('treats a retry that differs (another scope) as reuse', async () => {

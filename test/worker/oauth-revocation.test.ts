@@ -1,7 +1,10 @@
+import { env } from 'cloudflare:workers';
+import { runDurableObjectAlarm, runInDurableObject } from 'cloudflare:test';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { clock } from '../../worker/clock';
 import { authorizeCode, call, exchange, ORIGIN, pkcePair, refresh, registerApp, signedIn, tokenCall, whoAmI, type App } from './support/oauth';
 import { resetClock } from './support/clock';
+import { hashSecret } from '../../worker/store/tokens';
 
 const REVOKE = '/login/oauth/revoke';
 const INTROSPECT = '/login/oauth/introspect';
@@ -25,6 +28,23 @@ describe('revocation (RFC 7009)', () => {
     expect(res.headers.get('Cache-Control')).toBe('no-store');
     expect((await whoAmI(tokens.access_token)).status).toBe(401);
     expect((await refresh(app, tokens.refresh_token)).status).toBe(400);
+  });
+
+  it('is finished by the alarm of the grant authority when a crash stopped it before KV had the tombstone', async () => {
+    const app = await registerApp();
+    const { user, tokens } = await grantFor(app);
+    const key = `at:${await hashSecret(env, tokens.access_token)}`;
+    const live = await env.TOKENS.get(key);
+    const stub = env.USERS.getByName(String(user.id));
+    expect((await tokenCall({ ...creds(app), token: tokens.refresh_token }, { path: REVOKE, form: true })).status).toBe(200);
+    // As if the runtime stopped after the transaction that revoked the grant (which queued the
+    // tombstone and set the alarm in its turn), before the KV write.
+    await env.TOKENS.put(key, live!);
+    await runInDurableObject(stub, async (_i, state) => {
+      state.storage.sql.exec('INSERT INTO tombstone_outbox (access_hash, expires_at) VALUES (?, ?)', await hashSecret(env, tokens.access_token), tokens.created_at + tokens.expires_in);
+    });
+    expect(await runDurableObjectAlarm(stub)).toBe(true);
+    expect((await whoAmI(tokens.access_token)).status).toBe(401);
   });
 
   it('revoking the access token ends the grant too, whatever the hint says', async () => {

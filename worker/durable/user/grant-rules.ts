@@ -1,5 +1,5 @@
 import { problems, type Problem } from '../../errors';
-import type { GroupClaims } from '../../store/tokens';
+import { accessTokenRecord, type GroupClaims } from '../../store/tokens';
 import { verifierMatches } from '../../protocol/pkce';
 import type { UserRow, UserSnapshot } from '../directory/types';
 import type { CodeRedemption } from './contract';
@@ -41,8 +41,8 @@ export const refuseReplayedCode = (sql: SqlStorage, code: CodeRow, now: number):
 export const retryOrRevoke = (sql: SqlStorage, pair: PairRow, retryRequest: string, user: UserRow, now: number): Outcome => {
   const successor = pair.successor_hash
     ? sql
-        .exec<{ state: string; groups: string | null; scopes: string; created_at: number; access_expires_at: number }>(
-          'SELECT state, groups, scopes, created_at, access_expires_at FROM token_pairs WHERE refresh_hash = ?',
+        .exec<{ state: string; groups: string | null; scopes: string; created_at: number; access_hash: string; access_expires_at: number; refresh_expires_at: number }>(
+          'SELECT state, groups, scopes, created_at, access_hash, access_expires_at, refresh_expires_at FROM token_pairs WHERE refresh_hash = ?',
           pair.successor_hash,
         )
         .toArray()[0]
@@ -54,13 +54,20 @@ export const retryOrRevoke = (sql: SqlStorage, pair: PairRow, retryRequest: stri
     pair.retry_request === retryRequest &&
     successor?.state === 'active';
   if (identicalRetry) {
-    const authentication = { user, authTime: pair.auth_time, nonce: null, sid: pair.sid };
+    const groups = successor.groups === null ? undefined : (JSON.parse(successor.groups) as GroupClaims);
+    const token = { scopes: successor.scopes.split(' '), clientId: pair.client_id, grantId: pair.grant_id, tokenId: null, createdAt: successor.created_at, expiresAt: successor.access_expires_at, ...(groups && { groups }) };
+    const ended = pair.access_expires_at > now ? [{ hash: pair.access_hash, expiresAt: pair.access_expires_at }] : [];
     return {
       kind: 'retry',
       sealed: pair.retry_response as ArrayBuffer,
       successor: { scope: successor.scopes, createdAt: successor.created_at, expiresAt: successor.access_expires_at },
-      authentication,
-      groups: successor.groups === null ? null : (JSON.parse(successor.groups) as GroupClaims),
+      issued: {
+        kind: 'issued',
+        pair: { grantId: pair.grant_id, accessHash: successor.access_hash, refreshHash: pair.successor_hash!, refreshExpiresAt: successor.refresh_expires_at, token },
+        record: accessTokenRecord(user, token),
+        ended,
+        authentication: { user, authTime: pair.auth_time, nonce: null, sid: pair.sid },
+      },
     };
   }
   const ended = revokeGrantRows(sql, pair.grant_id, now);

@@ -8,6 +8,7 @@ import type { RefreshRequest } from './contract';
 import { covers, inactiveUser, invalidGrant, isActive, refused, retryOrRevoke } from './grant-rules';
 import { pairOf, type FreshTokens } from './new-pair';
 import { insertPair, pairRow, scopeList, type Outcome } from './rows';
+import { queueTombstones } from './tombstones';
 
 /** An identical retry of a rotated refresh token within this window gets the same answer (see retryOrRevoke). */
 export const RETRY_GRACE_SECONDS = 30;
@@ -64,6 +65,7 @@ export const rotate = (sql: SqlStorage, env: Env, input: RotationInput, user: Us
   // The old pair stops working: its access token's record becomes a tombstone, unless it has
   // expired already (then KV has or soon drops it, and an API call says it expired).
   const ended = current.access_expires_at > now ? [{ hash: current.access_hash, expiresAt: current.access_expires_at }] : [];
+  queueTombstones(sql, ended);
   return { kind: 'issued', pair, record: accessTokenRecord(user, pair.token), ended, authentication };
 };
 

@@ -1,8 +1,9 @@
 import { isoNow } from '../../clock';
 import type { Problem } from '../../errors';
 import type { TokenResponse } from '../../protocol/token-response';
-import type { AccessTokenRecord, GroupClaims, TokenFacts } from '../../store/tokens';
-import type { Authentication, Authorization } from './contract';
+import type { AccessTokenRecord, TokenFacts } from '../../store/tokens';
+import type { Authentication, Authorization, RefreshTokenInfo } from './contract';
+import { queueTombstones } from './tombstones';
 
 /** The rows of a user's token-service tables (schema.ts) as user.ts reads them, and what its transactions decide. */
 
@@ -55,17 +56,19 @@ export interface PreparedPair {
 
 export type EndedToken = { hash: string; expiresAt: number };
 
+/** A pair issued: the effects outside the object (its KV writes) follow the transaction. */
+export type Issuance = { kind: 'issued'; pair: PreparedPair; record: AccessTokenRecord; ended: EndedToken[]; authentication: Authentication };
 /** What a transaction decided; the effects outside the object (KV writes) follow it. */
-export type Decision =
-  | { kind: 'issued'; pair: PreparedPair; record: AccessTokenRecord; ended: EndedToken[]; authentication: Authentication }
-  | { kind: 'refused'; problem: Problem; ended: EndedToken[] };
+export type Decision = Issuance | { kind: 'refused'; problem: Problem; ended: EndedToken[] };
 /**
  * A refresh may also be answered again with the answer of an identical earlier one: its sealed
  * tokens (protocol/sealed-response.ts) and the rest from the row of the pair they made (`successor`).
+ * Its KV writes (`issued`: the successor's record, the rotated token's tombstone) are made again
+ * before it answers, since the first answer may have been lost with them (a crash, a failed write).
  */
 export type Outcome =
   | Decision
-  | { kind: 'retry'; sealed: ArrayBuffer; successor: { scope: string; createdAt: number; expiresAt: number }; authentication: Authentication; groups: GroupClaims | null };
+  | { kind: 'retry'; sealed: ArrayBuffer; successor: { scope: string; createdAt: number; expiresAt: number }; issued: Omit<Issuance, 'pair'> & { pair: Omit<PreparedPair, 'response'> } };
 
 const PAIR_SELECT = `SELECT p.*, g.client_id, g.user_id, g.scopes AS grant_scopes, g.revoked_at AS grant_revoked_at, g.auth_time, g.sid
   FROM token_pairs p JOIN grants g ON g.id = p.grant_id`;
@@ -93,6 +96,12 @@ export const insertPair = (sql: SqlStorage, p: PreparedPair): void => {
   );
 };
 
+/** RFC 7662 for refresh tokens: what the pair's refresh token is while active, or null. */
+export const refreshTokenInfo = (pair: PairRow | undefined, now: number): RefreshTokenInfo | null => {
+  if (!pair || pair.state !== 'active' || pair.grant_revoked_at || pair.refresh_expires_at <= now) return null;
+  return { userId: pair.user_id, clientId: pair.client_id, scopes: scopeList(pair.grant_scopes), issuedAt: pair.created_at, expiresAt: pair.refresh_expires_at };
+};
+
 /** Revokes a grant and its pairs in the running transaction; the access tokens that must become tombstones. */
 export const revokeGrantRows = (sql: SqlStorage, grantId: string, now: number): EndedToken[] => {
   sql.exec('UPDATE grants SET revoked_at = ? WHERE id = ? AND revoked_at IS NULL', isoNow(), grantId);
@@ -107,7 +116,9 @@ export const revokeGrantRows = (sql: SqlStorage, grantId: string, now: number): 
     "UPDATE token_pairs SET state = 'revoked', retry_request = NULL, retry_response = NULL WHERE grant_id = ?",
     grantId,
   );
-  return live.map((t) => ({ hash: t.access_hash, expiresAt: t.access_expires_at }));
+  const ended = live.map((t) => ({ hash: t.access_hash, expiresAt: t.access_expires_at }));
+  queueTombstones(sql, ended);
+  return ended;
 };
 
 /** Forgets what can no longer matter: long-expired codes, dead pairs, stale retry answers. */

@@ -34,6 +34,8 @@
  *
  * - `logout_outbox`: back-channel logouts queued in the transaction that ended access (logouts.ts),
  *   until the application's `ClientHolders` object has them.
+ * - `tombstone_outbox`: access tokens ended (a grant revoked, a pair rotated), queued in the
+ *   transaction that ended them, until KV has their tombstones (tombstones.ts).
  */
 export const USER_SCHEMA = [
   `CREATE TABLE consents (
@@ -79,6 +81,10 @@ export const USER_SCHEMA = [
      sid TEXT,
      issuer TEXT NOT NULL,
      reason TEXT NOT NULL
+   );
+   CREATE TABLE tombstone_outbox (
+     access_hash TEXT PRIMARY KEY,
+     expires_at INTEGER NOT NULL
    );
    CREATE TABLE token_pairs (
      refresh_hash TEXT PRIMARY KEY,

@@ -13,7 +13,6 @@ import {
   hashSecret,
   newRoutedSecret,
   putAccessToken,
-  revokeAccessTokens,
 } from '../../store/tokens';
 import { clientHoldersOf } from '../client-holders/client-holders';
 import { directory } from '../directory/directory';
@@ -21,6 +20,7 @@ import type { UserRow, UserSnapshot } from '../directory/types';
 import { claimsLost, groupClaimsOf } from './group-claims';
 import { handOverLogouts, LOGOUT_HANDOVER_RETRY_MS, logoutsWaiting, markClaimsLost, pairsWithGroupClaims, queueLogouts, type LogoutReason, type LogoutSelection } from './logouts';
 import { syncTokenRecords } from './token-sync';
+import { tombstonesWaiting, writeQueuedTombstones, writeTombstones } from './tombstones';
 import { inboxCount, inboxVersion, readInbox, takeUpdate, type InboxAnswer, type InboxFilter, type InboxPage, type InboxUpdate, type KnownVersion } from './inbox';
 import { USER_SCHEMA } from './schema';
 import { hasSecondFactor, TwoFactor } from './two-factor';
@@ -31,7 +31,7 @@ import { freshTokens, preparePair } from './new-pair';
 import { RETRY_GRACE_SECONDS, retryAnswer, rotate, type RotationInput } from './rotation';
 import { fail, ok, type Result } from '../result';
 import type { Authorization, CodeRedemption, CodeRequest, InboxPoll, Issued, IssuedCode, RefreshRequest, RefreshTokenInfo, SessionLookup } from './contract';
-import { authorizationsOf, cleanUp, codeRow, liveAccessToken, scopeList, insertPair, pairRow, revokeGrantRows, type Decision } from './rows';
+import { authorizationsOf, cleanUp, codeRow, liveAccessToken, scopeList, insertPair, pairRow, refreshTokenInfo, revokeGrantRows, type Decision, type EndedToken } from './rows';
 import { plainRows } from '../plain-rows';
 
 /**
@@ -250,10 +250,12 @@ export class User extends DurableObject<Env> {
       if (outcome.kind === 'retry') {
         const again = await openTokens(key, outcome.sealed);
         if (!again) return fail(invalidGrant('The refresh token has already been used.'));
-        return ok({ response: retryAnswer(again, outcome.successor), idToken: outcome.groups ? { authentication: outcome.authentication, groups: outcome.groups } : null });
+        return this.settle({ ...outcome.issued, pair: { ...outcome.issued.pair, response: retryAnswer(again, outcome.successor) } });
       }
-      if (outcome.kind === 'issued') await this.forgetRetryAnswerLater();
-      return this.settle(outcome);
+      // Settled first: its tombstone's alarm is set in the rotation's turn (`tombstone`).
+      const settled = this.settle(outcome);
+      if (outcome.kind === 'issued') await Promise.all([settled, this.forgetRetryAnswerLater()]);
+      return settled;
     }
   }
 
@@ -282,6 +284,7 @@ export class User extends DurableObject<Env> {
   async alarm(): Promise<void> {
     this.alarmAt = null;
     await this.handOverLogouts();
+    await writeQueuedTombstones(this.env, this.sql, epochSeconds()).catch(() => this.alarmBy(clock.now() + LOGOUT_HANDOVER_RETRY_MS));
     const user = this.storedUser();
     if (user) await this.twoFactor(user.id).pushFlag();
     const next = this.ctx.storage.transactionSync(() => {
@@ -358,11 +361,21 @@ export class User extends DurableObject<Env> {
       if (selection) queueLogouts(this.sql, selection, reason, this.env.PUBLIC_URL);
       return change();
     });
-    if (logoutsWaiting(this.sql) && (this.alarmAt === null || this.alarmAt > clock.now() + LOGOUT_HANDOVER_RETRY_MS)) {
-      this.alarmAt = clock.now() + LOGOUT_HANDOVER_RETRY_MS;
-      void this.ctx.storage.setAlarm(this.alarmAt);
-    }
+    this.armOutboxes();
     return result;
+  }
+
+  /** Sets the alarm, in the turn of the transaction that queued them, while logouts or tombstones wait (what a crash leaves). */
+  private armOutboxes(): void {
+    if ((this.alarmAt !== null && this.alarmAt <= clock.now() + LOGOUT_HANDOVER_RETRY_MS) || !(logoutsWaiting(this.sql) || tombstonesWaiting(this.sql))) return;
+    this.alarmAt = clock.now() + LOGOUT_HANDOVER_RETRY_MS;
+    void this.ctx.storage.setAlarm(this.alarmAt);
+  }
+
+  /** Ends `ended` in KV: their tombstones, queued with the change (tombstones.ts), written now; the alarm writes what a crash leaves. */
+  private tombstone(ended: EndedToken[]): Promise<void> {
+    if (ended.length > 0) this.armOutboxes();
+    return writeTombstones(this.env, this.sql, ended);
   }
 
   /** Hands the queued logouts to their applications' objects; what fails waits for the alarm. */
@@ -408,12 +421,8 @@ export class User extends DurableObject<Env> {
 
   /** RFC 7009 §2.1: revoking a refresh token ends its grant and every token issued under it. */
   async revokeRefreshToken(refreshToken: string, clientId: string): Promise<void> {
-    const hash = await hashSecret(this.env, refreshToken);
-    const ended = this.ctx.storage.transactionSync(() => {
-      const pair = pairRow(this.sql, hash);
-      return pair && pair.client_id === clientId ? revokeGrantRows(this.sql, pair.grant_id, epochSeconds()) : [];
-    });
-    await revokeAccessTokens(this.env, ended);
+    const pair = pairRow(this.sql, await hashSecret(this.env, refreshToken));
+    if (pair) await this.revokeGrant(pair.grant_id, clientId);
   }
 
   /** Ends one grant (revoking one of its access tokens ends it, as revoking its refresh token does). */
@@ -422,20 +431,12 @@ export class User extends DurableObject<Env> {
       const grant = this.sql.exec<{ client_id: string }>('SELECT client_id FROM grants WHERE id = ?', grantId).toArray()[0];
       return grant && grant.client_id === clientId ? revokeGrantRows(this.sql, grantId, epochSeconds()) : [];
     });
-    await revokeAccessTokens(this.env, ended);
+    await this.tombstone(ended);
   }
 
   /** RFC 7662 for refresh tokens: what an active one is, or null. */
   async describeRefreshToken(refreshToken: string): Promise<RefreshTokenInfo | null> {
-    const pair = pairRow(this.sql, await hashSecret(this.env, refreshToken));
-    if (!pair || pair.state !== 'active' || pair.grant_revoked_at || pair.refresh_expires_at <= epochSeconds()) return null;
-    return {
-      userId: pair.user_id,
-      clientId: pair.client_id,
-      scopes: scopeList(pair.grant_scopes),
-      issuedAt: pair.created_at,
-      expiresAt: pair.refresh_expires_at,
-    };
+    return refreshTokenInfo(pairRow(this.sql, await hashSecret(this.env, refreshToken)), epochSeconds());
   }
 
   // ---- authorized applications ----
@@ -454,9 +455,8 @@ export class User extends DurableObject<Env> {
     // A deleted application is not told: it has no registration left to deliver to.
     const ended = this.endAccess(forgetIndex ? null : { clientId }, 'authorization_revoked', () => {
       const now = epochSeconds();
-      const grants = this.sql
-        .exec<{ id: string }>('SELECT id FROM grants WHERE client_id = ? AND revoked_at IS NULL', clientId)
-        .toArray();
+      // Revoked ones too: a repeat after a crash before the tombstones must write them again.
+      const grants = this.sql.exec<{ id: string }>('SELECT id FROM grants WHERE client_id = ?', clientId).toArray();
       const ended = grants.flatMap((g) => revokeGrantRows(this.sql, g.id, now));
       this.sql.exec('DELETE FROM codes WHERE client_id = ? AND grant_id IS NULL', clientId);
       this.sql.exec('DELETE FROM consents WHERE client_id = ?', clientId);
@@ -466,7 +466,7 @@ export class User extends DurableObject<Env> {
       }
       return ended;
     });
-    await revokeAccessTokens(this.env, ended);
+    await this.tombstone(ended);
     await this.handOverLogouts();
   }
 
@@ -576,18 +576,18 @@ export class User extends DurableObject<Env> {
   /** Applies a decided outcome to KV: the new access token appears, ended ones become tombstones. */
   private async settle(outcome: Decision): Promise<Result<Issued>> {
     if (outcome.kind === 'refused') {
-      await revokeAccessTokens(this.env, outcome.ended);
+      await this.tombstone(outcome.ended);
       return fail(outcome.problem);
     }
     const { pair, record } = outcome;
     // Different keys (the ended token's tombstone, the new token): written side by side, and
     // tracked, so a change of the user waits for this write before it rewrites or ends the token.
-    await this.track(Promise.all([revokeAccessTokens(this.env, outcome.ended), putAccessToken(this.env, pair.accessHash, record)]));
+    await this.track(Promise.all([this.tombstone(outcome.ended), putAccessToken(this.env, pair.accessHash, record)]));
     // A revocation decided while the token was being written (a replayed code, a reused refresh
     // token) may have written its tombstone first; make sure the revocation wins.
     const grant = this.sql.exec<{ revoked_at: string | null }>('SELECT revoked_at FROM grants WHERE id = ?', pair.grantId).toArray()[0];
     if (!grant || grant.revoked_at) {
-      await revokeAccessTokens(this.env, [{ hash: pair.accessHash, expiresAt: record.expiresAt }]);
+      await this.tombstone([{ hash: pair.accessHash, expiresAt: record.expiresAt }]);
     }
     const groups = pair.token.groups;
     return ok({ response: pair.response, idToken: groups ? { authentication: outcome.authentication, groups } : null });
