@@ -77,7 +77,8 @@ interface TwoFactorHost {
   createSession(user: UserRow, idHash: string, csrfToken: string, ttlSeconds: number): boolean;
   /** The user as the object was last told, while active. */
   activeUser(): UserRow | null;
-  alarmBy(at: number): Promise<void>;
+  /** Makes the alarm ring by `at` (ms), set in this turn: with the transaction just committed. */
+  armBy(at: number): void;
 }
 
 const RECOVERY_CODE_COUNT = 10;
@@ -332,7 +333,9 @@ export class TwoFactor extends RpcTarget {
   async pushFlag(): Promise<void> {
     const row = this.sql.exec<{ enabled: number; pushed: number }>('SELECT enabled, pushed FROM two_factor_flag').toArray()[0];
     if (!row || row.pushed) return;
-    await this.host.alarmBy(clock.now() + FLAG_RETRY_MS);
+    // Armed before any await, in the turn of the transaction that marked the flag: a crash before
+    // the push below leaves the alarm to retry it.
+    this.host.armBy(clock.now() + FLAG_RETRY_MS);
     try {
       const taken = await directory(this.env).setTwoFactorEnabled(this.userId, row.enabled === 1);
       if (taken) this.sql.exec('UPDATE two_factor_flag SET pushed = 1 WHERE enabled = ?', row.enabled);

@@ -67,7 +67,7 @@ export class User extends DurableObject<Env> {
         const user = this.storedUser();
         return user && isActive(user) ? user : null;
       },
-      alarmBy: (at) => this.alarmBy(at),
+      armBy: (at) => this.armBy(at),
     });
   }
 
@@ -252,28 +252,12 @@ export class User extends DurableObject<Env> {
         if (!again) return fail(invalidGrant('The refresh token has already been used.'));
         return this.settle({ ...outcome.issued, pair: { ...outcome.issued.pair, response: retryAnswer(again, outcome.successor) } });
       }
-      // Settled first: its tombstone's alarm is set in the rotation's turn (`tombstone`).
+      // Settled first: its tombstone's alarm is set in the rotation's turn (`tombstone`). The sealed
+      // retry answer is kept for the grace window only: the alarm deletes it afterwards.
       const settled = this.settle(outcome);
-      if (outcome.kind === 'issued') await Promise.all([settled, this.forgetRetryAnswerLater()]);
+      if (outcome.kind === 'issued') this.armBy(clock.now() + (RETRY_GRACE_SECONDS + 1) * 1000);
       return settled;
     }
-  }
-
-  /** The sealed retry answer is kept for the grace window only: an alarm deletes it afterwards. */
-  private async forgetRetryAnswerLater(): Promise<void> {
-    await this.alarmBy(clock.now() + (RETRY_GRACE_SECONDS + 1) * 1000);
-  }
-
-  /** Makes sure the alarm rings by `at` (ms); remembers the time set, to skip asking again. */
-  private async alarmBy(at: number): Promise<void> {
-    if (this.alarmAt !== null && this.alarmAt <= at) return;
-    const current = await this.ctx.storage.getAlarm();
-    if (current !== null && current <= at) {
-      this.alarmAt = current;
-      return;
-    }
-    await this.ctx.storage.setAlarm(at);
-    this.alarmAt = at;
   }
 
   /**
@@ -284,7 +268,7 @@ export class User extends DurableObject<Env> {
   async alarm(): Promise<void> {
     this.alarmAt = null;
     await this.handOverLogouts();
-    await writeQueuedTombstones(this.env, this.sql, epochSeconds()).catch(() => this.alarmBy(clock.now() + LOGOUT_HANDOVER_RETRY_MS));
+    await writeQueuedTombstones(this.env, this.sql, epochSeconds()).catch(() => this.armBy(clock.now() + LOGOUT_HANDOVER_RETRY_MS));
     const user = this.storedUser();
     if (user) await this.twoFactor(user.id).pushFlag();
     const next = this.ctx.storage.transactionSync(() => {
@@ -293,7 +277,7 @@ export class User extends DurableObject<Env> {
         .exec<{ until: number | null }>('SELECT MIN(retry_until) AS until FROM token_pairs WHERE retry_response IS NOT NULL')
         .one().until;
     });
-    if (next !== null) await this.alarmBy((next + 1) * 1000);
+    if (next !== null) this.armBy((next + 1) * 1000);
   }
 
   // ---- browser sessions ----
@@ -367,9 +351,15 @@ export class User extends DurableObject<Env> {
 
   /** Sets the alarm, in the turn of the transaction that queued them, while logouts or tombstones wait (what a crash leaves). */
   private armOutboxes(): void {
-    if ((this.alarmAt !== null && this.alarmAt <= clock.now() + LOGOUT_HANDOVER_RETRY_MS) || !(logoutsWaiting(this.sql) || tombstonesWaiting(this.sql))) return;
-    this.alarmAt = clock.now() + LOGOUT_HANDOVER_RETRY_MS;
-    void this.ctx.storage.setAlarm(this.alarmAt);
+    const at = clock.now() + LOGOUT_HANDOVER_RETRY_MS;
+    if ((this.alarmAt === null || this.alarmAt > at) && (logoutsWaiting(this.sql) || tombstonesWaiting(this.sql))) this.armBy(at);
+  }
+
+  /** Makes the alarm ring by `at` (ms) in this turn, without asking storage (an earlier one unknown here may move to `at`). */
+  private armBy(at: number): void {
+    if (this.alarmAt !== null && this.alarmAt <= at) return;
+    this.alarmAt = at;
+    void this.ctx.storage.setAlarm(at);
   }
 
   /** Ends `ended` in KV: their tombstones, queued with the change (tombstones.ts), written now; the alarm writes what a crash leaves. */
@@ -383,7 +373,7 @@ export class User extends DurableObject<Env> {
     const userId = Number(this.ctx.id.name);
     if (!Number.isInteger(userId) || (await handOverLogouts(this.env, this.sql, userId))) return;
     console.warn('back-channel logouts could not be handed over; the alarm will retry', this.ctx.id.name);
-    await this.alarmBy(clock.now() + LOGOUT_HANDOVER_RETRY_MS);
+    this.armBy(clock.now() + LOGOUT_HANDOVER_RETRY_MS);
   }
 
   /**
