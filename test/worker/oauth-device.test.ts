@@ -1,7 +1,10 @@
 // The device authorization grant (RFC 8628) at GitLab's paths: a device starts it, the user enters
 // the code on /oauth/device and decides, the device polls the token endpoint. The clock is moved,
 // never slept.
+import { runInDurableObject } from 'cloudflare:test';
+import { env } from 'cloudflare:workers';
 import { beforeAll, describe, expect, it } from 'vitest';
+import type { User } from '../../worker/durable/user/user';
 import { advance } from './support/clock';
 import { startWorker } from './support/namespaces';
 import { ADMIN, Browser, call, csrfOf, registerApp, signedIn, whoAmI, type App } from './support/oauth';
@@ -128,6 +131,30 @@ describe('the device flow', () => {
     const started = await startDevice(app);
     expect((await decide(browser, started.user_code, 'authorize')).status).toBe(200);
     expect((await call(`/api/v4/users/${user.id}/block`, { method: 'POST', headers: ADMIN })).status).toBe(201);
+    await expectPollError(await poll(app, started.device_code), 'invalid_grant');
+  });
+
+  it("keeps the approval for the next poll when the user's object could not be reached to redeem it", async () => {
+    const app = await registerApp();
+    const { user, browser } = await signedIn('device');
+    const started = await startDevice(app);
+    expect((await decide(browser, started.user_code, 'authorize')).status).toBe(200);
+    // The user's object fails the one call (as an overloaded or restarting object does).
+    const stub = env.USERS.getByName(String(user.id));
+    const proto = await runInDurableObject(stub, (instance: User) => Object.getPrototypeOf(instance) as User);
+    const redeemCode = proto.redeemCode;
+    proto.redeemCode = () => Promise.reject(new Error('the object could not be reached'));
+    try {
+      expect((await poll(app, started.device_code)).status).toBe(500);
+    } finally {
+      proto.redeemCode = redeemCode;
+    }
+    advance(5);
+    const res = await poll(app, started.device_code);
+    expect(res.status, await res.clone().text()).toBe(200);
+    const tokens = (await res.json()) as { access_token: string };
+    expect(((await (await whoAmI(tokens.access_token)).json()) as { username: string }).username).toBe(user.username);
+    advance(5);
     await expectPollError(await poll(app, started.device_code), 'invalid_grant');
   });
 

@@ -75,14 +75,22 @@ export const deviceAuthorizationEndpoint = async (c: Context<BaseEnv>) => {
 export const redeemDeviceCode = async (env: Env, client: OAuthClient, deviceCode: string, issuer: string): Promise<Result<Issued>> => {
   const partition = partitionOfDeviceCode(deviceCode, partitionCount(env));
   if (partition === null) return raise(problems.oauth('invalid_grant', 'The device code is invalid.'));
-  const approved = unwrap(await deviceAuthorizations(env, partition).poll(await hashSecret(env, deviceCode), client.clientId));
-  return userObject(env, approved.userId).redeemCode({
-    userId: approved.userId,
-    code: approved.code,
-    clientId: client.clientId,
-    publicClient: false,
-    redirectUri: null,
-    codeVerifier: null,
-    issuer,
-  });
+  const authorizations = deviceAuthorizations(env, partition);
+  const deviceHash = await hashSecret(env, deviceCode);
+  const approved = unwrap(await authorizations.poll(deviceHash, client.clientId));
+  try {
+    return await userObject(env, approved.userId).redeemCode({
+      userId: approved.userId,
+      code: approved.code,
+      clientId: client.clientId,
+      publicClient: false,
+      redirectUri: null,
+      codeVerifier: null,
+      issuer,
+    });
+  } catch (e) {
+    // The call failed (its rules answer a Result): the approval goes to the next poll, not lost.
+    await authorizations.release(deviceHash).catch(() => undefined);
+    throw e;
+  }
 };

@@ -134,7 +134,9 @@ export class DeviceAuthorizations extends DurableObject<Env> {
       if (row.state === 'redeemed') return fail(deviceError('invalid_grant', 'The device code has already been used.'));
       if (row.state === 'denied') return fail(deviceError('access_denied', 'The user denied the request.'));
       if (row.state === 'approved') {
-        this.sql.exec("UPDATE device_authorizations SET state = 'redeemed', sealed_code = NULL, polled_at = ? WHERE device_hash = ?", now, deviceHash);
+        // The sealed code stays with the row (until it is deleted, `alarm`) so that `release` can
+        // hand it to the next poll.
+        this.sql.exec("UPDATE device_authorizations SET state = 'redeemed', polled_at = ? WHERE device_hash = ?", now, deviceHash);
         return ok({ userId: row.user_id as number, sealed: row.sealed_code as string });
       }
       if (row.polled_at !== null && now - row.polled_at < row.interval * 1000) {
@@ -149,6 +151,16 @@ export class DeviceAuthorizations extends DurableObject<Env> {
     const code = await open(this.env, purposeOf(deviceHash), decided.value.sealed);
     if (code === null) return fail(deviceError('invalid_grant', 'The device code is invalid.'));
     return ok({ userId: decided.value.userId, code });
+  }
+
+  /**
+   * The poll that took the approval could not have its code redeemed (the `User` object's call
+   * failed, not its rules): the approval waits for the next poll again. Were the code redeemed
+   * after all (an answer lost), that poll's redemption is a replay, which ends the grant (RFC 6749
+   * §4.1.2), so no tokens are issued twice.
+   */
+  release(deviceHash: string): void {
+    this.sql.exec("UPDATE device_authorizations SET state = 'approved' WHERE device_hash = ? AND state = 'redeemed' AND sealed_code IS NOT NULL", deviceHash);
   }
 
   /** Deletes what expired over an hour ago; rings again for the next. */
