@@ -5,7 +5,7 @@ import { clock } from '../../worker/clock';
 import { clientHoldersOf } from '../../worker/durable/client-holders/client-holders';
 import { hashSecret } from '../../worker/store/tokens';
 import { authorizeCode, call, ADMIN, exchange, refresh, registerApp, signedIn, tokenCall, whoAmI, type App, type Tokens } from './support/oauth';
-import { advance } from './support/clock';
+import { advance, freeze } from './support/clock';
 
 const REVOKED = { error: 'invalid_token', error_description: 'Token was revoked. You have to re-authorize from the user.' };
 const EXPIRED = { error: 'invalid_token', error_description: 'Token is expired. You can either do re-authorization or token refresh.' };
@@ -131,6 +131,7 @@ describe('refresh tokens rotate (RFC 9700 §4.14.2)', () => {
 
   it('answers an identical retry within 30 seconds with the same pair (a lost response must not log the user out)', async () => {
     const { app, tokens } = await grantFor();
+    freeze();
     const first = await pairOf(await refresh(app, tokens.refresh_token));
     advance(29);
     const retry = await pairOf(await refresh(app, tokens.refresh_token));
@@ -180,6 +181,7 @@ describe('refresh tokens rotate (RFC 9700 §4.14.2)', () => {
 
 describe('access tokens', () => {
   it('expire after 8 hours with the contract body and a Bearer challenge', async () => {
+    freeze();
     const { tokens } = await grantFor();
     expect(tokens.expires_in).toBe(28800);
     advance(28799);
