@@ -113,6 +113,18 @@ export const problems = {
   }),
 };
 
+/**
+ * A Durable Object call the runtime marks as worth retrying: its error's `retryable` (the object
+ * restarted, its connection was lost) or `overloaded` (too many requests queued for it). The
+ * service is briefly unavailable, not broken: 503 with Retry-After (RFC 9110 §15.6.4), not 500.
+ */
+export const transientError = (err: unknown): ApiError | null => {
+  const flags = typeof err === 'object' && err !== null ? (err as { retryable?: unknown; overloaded?: unknown }) : {};
+  if (flags.retryable !== true && flags.overloaded !== true) return null;
+  const problem = problems.unavailable('the request could not be completed now; try again');
+  return new ApiError(problem.status, problem.body, problem.headers);
+};
+
 /** JSON with exactly `application/json`, as GitLab sends it. */
 export const json = (body: unknown, status = 200, headers: Record<string, string> = {}): Response =>
   new Response(body === null ? null : JSON.stringify(body), {
@@ -127,6 +139,11 @@ export const renderError = (err: Error, c: Context): Response => {
     // A body of a type the route does not take (@hono/zod-openapi's media type check).
     if (err.status === 415) return renderError(new ApiError(415, problems.unsupportedMediaType().body), c);
     return json({ error: `${err.status} ${err.message || 'Error'}` }, err.status);
+  }
+  const transient = transientError(err);
+  if (transient) {
+    console.warn('a Durable Object could not answer; the client may retry', c.req.method, new URL(c.req.url).pathname, err);
+    return renderError(transient, c);
   }
   console.error('unhandled error', c.req.method, new URL(c.req.url).pathname, err);
   return json({ error: '500 Internal Server Error' }, 500);

@@ -1,6 +1,6 @@
 import { Hono, type ErrorHandler } from 'hono';
 import { KINDS } from '../auth/policy';
-import { ApiError } from '../errors';
+import { ApiError, transientError } from '../errors';
 import { accountSettingsPages } from './account';
 import { twoFactorSettingsPages } from './account-two-factor';
 import { problemPage } from './actions';
@@ -41,6 +41,8 @@ consolePages
 /** A page answers with a page: the error a service raised, in words, never its JSON body. */
 export const consoleError: ErrorHandler<ConsoleEnv> = (err, c) => {
   if (err instanceof ApiError) return problemPage(c, err);
+  const transient = transientError(err);
+  if (transient) return problemPage(c, transient);
   console.error('console page error', c.req.method, c.req.path, err);
   return errorPage(c, 500, 'Something went wrong', 'Knock could not show this page. Please try again.');
 };
