@@ -7,7 +7,7 @@ import { isoNow } from '../clock';
 import { publicOrigin } from '../config';
 import type { ApiEnv, Caller, Env } from '../env';
 import * as service from '../services/inbox';
-import { hashSecret, presentedTokenHash } from '../store/tokens';
+import { hashSecret } from '../store/tokens';
 import { pageOf, paginationHeaders, paginationQuery, windowOf, type Page } from './pagination';
 import { instantParam } from './params';
 import { AccessAlertSchema, InboxAccessRequestSchema, KIND_OF_SOURCE_TYPE, OwnAccessRequestSchema, presentAccessAlert, presentInboxItem, presentOwnRequest } from './presenters/inbox';
@@ -113,7 +113,7 @@ export const answerInboxPoll: MiddlewareHandler<ApiEnv> = async (c, next) => {
   const ask = (async (): Promise<EarlyAsk | null> => {
     const mark = await userMark(c.env, named.userId);
     if (!safeEqual(named.mark, mark)) return null;
-    const poll = service.pollInbox(c.env, named.userId, named.grantId === null ? null : { grantId: named.grantId, accessHash: await presentedTokenHash(c.env, c.req.raw, token) });
+    const poll = service.pollInbox(c.env, named.userId, named.grantId === null ? null : { grantId: named.grantId, accessHash: await hashSecret(c.env, token) });
     // Dropped unread when the caller is someone else: its failure is nobody's.
     poll.catch(() => undefined);
     return { userId: named.userId, mark, poll };

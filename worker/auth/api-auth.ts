@@ -5,7 +5,7 @@ import { problems, raise } from '../errors';
 import { directory } from '../durable/directory/directory';
 import { missingScopes } from '../oauth/scopes';
 import { recordTokenUse } from '../services/access-tokens';
-import { callerOf, lookupAccessToken, presentedTokenHash, rootRecord, type AccessTokenRecord } from '../store/tokens';
+import { callerOf, lookupAccessToken, rootRecord, type AccessTokenRecord } from '../store/tokens';
 import { safeEqual } from './crypto';
 
 /** The token a GitLab client sends: `PRIVATE-TOKEN`, or `Authorization: Bearer`. */
@@ -53,7 +53,7 @@ export const apiAuth: MiddlewareHandler<ApiEnv> = async (c, next) => {
     // The operator's own secret: limiting it would protect nothing from its holder.
     caller = await root(c.env);
   } else {
-    const found = await lookupAccessToken(c.env, token, presentedTokenHash(c.env, c.req.raw, token));
+    const found = await lookupAccessToken(c.env, token);
     if (found.status === 'unknown') return raise(problems.unauthorized());
     if (found.status === 'expired') return raise(problems.tokenExpired());
     if (found.status === 'revoked') return raise(problems.tokenRevoked());

@@ -163,19 +163,8 @@ export const rootRecord = (user: Parameters<typeof accessTokenRecord>[0]): Acces
 /** Epoch seconds of an ISO 8601 timestamp. */
 export const epochOf = (iso: string): number => Math.floor(Date.parse(iso) / 1000);
 
-/** Each request's token hash, made once: the inbox poll's early ask and the authentication both need it. */
-const presentedHashes = new WeakMap<Request, Promise<string>>();
-
-/** The keyed hash of the token `request` presents (`token`), computed once per request. */
-export const presentedTokenHash = (env: Env, request: Request, token: string): Promise<string> => {
-  let hash = presentedHashes.get(request);
-  if (!hash) presentedHashes.set(request, (hash = hashSecret(env, token)));
-  return hash;
-};
-
-/** The KV record of an access token, looked up by its keyed hash (`hash`, when the caller made it already). */
-export const lookupAccessToken = async (env: Env, token: string, hash: Promise<string> = hashSecret(env, token)): Promise<TokenLookup> => {
-  const record = await env.TOKENS.get<StoredToken>(kvKey(await hash), 'json');
+export const lookupAccessToken = async (env: Env, token: string): Promise<TokenLookup> => {
+  const record = await env.TOKENS.get<StoredToken>(kvKey(await hashSecret(env, token)), 'json');
   if (!record) {
     const exp = embeddedExpiry(token);
     return exp !== null && exp <= epochSeconds() ? { status: 'expired' } : { status: 'unknown' };
