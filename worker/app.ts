@@ -17,6 +17,7 @@ import { accountPages } from './pages/accounts';
 import { authorizedApplicationsPages } from './pages/authorized-applications';
 import { CONSOLE_PATHS, consolePages } from './pages/console';
 import { devicePages } from './pages/device';
+import { pageError } from './pages/error-page';
 import { homePages } from './pages/home';
 import { topLevelPages, wantsPage } from './pages/top-level';
 import { requirePartitionCount } from './middleware/partition-count';
@@ -92,4 +93,6 @@ const topLevel = topLevelPages(isReserved);
 // or the 404 page; for any other client GitLab's JSON. Returned, not thrown, so methodNotAllowed
 // can still turn it into a 405.
 app.notFound((c) => (wantsPage(c) ? topLevel.fetch(c.req.raw, c.env, executionContextOf(c)) : json(problems.routeNotFound().body, 404)));
-app.onError(renderError);
+// A browser asking for a page gets an HTML page with a way back, whatever failed (a middleware
+// above the pages too: a missing secret, a body too large); every other client GitLab's JSON.
+app.onError((err, c) => (wantsPage(c) && !c.req.path.startsWith('/api/') ? pageError(err, c) : renderError(err, c)));

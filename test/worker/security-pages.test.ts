@@ -142,6 +142,9 @@ describe('every form refuses forged submissions', () => {
       const res = await browser.post(action, { ...form, ...token }, headers);
       expect(res.status, how).toBe(403);
       expect(res.headers.get('location'), how).toBeNull();
+      // A page with a way back, not a JSON body.
+      expect(res.headers.get('Content-Type'), how).toMatch(/^text\/html/);
+      expect(await res.text(), how).toContain('href="/"');
     }
     // Nothing happened: still signed in, the application still authorized.
     expect((await browser.get('/')).status).toBe(200);

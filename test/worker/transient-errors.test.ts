@@ -62,12 +62,19 @@ describe('an object that could not answer now', () => {
 
   it('is a 503 page in the console', async () => {
     const project = await createProject(await person('own'));
-    const { browser } = await signedIn('transient');
+    const { browser, user } = await signedIn('transient');
     await failing(env.NAMESPACES.getByName(String(project.id)), 'standingOf', marked('retryable'), async () => {
       const res = await browser.get(`/projects/${project.full_path}`);
       expect(res.status).toBe(503);
       expect(res.headers.get('Content-Type')).toMatch(/^text\/html/);
       expect(await res.text()).toContain('try again');
+    });
+    // A page outside the console, failing in the middleware that reads the session: a page too.
+    await failing(env.USERS.getByName(String(user.id)), 'getSession', marked('retryable'), async () => {
+      const res = await browser.get('/oauth/authorized_applications');
+      expect(res.status).toBe(503);
+      expect(res.headers.get('Content-Type')).toMatch(/^text\/html/);
+      expect(await res.text()).toContain('href="/users/sign_in"');
     });
   });
 });

@@ -3,7 +3,7 @@ import type { Context } from 'hono';
 import { safeReturnTo } from '../auth/session';
 import { describeIssue } from '../api/router';
 import { ApiError, problems, raise } from '../errors';
-import { errorPage } from './error-page';
+import { problemPage } from './error-page';
 import { setFlash } from './flash';
 import type { FormFields } from './form-csrf';
 import { describeProblem, isRefusal } from './problems';
@@ -30,9 +30,6 @@ export const parseForm = <S extends z.ZodType>(schema: S, input: Record<string, 
 /** A field the page itself finds wrong (an unknown username, say), in the API's shape. */
 export const invalidField = (field: string, message: string): never => raise(problems.badRequest({ [field]: [message] }));
 
-/** The page for an error that is not about a field: the status, and what it means. */
-export const problemPage = <E extends ConsoleEnv>(c: Context<E>, e: ApiError) =>
-  errorPage(c, e.status, e.status === 404 ? 'Not found' : e.status === 403 ? 'Not allowed' : 'Something is wrong', describeProblem(e, 'There is nothing here.').message);
 
 export interface ActionOptions {
   /** Names the form on the page, so its error shows beside it. */

@@ -1,14 +1,12 @@
-import { Hono, type ErrorHandler } from 'hono';
+import { Hono } from 'hono';
 import { KINDS } from '../auth/policy';
-import { ApiError, transientError } from '../errors';
 import { accountSettingsPages } from './account';
 import { twoFactorSettingsPages } from './account-two-factor';
-import { problemPage } from './actions';
 import { adminApplicationPages } from './admin/applications';
 import { adminUserPages } from './admin/users';
 import { bulkRequestPages } from './bulk-requests';
 import { dashboardPages } from './dashboard';
-import { errorPage } from './error-page';
+import { pageError } from './error-page';
 import { explorePages } from './explore';
 import { namespacePages } from './namespace/page';
 import { requireAdmin, requireViewer, type ConsoleEnv } from './viewer';
@@ -38,12 +36,5 @@ consolePages
   .route(`/${KINDS.group.route}`, namespacePages(KINDS.group))
   .route(`/${KINDS.project.route}`, namespacePages(KINDS.project));
 
-/** A page answers with a page: the error a service raised, in words, never its JSON body. */
-export const consoleError: ErrorHandler<ConsoleEnv> = (err, c) => {
-  if (err instanceof ApiError) return problemPage(c, err);
-  const transient = transientError(err);
-  if (transient) return problemPage(c, transient);
-  console.error('console page error', c.req.method, c.req.path, err);
-  return errorPage(c, 500, 'Something went wrong', 'Knock could not show this page. Please try again.');
-};
-consolePages.onError(consoleError);
+// A page answers with a page: the error a service raised, in words, never its JSON body.
+consolePages.onError(pageError);

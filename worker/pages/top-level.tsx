@@ -7,8 +7,7 @@ import { ApiError } from '../errors';
 import { withNamespace } from '../services/finder';
 import * as service from '../services/namespaces';
 import { When } from './components';
-import { consoleError } from './console';
-import { notFoundPage } from './error-page';
+import { notFoundPage, pageError } from './error-page';
 import { Layout } from './layout';
 import { namespacePage } from './namespace/page';
 import { pagePathOf, splitTab } from './namespace/view';
@@ -88,6 +87,6 @@ export const topLevelPages = (reserved: (segment: string) => boolean) => {
     return notFoundPage(c);
   });
   pages.all('*', notFoundPage);
-  pages.onError(consoleError);
+  pages.onError(pageError);
   return pages;
 };
