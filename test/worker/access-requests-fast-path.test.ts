@@ -41,6 +41,39 @@ describe('access requests answered by the namespace object alone', () => {
     expect(byPath.calls).toEqual(['Namespace.listAccessRequests']);
   });
 
+  it('answers a page read again with every change since: a new request, a rename, an approval counted, a denial, a block', async () => {
+    // The object keeps the pages it read until a write to a request or an approval (core.ts
+    // `requestPage`); each step below reads the same page again after one such write.
+    const own = await createProject(owner, { namespace_id: group.id });
+    await addMember('projects', own.id, maintainer, 40);
+    expect((await as(owner).put(`/projects/${own.id}/access_request_rules`, { approvals_required: 2 })).status).toBe(200);
+    const [first, second] = await Promise.all([person('req'), person('req')]);
+    const page = async () =>
+      (await (await as(owner).get(`/projects/${own.id}/access_requests`)).json()) as { id: number; username: string; name: string; approvals: { id: number }[] }[];
+
+    expect((await as(first).post(`/projects/${own.id}/access_requests`)).status).toBe(201);
+    expect((await page()).map((r) => r.id)).toEqual([first.id]);
+    expect((await page()).map((r) => r.id)).toEqual([first.id]);
+
+    expect((await as(second).post(`/projects/${own.id}/access_requests`)).status).toBe(201);
+    expect((await page()).map((r) => r.id)).toEqual([first.id, second.id]);
+
+    expect((await admin.put(`/users/${first.id}`, { name: 'Renamed Requester' })).status).toBe(200);
+    expect((await page())[0]).toMatchObject({ id: first.id, name: 'Renamed Requester' });
+
+    expect((await as(maintainer).put(`/projects/${own.id}/access_requests/${first.id}/approve`)).status).toBe(202);
+    expect((await page())[0].approvals).toEqual([expect.objectContaining({ id: maintainer.id })]);
+
+    expect((await as(owner).delete(`/projects/${own.id}/access_requests/${second.id}`)).status).toBe(204);
+    expect((await page()).map((r) => r.id)).toEqual([first.id]);
+
+    const third = await person('req');
+    expect((await as(third).post(`/projects/${own.id}/access_requests`)).status).toBe(201);
+    expect((await page()).map((r) => r.id)).toEqual([first.id, third.id]);
+    expect((await admin.post(`/users/${third.id}/block`)).status).toBe(201);
+    expect((await page()).map((r) => r.id)).toEqual([first.id]);
+  });
+
   it('stores the requester username and name with the request', async () => {
     const requester = await person('req');
     expect((await as(requester).post(`/projects/${project.id}/access_requests`)).status).toBe(201);

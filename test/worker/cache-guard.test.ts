@@ -21,6 +21,8 @@ const CACHES = {
     "Login records in each name partition (SignIn name:<p>, docs/architecture.md \"Who owns each fact\"), read by every sign-in: a user's creation, rename, new password, block, deactivation, activation and deletion",
   copies:
     "Copies of registry rows in the index partitions of their trees (IndexPartition index:<p>, pushed from the Directory's registry_outbox), read by the lists of what a user reaches and the finder's misses; and the names and states of users with rows there, read by the members lists: creations, settings and path changes, the paths below a renamed group, a user's rename or block, deletions",
+  pages:
+    "Pages of access requests a group's or project's object last read (its memory, worker/durable/namespace/core.ts requestPage): requests made, approvals counted, approved, denied or withdrawn; a requester's rename, block, deactivation or deletion",
   sessions: "Browser sessions (each user's User object): a password change, a block, deactivation or deletion ends them",
   signingKeys:
     'Signing keys (their SigningKeys object; worker/oauth/signing-keys.ts keeps them a minute per isolate; the JWKS may be cached five minutes by clients): a rotation',
@@ -72,6 +74,7 @@ const listedNew = listed('show a new group, subgroup and project at once, field 
 const listedRenamed = listed('follow a rename of the top-level group down the tree, and a settings change, before the change answers');
 const listedDeleted = listed('leave out a deleted project');
 const memberNames: Covered = ['registry-partitions.test.ts', 'asks the Directory for a member once, then shows their rename and block from the copy'];
+const pageReadAgain: Covered = ['access-requests-fast-path.test.ts', 'answers a page read again with every change since: a new request, a rename, an approval counted, a denial, a block'];
 const inboxRequests: Covered = ['inbox.test.ts', 'answers 304 to the current ETag from one call to the caller’s User, no index partition and no group or project object, 200 with a new ETag after each change'];
 const inboxMembers: Covered = ['inbox.test.ts', 'shows a new Maintainer their project at once, and forgets a removed one'];
 const inboxSources: Covered = ['inbox.test.ts', 'shows a renamed source by its new name and path, keeps requests when requests are turned off or visibility changes, and drops them when it is deleted'];
@@ -113,6 +116,7 @@ const ROUTES: Record<string, Effect> = {
     ],
     tokens: [['personal-access-tokens.test.ts', 'is still itself: it shows the new name, /self answers it, and its use is recorded']],
     requesters: [renamedEverywhere, requesterIndex],
+    pages: [pageReadAgain],
     registry: [['user-lifecycle.test.ts', "moves the user's personal namespace with the username: its projects answer at the new path, the old one is 404"]],
     copies: [listed("follow a user's rename into their personal projects' paths"), memberNames],
     sessions: [['user-lifecycle.test.ts', 'a new password replaces the old one and ends the browser sessions']],
@@ -126,6 +130,7 @@ const ROUTES: Record<string, Effect> = {
     tokens: [blocked, blockByAlarm],
     users: [blocked, blockedRefresh, blockByAlarm],
     requesters: [requestIndexed, blocked],
+    pages: [pageReadAgain],
     sessions: [blocked],
     inbox: [inboxRequesters],
     logins: [loginChanged, blocked],
@@ -187,14 +192,15 @@ const ROUTES: Record<string, Effect> = {
         `POST /api/v4/${kind}/{id}/access_requests`,
         changes({
           requesters: [requestIndexed],
+          pages: [pageReadAgain],
           inbox: [inboxRequests],
           memberships: [['access-request-rules.test.ts', 'auto_approve: an entry whose fields all hold approves at once, by the rule; others wait']],
         }),
       ],
       [`PUT /api/v4/${kind}/{id}/access_request_rules`, none(RULES_UNCACHED)],
       [`DELETE /api/v4/${kind}/{id}/access_request_rules`, none(RULES_UNCACHED)],
-      [`PUT /api/v4/${kind}/{id}/access_requests/{user_id}/approve`, changes({ memberships: [approved], requesters: [requesterIndex], inbox: [inboxRequests] })],
-      [`DELETE /api/v4/${kind}/{id}/access_requests/{user_id}`, changes({ requesters: [requesterIndex], inbox: [inboxRequests] })],
+      [`PUT /api/v4/${kind}/{id}/access_requests/{user_id}/approve`, changes({ memberships: [approved], requesters: [requesterIndex], pages: [pageReadAgain], inbox: [inboxRequests] })],
+      [`DELETE /api/v4/${kind}/{id}/access_requests/{user_id}`, changes({ requesters: [requesterIndex], pages: [pageReadAgain], inbox: [inboxRequests] })],
       [`POST /api/v4/${kind}/{id}/hooks`, none(NOTHING_CACHED_YET)],
       [`PUT /api/v4/${kind}/{id}/hooks/{hook_id}`, none(HOOKS_OWN_OBJECT)],
       [`DELETE /api/v4/${kind}/{id}/hooks/{hook_id}`, none(HOOKS_OWN_OBJECT)],

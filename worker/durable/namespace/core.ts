@@ -39,6 +39,8 @@ const REQUEST_COLUMNS_NONE_APPROVED = `${ASK_COLUMNS}, '[]' AS approvals`;
 /** A page of pending requests, oldest first: `REQUEST_COLUMNS`, or the same without approvals to read. */
 const requestPageOf = (columns: string) => `SELECT ${columns} FROM access_requests r ORDER BY r.seq LIMIT ? OFFSET ?`;
 const REQUEST_PAGE = { approved: requestPageOf(REQUEST_COLUMNS), noneApproved: requestPageOf(REQUEST_COLUMNS_NONE_APPROVED) };
+/** How many pages of requests an object keeps (each page size and offset read is one). */
+const KEPT_PAGES = 8;
 export const MEMBER_COLUMNS = 'user_id, access_level, created_at, created_by, expires_at';
 
 /** The object's own copy of its registry row (see `NamespaceRef.snapshot`). */
@@ -75,6 +77,8 @@ export abstract class NamespaceCore extends DurableObject<Env> {
   protected kind: NamespaceKind = 'group';
 
   protected settings: Settings | null = null;
+  /** Pages of requests last read, by page size and offset, with the `meta.page_version` they were read at. */
+  private readonly pages = new Map<string, { version: number; page: PageOf<AccessRequestRow> }>();
 
   /** Its audit events, with those of everything below it (see event-log.ts). */
   protected readonly log: EventLog;
@@ -213,12 +217,25 @@ export abstract class NamespaceCore extends DurableObject<Env> {
     return this.sql.exec('DELETE FROM access_requests WHERE user_id = ? RETURNING user_id', userId).toArray().length > 0;
   }
 
-  /** A page of pending requests, oldest first, and how many there are (the list's unfiltered page: its hot path). */
+  /**
+   * A page of pending requests, oldest first, and how many there are (the list's unfiltered page:
+   * its hot path). The pages last read are kept with the `page_version` they were read at, which
+   * the schema's triggers change with every write to a request or an approval: a page read again
+   * while it is the same costs the one row of `meta` (most reads of a list change nothing).
+   */
   protected requestPage(limit: number, offset: number): PageOf<AccessRequestRow> {
-    const { total, approved } = this.sql
-      .exec<{ total: number; approved: number }>('SELECT requests AS total, EXISTS (SELECT 1 FROM approvals) AS approved FROM meta')
+    const { total, approved, version } = this.sql
+      .exec<{ total: number; approved: number; version: number }>(
+        'SELECT requests AS total, EXISTS (SELECT 1 FROM approvals) AS approved, page_version AS version FROM meta',
+      )
       .one();
-    return { total, items: this.sql.exec<AccessRequestRow>(approved ? REQUEST_PAGE.approved : REQUEST_PAGE.noneApproved, limit, offset).toArray() };
+    const key = `${limit}:${offset}`;
+    const kept = this.pages.get(key);
+    if (kept?.version === version) return kept.page;
+    const page = { total, items: this.sql.exec<AccessRequestRow>(approved ? REQUEST_PAGE.approved : REQUEST_PAGE.noneApproved, limit, offset).toArray() };
+    if (this.pages.size >= KEPT_PAGES) this.pages.clear();
+    this.pages.set(key, { version, page });
+    return page;
   }
 
   protected counts(): { members: number; requests: number } {

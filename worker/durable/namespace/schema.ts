@@ -37,7 +37,10 @@ import { EVENTS_TABLE } from '../event-log-schema';
  *   level (0 for a removal) and expiry, or `entry = 'request'` (level 1 pending, 0 gone, with the
  *   outcome copied from the row, and `details`: what was asked, the approvals so far, the denial's
  *   reason, as JSON). An approval that is not the last writes a pending `request` row too. The outbox is what gets pushed to the tree's index partition;
- * - `meta.members` and `meta.requests` count the rows, so a page's `X-Total` costs one row read.
+ * - `meta.members` and `meta.requests` count the rows, so a page's `X-Total` costs one row read;
+ * - `meta.page_version` changes with every insert, update or delete of a pending request or of an
+ *   approval, so a page of requests this object read before is answered again only while it is
+ *   the same (`requestPage` in core.ts).
  */
 export const NAMESPACE_SCHEMA = [
   `CREATE TABLE meta (
@@ -47,6 +50,7 @@ export const NAMESPACE_SCHEMA = [
      version INTEGER NOT NULL DEFAULT 0,
      members INTEGER NOT NULL DEFAULT 0,
      requests INTEGER NOT NULL DEFAULT 0,
+     page_version INTEGER NOT NULL DEFAULT 0,
      visibility TEXT,
      request_access_enabled INTEGER,
      full_path TEXT,
@@ -132,14 +136,14 @@ export const NAMESPACE_SCHEMA = [
        SELECT version, OLD.user_id, 0, OLD.created_at, OLD.created_by FROM meta;
    END;
    CREATE TRIGGER requests_added AFTER INSERT ON access_requests BEGIN
-     UPDATE meta SET requests = requests + 1, version = version + 1;
+     UPDATE meta SET requests = requests + 1, version = version + 1, page_version = page_version + 1;
      INSERT INTO outbox (version, entry, user_id, access_level, created_at, details)
        SELECT version, 'request', NEW.user_id, 1, NEW.requested_at,
               json_object('reason', NEW.reason, 'access_level', NEW.access_level, 'expires_at', NEW.expires_at,
                           'approvals_required', NEW.approvals_required, 'approvals', json('[]')) FROM meta;
    END;
    CREATE TRIGGER approvals_added AFTER INSERT ON approvals BEGIN
-     UPDATE meta SET version = version + 1;
+     UPDATE meta SET version = version + 1, page_version = page_version + 1;
      INSERT INTO outbox (version, entry, user_id, access_level, created_at, details)
        SELECT m.version, 'request', r.user_id, 1, r.requested_at,
               json_object('reason', r.reason, 'access_level', r.access_level, 'expires_at', r.expires_at,
@@ -148,8 +152,14 @@ export const NAMESPACE_SCHEMA = [
                                         FROM approvals a WHERE a.user_id = r.user_id))
        FROM meta m, access_requests r WHERE r.user_id = NEW.user_id;
    END;
+   CREATE TRIGGER requests_changed AFTER UPDATE ON access_requests BEGIN
+     UPDATE meta SET page_version = page_version + 1;
+   END;
+   CREATE TRIGGER approvals_removed AFTER DELETE ON approvals BEGIN
+     UPDATE meta SET page_version = page_version + 1;
+   END;
    CREATE TRIGGER requests_removed AFTER DELETE ON access_requests BEGIN
-     UPDATE meta SET requests = requests - 1, version = version + 1;
+     UPDATE meta SET requests = requests - 1, version = version + 1, page_version = page_version + 1;
      INSERT INTO outbox (version, entry, user_id, access_level, created_at, created_by, expires_at, outcome, granted_level, decided_at, details)
        SELECT version, 'request', OLD.user_id, 0, OLD.requested_at, OLD.decided_by, OLD.granted_expires_at,
               COALESCE(OLD.outcome, 'removed'), OLD.granted_level, OLD.decided_at,
