@@ -5,6 +5,7 @@ import { clock } from '../../worker/clock';
 import { authorizeCode, call, exchange, ORIGIN, pkcePair, refresh, registerApp, signedIn, tokenCall, whoAmI, type App } from './support/oauth';
 import { resetClock } from './support/clock';
 import { hashSecret } from '../../worker/store/tokens';
+import type { Env } from '../../worker/env';
 
 const REVOKE = '/login/oauth/revoke';
 const INTROSPECT = '/login/oauth/introspect';
@@ -45,6 +46,57 @@ describe('revocation (RFC 7009)', () => {
     });
     expect(await runDurableObjectAlarm(stub)).toBe(true);
     expect((await whoAmI(tokens.access_token)).status).toBe(401);
+  });
+
+  it('ends a new access token whose record was still being written when its grant was revoked', async () => {
+    const app = await registerApp();
+    const { user, tokens } = await grantFor(app);
+    const stub = env.USERS.getByName(String(user.id));
+    // Inside the user's object: the KV write of the next live token record waits until released
+    // (tombstones go through, remembered so that the release waits for them to land), and a call
+    // of `revokeGrant` is reported once its transaction has run (the method's first, synchronous step).
+    let releaseWrite: (() => void) | null = null;
+    let writeHeld!: () => void;
+    let grantRevoked!: () => void;
+    const held = new Promise<void>((resolve) => (writeHeld = resolve));
+    const revoked = new Promise<void>((resolve) => (grantRevoked = resolve));
+    const tombstones: Promise<void>[] = [];
+    await runInDurableObject(stub, (instance) => {
+      const object = instance as unknown as { env: Env; revokeGrant: (...args: unknown[]) => Promise<void> };
+      const kv = object.env.TOKENS;
+      const put: KVNamespace['put'] = async (key, value, options) => {
+        const live = typeof value === 'string' && !(JSON.parse(value) as { revoked?: boolean }).revoked;
+        if (live && releaseWrite === null) {
+          await new Promise<void>((resolve) => {
+            releaseWrite = resolve;
+            writeHeld();
+          });
+        }
+        const landed = kv.put(key, value, options);
+        if (!live) tombstones.push(landed);
+        return landed;
+      };
+      object.env = { ...object.env, TOKENS: Object.assign(Object.create(kv) as KVNamespace, { put }) };
+      const revokeGrant = object.revokeGrant;
+      object.revokeGrant = function (this: unknown, ...args: unknown[]) {
+        const running = revokeGrant.apply(this, args);
+        grantRevoked();
+        return running;
+      };
+    });
+
+    const refreshing = refresh(app, tokens.refresh_token);
+    await runInDurableObject(stub, () => held);
+    // The presented, now rotated, refresh token ends the grant while the new pair's record is held.
+    const revoking = tokenCall({ ...creds(app), token: tokens.refresh_token }, { path: REVOKE, form: true });
+    await runInDurableObject(stub, async () => {
+      await revoked;
+      await Promise.all(tombstones);
+      releaseWrite?.();
+    });
+    const next = (await (await refreshing).json()) as { access_token: string };
+    expect((await revoking).status).toBe(200);
+    expect((await whoAmI(next.access_token)).status).toBe(401);
   });
 
   it('revoking the access token ends the grant too, whatever the hint says', async () => {

@@ -362,10 +362,16 @@ export class User extends DurableObject<Env> {
     void this.ctx.storage.setAlarm(at);
   }
 
-  /** Ends `ended` in KV: their tombstones, queued with the change (tombstones.ts), written now; the alarm writes what a crash leaves. */
-  private tombstone(ended: EndedToken[]): Promise<void> {
-    if (ended.length > 0) this.armOutboxes();
-    return writeTombstones(this.env, this.sql, ended);
+  /**
+   * Ends `ended` in KV: their tombstones, queued with the change (tombstones.ts), written now; the
+   * alarm writes what a crash leaves. Written after the token records this object is still writing
+   * (`track`): a tombstone that landed first would be overwritten, and the token would work again.
+   */
+  private async tombstone(ended: EndedToken[]): Promise<void> {
+    if (ended.length === 0) return;
+    this.armOutboxes();
+    if (this.writes.size > 0) await Promise.allSettled([...this.writes]);
+    await writeTombstones(this.env, this.sql, ended);
   }
 
   /** Hands the queued logouts to their applications' objects; what fails waits for the alarm. */
@@ -571,14 +577,9 @@ export class User extends DurableObject<Env> {
     }
     const { pair, record } = outcome;
     // Different keys (the ended token's tombstone, the new token): written side by side, and
-    // tracked, so a change of the user waits for this write before it rewrites or ends the token.
+    // tracked, so that a revocation decided meanwhile (a replayed code, a reused refresh token)
+    // or a change of the user writes its tombstone or rewrite after this record, not under it.
     await this.track(Promise.all([this.tombstone(outcome.ended), putAccessToken(this.env, pair.accessHash, record)]));
-    // A revocation decided while the token was being written (a replayed code, a reused refresh
-    // token) may have written its tombstone first; make sure the revocation wins.
-    const grant = this.sql.exec<{ revoked_at: string | null }>('SELECT revoked_at FROM grants WHERE id = ?', pair.grantId).toArray()[0];
-    if (!grant || grant.revoked_at) {
-      await this.tombstone([{ hash: pair.accessHash, expiresAt: record.expiresAt }]);
-    }
     const groups = pair.token.groups;
     return ok({ response: pair.response, idToken: groups ? { authentication: outcome.authentication, groups } : null });
   }
