@@ -49,3 +49,34 @@ describe('paths named in docs and comments', () => {
     expect(missing).toEqual([]);
   });
 });
+
+/** GitHub's anchor of a heading: lower case, punctuation dropped (an en dash too), spaces as hyphens. */
+const anchorOf = (heading: string): string =>
+  heading
+    .toLowerCase()
+    .replace(/[^\p{L}\p{N}\s_-]/gu, '')
+    .trim()
+    .replace(/\s/g, '-');
+
+/** The anchors of a Markdown file's headings (code blocks left out: their `#` lines are comments). */
+const anchorsIn = (file: string): Set<string> => {
+  const text = readFileSync(join(root, file), 'utf8').replace(/^```[\s\S]*?^```/gm, '');
+  return new Set([...text.matchAll(/^#{1,6}\s+(.*)$/gm)].map((m) => anchorOf(m[1])));
+};
+
+describe('links to a heading in docs/*.md and the README', () => {
+  const docs = tracked().filter((f) => /^(docs\/[^/]+\.md|README\.md)$/.test(f) && existsSync(join(root, f)));
+
+  it('each lead to a heading that exists, in the same file or the one named', () => {
+    const broken: string[] = [];
+    for (const file of docs) {
+      const text = readFileSync(join(root, file), 'utf8');
+      for (const [, target, anchor] of text.matchAll(/\]\(([\w./-]*\.md)?#([^)\s]+)\)/g)) {
+        const into = target ? join(file.startsWith('docs/') ? 'docs' : '', target).replace(/^docs\/\.\.\//, '') : file;
+        if (!existsSync(join(root, into)) || !anchorsIn(into).has(anchor)) broken.push(`${file}: ${target ?? ''}#${anchor}`);
+      }
+    }
+    expect(docs.length).toBeGreaterThan(5);
+    expect(broken).toEqual([]);
+  });
+});
