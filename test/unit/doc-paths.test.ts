@@ -45,7 +45,7 @@ const namedPaths = (): Map<string, string[]> => {
     if (/^(docs\/[^/]+|README)\.md$/.test(file) || file === 'README.md') {
       text = readFileSync(join(root, file), 'utf8');
       for (const path of linkedPaths(file, text)) name(path, file);
-    } else if (/^(worker|test|extension|shared|bench)\/.*\.(ts|tsx|mts|mjs|js)$/.test(file) && !file.includes('/fixtures/')) {
+    } else if (/^(worker|test|extension|shared|bench)\/.*\.(ts|tsx|mts|mjs|js)$/.test(file)) {
       text = commentsOf(readFileSync(join(root, file), 'utf8'));
       if (!file.startsWith('extension/')) for (const [path] of text.matchAll(WORKER_PATH)) name(`worker/${path}`, file);
     } else continue;
