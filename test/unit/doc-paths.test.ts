@@ -1,15 +1,21 @@
 import { execFileSync } from 'node:child_process';
-import { existsSync, readFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { dirname, join, relative, resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
 
 // Docs are true: every repository path that docs/*.md, the README or a code comment names exists.
 // A path is a top-level folder of this repository followed by a file name with an extension
-// (`worker/durable/user/user.ts`); globs and paths outside the repository (`../shared/…`) are not
-// paths of this tree.
+// (`worker/durable/user/user.ts`), in a comment of worker/, test/ or bench/ also a path from inside
+// worker/ (`services/inbox.ts`), and in Markdown the target of a link (`[…](deploy.md)`, read from
+// the file's folder); globs and paths outside the repository (`../shared/…`) are not paths of this tree.
 
 const root = join(import.meta.dirname, '..', '..');
 const PATH = /(?<![\w./-])(?:worker|test|extension|shared|bench|docs)\/[A-Za-z0-9_.\-/]+\.(?:ts|tsx|mjs|js|md|json|toml|svg|png|py)\b/g;
+/** In a comment of the Worker, its tests or the bench, a path from inside worker/ (`durable/directory/user-fanout.ts`). */
+const WORKER_PATH = new RegExp(
+  `(?<![\\w./-])(?:${readdirSync(join(root, 'worker'), { withFileTypes: true }).filter((d) => d.isDirectory()).map((d) => d.name).join('|')})/[A-Za-z0-9_.\\-/]+\\.(?:ts|tsx|mjs|js)\\b`,
+  'g',
+);
 
 const tracked = (): string[] =>
   execFileSync('git', ['ls-files', '--cached', '--others', '--exclude-standard'], { cwd: root, encoding: 'utf8' })
@@ -20,18 +26,32 @@ const tracked = (): string[] =>
 const commentsOf = (source: string): string =>
   [...source.matchAll(/\/\*[\s\S]*?\*\/|(?<![:'"`\\])\/\/[^\n]*/g)].map((m) => m[0]).join('\n');
 
+/**
+ * The repository paths a Markdown file's links lead to (`[text](../worker/x.ts#anchor)`), read from
+ * the file's folder as a Markdown viewer reads them; web addresses and a page's own anchors are not paths.
+ */
+const linkedPaths = (file: string, text: string): string[] =>
+  [...text.matchAll(/\]\(<?([^)\s>]+)>?(?:\s+"[^"]*")?\)/g)]
+    .map(([, target]) => target.replace(/[#?].*$/, ''))
+    .filter((target) => target !== '' && !/^[a-z][a-z0-9+.-]*:/i.test(target))
+    .map((target) => relative(root, resolve(root, dirname(file), decodeURI(target))));
+
 const namedPaths = (): Map<string, string[]> => {
   const named = new Map<string, string[]>();
+  const name = (path: string, file: string) => named.set(path, [...(named.get(path) ?? []), file]);
   for (const file of tracked()) {
     if (!existsSync(join(root, file))) continue;
     let text: string;
-    if (/^(docs\/[^/]+|README)\.md$/.test(file) || file === 'README.md') text = readFileSync(join(root, file), 'utf8');
-    else if (/^(worker|test|extension|shared|bench)\/.*\.(ts|tsx|mjs|js)$/.test(file) && !file.includes('/fixtures/')) {
+    if (/^(docs\/[^/]+|README)\.md$/.test(file) || file === 'README.md') {
+      text = readFileSync(join(root, file), 'utf8');
+      for (const path of linkedPaths(file, text)) name(path, file);
+    } else if (/^(worker|test|extension|shared|bench)\/.*\.(ts|tsx|mts|mjs|js)$/.test(file)) {
       text = commentsOf(readFileSync(join(root, file), 'utf8'));
+      if (!file.startsWith('extension/')) for (const [path] of text.matchAll(WORKER_PATH)) name(`worker/${path}`, file);
     } else continue;
     for (const [path] of text.matchAll(PATH)) {
       if (path.includes('*') || path.includes('/.output/')) continue; // globs; build output
-      named.set(path, [...(named.get(path) ?? []), file]);
+      name(path, file);
     }
   }
   return named;
@@ -39,7 +59,12 @@ const namedPaths = (): Map<string, string[]> => {
 
 describe('paths named in docs and comments', () => {
   it('finds the paths it checks (the scan itself works)', () => {
-    expect(namedPaths().has('docs/architecture.md')).toBe(true);
+    const named = namedPaths();
+    expect(named.has('docs/architecture.md')).toBe(true);
+    // A link from docs/ to the repository's root (docs/performance.md links bench/results.json).
+    expect(named.get('bench/results.json')).toContain('docs/performance.md');
+    // A path from inside worker/, in a comment of a test (test/unit/inbox-model.test.ts names services/inbox.ts).
+    expect(named.get('worker/services/inbox.ts')).toContain('test/unit/inbox-model.test.ts');
   });
 
   it('all exist', () => {

@@ -5,7 +5,8 @@ import ts from 'typescript';
 import { describe, expect, it } from 'vitest';
 
 // The Worker's layers (docs/architecture.md, "Layers"): a file imports only from its own layer or
-// the layers below it, and no file in worker/ is longer than 600 lines. Every file of worker/ has
+// the layers below it, no object imports Hono (middleware lives above the objects), and no file in
+// worker/ is longer than 600 lines. Every file of worker/ has
 // a layer here, so a new file or folder fails this test until someone has placed it.
 
 const root = join(import.meta.dirname, '..', '..');
@@ -68,6 +69,18 @@ describe("the Worker's layers", () => {
       }
     }
     expect(upward).toEqual([]);
+  });
+
+  it('keep HTTP out of the objects: no file of worker/durable/ imports Hono (middleware and routes are the layers above)', () => {
+    const http = files
+      .filter((file) => layerOf(file) === 'objects')
+      .flatMap((file) =>
+        ts
+          .preProcessFile(readFileSync(join(root, file), 'utf8'), true, true)
+          .importedFiles.filter(({ fileName }) => /^(hono|@hono\/)/.test(fileName))
+          .map(({ fileName }) => `${file} imports ${fileName}`),
+      );
+    expect(http).toEqual([]);
   });
 
   it('keep every file at 600 lines or fewer', () => {

@@ -375,7 +375,7 @@ describe('state in user-shaped responses', () => {
 });
 
 describe('a request made while its requester is being blocked', () => {
-  it('is removed when its object pushes it to the Directory, so no owner sees it afterwards', async () => {
+  it("is removed when its object pushes it to its tree's index partition, so no owner sees it afterwards", async () => {
     const owner = await makeOwner();
     const group = await createGroup(owner);
     const requester = await makeOwner();

@@ -60,8 +60,8 @@ const reasonParam = () =>
 /**
  * A requester, from the names stored with the request. A request exists only while its requester
  * is active: blocking, deactivating or deleting a user removes their requests before that call
- * answers (durable/user-fanout.ts), and one that raced the change is removed when its object
- * pushes it to the Directory.
+ * answers (durable/directory/user-fanout.ts), and one that raced the change is removed when its object
+ * pushes it to its tree's index partition.
  */
 const requester = (r: { user_id: number; username: string; name: string }) => ({
   id: r.user_id,

@@ -2,8 +2,7 @@ import type { UserState } from '../user-lifecycle';
 
 /**
  * What the Worker and other objects exchange with the Directory (directory.ts): users and their
- * snapshots, OAuth applications, personal and impersonation tokens, and what a namespace's
- * object must correct after pushing its outbox.
+ * snapshots, OAuth applications, personal and impersonation tokens.
  */
 
 export interface UserRow {
@@ -55,16 +54,6 @@ export interface ApplicationRow {
   backchannel_logout_uri: string | null;
   /** OpenID Connect RP-Initiated Logout 1.0 §3.1: where the end-session endpoint may send the browser back to. */
   post_logout_redirect_uris: string[];
-}
-
-/** What a namespace's object must still correct after pushing its outbox (`applyMembershipChanges`). */
-export interface IndexReply {
-  /** Members whose users were deleted. */
-  departed: number[];
-  /** Pending requesters who are blocked, deactivated or deleted. */
-  inactive: number[];
-  /** Pending requesters' names now, with the users row's version. */
-  requesters: { userId: number; username: string; name: string; version: number }[];
 }
 
 /** A personal access token or impersonation token, as listed (never the token itself). */

@@ -1,7 +1,7 @@
 import { DurableObject } from 'cloudflare:workers';
 import { clock, isoNow, todayUtc } from '../../clock';
 import type { Env } from '../../env';
-import type { IndexReply, UserRow, UserSnapshot } from '../directory/types';
+import type { UserRow, UserSnapshot } from '../directory/types';
 import { userObject } from '../user/user';
 import type { InboxFilter, InboxPage, KnownVersion } from '../user/inbox';
 import { everyRequest, inboxDeliveries, inboxDelivered, inboxOutboxWaiting, inboxResync, requesterChanged, sourcesRenamed, requestsDeletedWith, type OwnRequestRow } from './inbox-index';
@@ -69,6 +69,13 @@ export type RequesterCopy = {
   name: string;
   version: number;
 };
+
+/** What a group's or project's object must still correct after its push (`applyChanges`): members whose users were deleted, pending requesters blocked, deactivated or deleted, and requesters' names now. */
+export interface IndexReply {
+  departed: number[];
+  inactive: number[];
+  requesters: RequesterCopy[];
+}
 
 /**
  * Where the finder learns the tree of a full path: `[top-level path, root id]`, kept by the

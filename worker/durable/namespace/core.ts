@@ -5,7 +5,7 @@ import { isoNow } from '../../clock';
 import type { Env } from '../../env';
 import { eventId, newEvent, type EventDraft, type EventEntity, type EventRecord, type NewEvent, type UserRef } from '../../events/event';
 import { directory } from '../directory/directory';
-import type { IndexReply } from '../directory/types';
+import type { RequesterCopy } from '../index-partition/index-partition';
 import { EventLog, type UserLookup } from '../event-log';
 import { migrate } from '../migrations';
 import { snapshotOf, type NamespaceSnapshot } from '../namespace-registry';
@@ -253,7 +253,7 @@ export abstract class NamespaceCore extends DurableObject<Env> {
   }
 
   /** Stores requesters' newer names; names from an older users row never replace newer ones. */
-  protected rename(requesters: IndexReply['requesters']): void {
+  protected rename(requesters: RequesterCopy[]): void {
     for (const r of requesters) {
       this.sql.exec(
         'UPDATE access_requests SET username = ?, name = ?, requester_version = ? WHERE user_id = ? AND requester_version < ?',

@@ -63,7 +63,7 @@ export interface CodeRedemption {
   redirectUri: string | null;
   codeVerifier: string | null;
   /** The issuer the id_tokens of the grant name: its logout tokens name it too. */
-  issuer?: string;
+  issuer: string;
 }
 
 export interface RefreshRequest {

@@ -30,34 +30,22 @@ const filter = (s: LogoutSelection): [string, unknown[]] => {
 
 /**
  * Inside the transaction that ends access, before the grants are revoked: queues one logout per
- * (application, `sid`) of the selected live grants given `openid`. The issuer is the one the
- * grant's id_tokens named (`fallbackIssuer`, PUBLIC_URL, for a grant that recorded none; without
- * either there is no `iss` to send and none is queued). Answers how many were queued.
+ * (application, `sid`) of the selected live grants given `openid`, naming the issuer the grant's
+ * id_tokens named. Answers how many were queued.
  */
-export const queueLogouts = (sql: SqlStorage, selection: LogoutSelection, reason: LogoutReason, fallbackIssuer: string): number => {
+export const queueLogouts = (sql: SqlStorage, selection: LogoutSelection, reason: LogoutReason): number => {
   const [where, args] = filter(selection);
   const rows = sql
-    .exec<{ client_id: string; sid: string | null; issuer: string | null }>(
+    .exec<{ client_id: string; sid: string | null; issuer: string }>(
       `SELECT DISTINCT client_id, sid, issuer FROM grants
        WHERE revoked_at IS NULL AND instr(' ' || scopes || ' ', ' openid ') > 0 ${where}`,
       ...(args as string[]),
     )
     .toArray();
-  let queued = 0;
   for (const r of rows) {
-    const issuer = r.issuer ?? fallbackIssuer;
-    if (!issuer) continue;
-    sql.exec(
-      'INSERT INTO logout_outbox (jti, client_id, sid, issuer, reason) VALUES (?, ?, ?, ?, ?)',
-      crypto.randomUUID(),
-      r.client_id,
-      r.sid,
-      issuer.replace(/\/+$/, ''),
-      reason,
-    );
-    queued++;
+    sql.exec('INSERT INTO logout_outbox (jti, client_id, sid, issuer, reason) VALUES (?, ?, ?, ?, ?)', crypto.randomUUID(), r.client_id, r.sid, r.issuer, reason);
   }
-  return queued;
+  return rows.length;
 };
 
 export const logoutsWaiting = (sql: SqlStorage): boolean => sql.exec('SELECT 1 FROM logout_outbox LIMIT 1').toArray().length > 0;

@@ -72,7 +72,7 @@ export const USER_SCHEMA = [
      revoked_at TEXT,
      auth_time INTEGER,
      sid TEXT,
-     issuer TEXT
+     issuer TEXT NOT NULL
    );
    CREATE INDEX grants_client ON grants (client_id);
    CREATE TABLE logout_outbox (

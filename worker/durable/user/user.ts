@@ -220,7 +220,7 @@ export class User extends DurableObject<Env> {
         isoNow(),
         code.auth_time,
         code.sid,
-        r.issuer ?? null,
+        r.issuer,
       );
       this.sql.exec('UPDATE codes SET grant_id = ? WHERE hash = ?', pair.grantId, codeHash);
       insertPair(this.sql, pair);
@@ -342,7 +342,7 @@ export class User extends DurableObject<Env> {
    */
   private endAccess<T>(selection: LogoutSelection | null, reason: LogoutReason, change: () => T): T {
     const result = this.ctx.storage.transactionSync(() => {
-      if (selection) queueLogouts(this.sql, selection, reason, this.env.PUBLIC_URL);
+      if (selection) queueLogouts(this.sql, selection, reason);
       return change();
     });
     this.armOutboxes();
