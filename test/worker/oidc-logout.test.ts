@@ -216,6 +216,17 @@ describe('back-channel logout: who is told, and when', () => {
   });
 });
 
+/** An application with a back-channel logout URI, its receiver, and bob in alice's group acme at `level`. */
+const bobInAcme = async (level: number) => {
+  const receiver = new Receiver();
+  const rp = await logoutApp();
+  const alice = await newUser('alice');
+  const bob = await newUser('bob');
+  const acme = await createGroup(alice.person);
+  expect((await as(alice.person).post(`/groups/${acme.id}/members`, { user_id: bob.id, access_level: level })).status).toBe(201);
+  return { receiver, rp, alice, bob, acme };
+};
+
 describe('back-channel logout delivery', () => {
   it('is retried on the webhooks\' schedule after a failure, each attempt logged for administrators', async () => {
     const receiver = new Receiver();
@@ -254,12 +265,7 @@ describe('back-channel logout delivery', () => {
   });
 
   it('for a lost group claim is not sent for a token issued while the claims were being read: a promotion is no loss', async () => {
-    const receiver = new Receiver();
-    const rp = await logoutApp();
-    const alice = await newUser('alice');
-    const bob = await newUser('bob');
-    const acme = await createGroup(alice.person);
-    expect((await as(alice.person).post(`/groups/${acme.id}/members`, { user_id: bob.id, access_level: 30 })).status).toBe(201);
+    const { receiver, rp, alice, bob, acme } = await bobInAcme(30);
     const developer = await signIn(bob.browser, rp);
     // bob's `User` reads his claims for a check (Developer of acme) and is held with what it read.
     const user = env.USERS.getByName(String(bob.id));
@@ -281,12 +287,7 @@ describe('back-channel logout delivery', () => {
   });
 
   it("for a lost group claim is sent by the index partition's alarm after a crash between its commit and the telling", async () => {
-    const receiver = new Receiver();
-    const rp = await logoutApp();
-    const alice = await newUser('alice');
-    const bob = await newUser('bob');
-    const acme = await createGroup(alice.person);
-    expect((await as(alice.person).post(`/groups/${acme.id}/members`, { user_id: bob.id, access_level: 40 })).status).toBe(201);
+    const { receiver, rp, alice, bob, acme } = await bobInAcme(40);
     const { sid } = await signIn(bob.browser, rp);
     // The group's push of a demotion to Reporter commits in its tree's partition, which stops
     // before it tells bob's `User` (a crash): what `applyChanges` commits first, alone.

@@ -30,7 +30,6 @@ export const parseForm = <S extends z.ZodType>(schema: S, input: Record<string, 
 /** A field the page itself finds wrong (an unknown username, say), in the API's shape. */
 export const invalidField = (field: string, message: string): never => raise(problems.badRequest({ [field]: [message] }));
 
-
 export interface ActionOptions {
   /** Names the form on the page, so its error shows beside it. */
   form: string;

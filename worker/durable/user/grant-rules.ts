@@ -1,9 +1,9 @@
 import { problems, type Problem } from '../../errors';
-import { accessTokenRecord, type GroupClaims } from '../../store/tokens';
+import { accessTokenRecord } from '../../store/tokens';
 import { verifierMatches } from '../../protocol/pkce';
 import type { UserRow, UserSnapshot } from '../directory/types';
 import type { CodeRedemption } from './contract';
-import { revokeGrantRows, type CodeRow, type Decision, type EndedToken, type Outcome, type PairRow } from './rows';
+import { pairTokenFacts, revokeGrantRows, type CodeRow, type Decision, type EndedToken, type Outcome, type PairRow } from './rows';
 
 /** The token service's refusals (RFC 6749 §5.2) and the rules of a code's and a refresh token's second use, over a user's rows (rows.ts). */
 
@@ -54,8 +54,7 @@ export const retryOrRevoke = (sql: SqlStorage, pair: PairRow, retryRequest: stri
     pair.retry_request === retryRequest &&
     successor?.state === 'active';
   if (identicalRetry) {
-    const groups = successor.groups === null ? undefined : (JSON.parse(successor.groups) as GroupClaims);
-    const token = { scopes: successor.scopes.split(' '), clientId: pair.client_id, grantId: pair.grant_id, tokenId: null, createdAt: successor.created_at, expiresAt: successor.access_expires_at, ...(groups && { groups }) };
+    const token = pairTokenFacts(successor, { clientId: pair.client_id, grantId: pair.grant_id });
     const ended = pair.access_expires_at > now ? [{ hash: pair.access_hash, expiresAt: pair.access_expires_at }] : [];
     return {
       kind: 'retry',

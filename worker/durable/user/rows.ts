@@ -1,7 +1,7 @@
 import { isoNow } from '../../clock';
 import type { Problem } from '../../errors';
 import type { TokenResponse } from '../../protocol/token-response';
-import type { AccessTokenRecord, TokenFacts } from '../../store/tokens';
+import type { AccessTokenRecord, GroupClaims, TokenFacts } from '../../store/tokens';
 import type { Authentication, Authorization, RefreshTokenInfo } from './contract';
 import { queueTombstones } from './tombstones';
 
@@ -138,6 +138,20 @@ export const cleanUp = (sql: SqlStorage, now: number): void => {
 
 /** A stored space-separated scope list as an array. */
 export const scopeList = (s: string) => s.split(' ').filter(Boolean);
+
+/** What a stored pair's access token record says besides the user: its row, and its grant's client and id. */
+export const pairTokenFacts = (
+  p: { scopes: string; created_at: number; access_expires_at: number; groups: string | null },
+  grant: { clientId: string; grantId: string },
+): TokenFacts => ({
+  scopes: scopeList(p.scopes),
+  clientId: grant.clientId,
+  grantId: grant.grantId,
+  tokenId: null,
+  createdAt: p.created_at,
+  expiresAt: p.access_expires_at,
+  ...(p.groups !== null && { groups: JSON.parse(p.groups) as GroupClaims }),
+});
 
 /**
  * A pair whose access token is live, over `token_pairs p JOIN grants g ON g.id = p.grant_id`: the

@@ -1,8 +1,8 @@
 import type { Env } from '../../env';
 import { epochSeconds } from '../../clock';
-import { accessTokenRecord, putAccessToken, revokeAccessTokens, type GroupClaims } from '../../store/tokens';
+import { accessTokenRecord, putAccessToken, revokeAccessTokens } from '../../store/tokens';
 import type { UserSnapshot } from '../directory/types';
-import { LIVE_PAIR, scopeList } from './rows';
+import { LIVE_PAIR, pairTokenFacts } from './rows';
 
 /**
  * Makes every access token of the user that KV may still accept agree with the user stored in
@@ -32,15 +32,7 @@ export const syncTokenRecords = async (env: Env, sql: SqlStorage, inFlight: () =
           putAccessToken(
             env,
             t.access_hash,
-            accessTokenRecord(user, {
-              scopes: scopeList(t.scopes),
-              clientId: t.client_id,
-              grantId: t.grant_id,
-              tokenId: null,
-              createdAt: t.created_at,
-              expiresAt: t.access_expires_at,
-              ...(t.groups !== null && { groups: JSON.parse(t.groups) as GroupClaims }),
-            }),
+            accessTokenRecord(user, pairTokenFacts(t, { clientId: t.client_id, grantId: t.grant_id })),
           ),
         ),
       );

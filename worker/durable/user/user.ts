@@ -369,7 +369,8 @@ export class User extends DurableObject<Env> {
    */
   private async tombstone(ended: EndedToken[]): Promise<void> {
     if (ended.length === 0) return;
-    this.armOutboxes();
+    // Queued with the change that ended them: the alarm, set in this turn, writes what this does not.
+    this.armBy(clock.now() + LOGOUT_HANDOVER_RETRY_MS);
     if (this.writes.size > 0) await Promise.allSettled([...this.writes]);
     await writeTombstones(this.env, this.sql, ended);
   }
